@@ -85,3 +85,14 @@ export function errorMessage(err: unknown): string {
   if (err instanceof Error) return err.message;
   return String(err);
 }
+
+/**
+ * The apiserver refused a write because the object changed since it was read (409, reason
+ * Conflict): read it again and retry, or let the work queue requeue the key.
+ */
+export class ConflictError extends ApiError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(409, 'Conflict', message, options);
+    this.name = 'ConflictError';
+  }
+}

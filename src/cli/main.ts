@@ -1,0 +1,38 @@
+// The `tether` command: parses the command line and hands each verb to its module. Errors with a
+// code (TetherError) print their message alone; anything else prints its stack.
+import { Command, CommanderError } from 'commander';
+import { isTetherError } from '../errors.ts';
+import { registerInitCommand } from './init.ts';
+import { registerUpCommand } from './up.ts';
+
+export function buildProgram(): Command {
+  const program = new Command('tether')
+    .description('OCM-compatible multi-cluster networking: tunnel, gateway, registration, work, managed service accounts')
+    .version('0.1.0')
+    .showHelpAfterError()
+    .exitOverride();
+  registerUpCommand(program);
+  registerInitCommand(program);
+  return program;
+}
+
+export async function main(argv: string[]): Promise<number> {
+  try {
+    await buildProgram().parseAsync(argv, { from: 'user' });
+    return 0;
+  } catch (err) {
+    if (err instanceof CommanderError) return err.exitCode;
+    if (isTetherError(err)) {
+      process.stderr.write(`tether: ${err.message}\n`);
+      return 1;
+    }
+    process.stderr.write(`tether: ${(err as Error)?.stack ?? String(err)}\n`);
+    return 1;
+  }
+}
+
+if (process.argv[1] && /bin\/tether(\.js)?$/.test(process.argv[1])) {
+  const code = await main(process.argv.slice(2));
+  // Long-running verbs (up, proxy-server, …) resolve only when they are done.
+  process.exitCode = code;
+}

@@ -1,0 +1,234 @@
+// Finds or builds the Kubernetes control-plane binaries (etcd, kube-apiserver,
+// kube-controller-manager). Order for each binary: envtest's TEST_ASSET_<NAME>, then
+// $KUBEBUILDER_ASSETS/<name>, then our cache (~/.cache/tether/kube/<version>/), and only then a build
+// from the Go wrapper modules in hack/ (pinned versions; see hack/gen-modules.sh). Builds print
+// progress, write into a temp dir and move finished binaries into place, and take a lock so that two
+// processes (tests and `tether up`) never build the same thing twice at once.
+import { type ChildProcess, spawn } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { TetherError } from '../errors.ts';
+
+export interface ControlPlaneBinaries {
+  etcd: string;
+  kubeApiserver: string;
+  kubeControllerManager: string;
+}
+
+type BinaryName = 'etcd' | 'kube-apiserver' | 'kube-controller-manager';
+
+const envOverride: Record<BinaryName, string> = {
+  etcd: 'TEST_ASSET_ETCD',
+  'kube-apiserver': 'TEST_ASSET_KUBE_APISERVER',
+  'kube-controller-manager': 'TEST_ASSET_KUBE_CONTROLLER_MANAGER',
+};
+
+const hackDir = fileURLToPath(new URL('../../hack/', import.meta.url));
+
+/** The Kubernetes release the wrapper module pins (hack/kube/VERSION), e.g. v1.36.3. */
+export function kubeVersion(): string {
+  return readFileSync(join(hackDir, 'kube', 'VERSION'), 'utf8').trim();
+}
+
+/** The etcd release Kubernetes pins (hack/etcd/VERSION). */
+export function etcdVersion(): string {
+  return readFileSync(join(hackDir, 'etcd', 'VERSION'), 'utf8').trim();
+}
+
+export function cacheDir(): string {
+  const base = process.env.TETHER_CACHE_DIR ?? join(process.env.XDG_CACHE_HOME ?? join(homedir(), '.cache'), 'tether');
+  return join(base, 'kube', kubeVersion());
+}
+
+function isExecutableFile(path: string): boolean {
+  try {
+    const st = statSync(path);
+    return st.isFile() && (st.mode & 0o111) !== 0;
+  } catch {
+    return false;
+  }
+}
+
+function locate(name: BinaryName): string | undefined {
+  const explicit = process.env[envOverride[name]];
+  if (explicit) {
+    if (!isExecutableFile(explicit)) {
+      throw new TetherError('TETHER_BINARY_NOT_FOUND', `${envOverride[name]}=${explicit} is not an executable file`);
+    }
+    return explicit;
+  }
+  const assets = process.env.KUBEBUILDER_ASSETS;
+  if (assets && isExecutableFile(join(assets, name))) return join(assets, name);
+  const cached = join(cacheDir(), name);
+  return isExecutableFile(cached) ? cached : undefined;
+}
+
+export interface BuildProgress {
+  (line: string): void;
+}
+
+/**
+ * Returns paths to all three binaries, building the missing ones (minutes on a cold machine).
+ * `progress` receives human-readable status lines.
+ */
+export async function ensureBinaries(progress: BuildProgress = () => {}): Promise<ControlPlaneBinaries> {
+  const missing = (['etcd', 'kube-apiserver', 'kube-controller-manager'] as const).filter((n) => !locate(n));
+  if (missing.length > 0) await buildWithLock(missing, progress);
+  const path = (n: BinaryName): string => {
+    const p = locate(n);
+    if (!p) throw new TetherError('TETHER_BINARY_NOT_FOUND', `${n} is still missing after the build`);
+    return p;
+  };
+  return { etcd: path('etcd'), kubeApiserver: path('kube-apiserver'), kubeControllerManager: path('kube-controller-manager') };
+}
+
+function pidAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+async function buildWithLock(names: BinaryName[], progress: BuildProgress): Promise<void> {
+  const dir = cacheDir();
+  mkdirSync(dir, { recursive: true });
+  const lock = join(dir, '.build.lock');
+  const started = Date.now();
+  const deadline = started + 90 * 60_000;
+  let lastNote = 0;
+  for (;;) {
+    try {
+      mkdirSync(lock);
+      writeFileSync(join(lock, 'pid'), String(process.pid));
+      break;
+    } catch {
+      let holder = Number.NaN;
+      try {
+        holder = Number(readFileSync(join(lock, 'pid'), 'utf8'));
+      } catch {}
+      if (Number.isFinite(holder) && !pidAlive(holder)) {
+        rmSync(lock, { recursive: true, force: true });
+        continue;
+      }
+      if (Date.now() > deadline) throw new TetherError('TETHER_TIMEOUT', `gave up waiting for the build lock ${lock}`);
+      if (Date.now() - lastNote > 30_000) {
+        progress(`waiting for another tether process (pid ${holder}) that is building the Kubernetes binaries…`);
+        lastNote = Date.now();
+      }
+      await new Promise((r) => setTimeout(r, 1000));
+    }
+  }
+  try {
+    const stillMissing = names.filter((n) => !locate(n));
+    if (stillMissing.length > 0) await build(stillMissing, progress);
+  } finally {
+    rmSync(lock, { recursive: true, force: true });
+  }
+}
+
+function versionLdflags(version: string): string {
+  const m = /^v(\d+)\.(\d+)\.(\d+)/.exec(version);
+  if (!m) throw new TetherError('TETHER_BINARY_BUILD_FAILED', `hack/kube/VERSION holds an unexpected version ${version}`);
+  const buildDate = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
+  const fields = {
+    gitVersion: version,
+    gitMajor: m[1],
+    gitMinor: m[2],
+    gitCommit: '0000000000000000000000000000000000000000',
+    gitTreeState: 'clean',
+    buildDate,
+  };
+  const flags = ['-s', '-w'];
+  for (const pkg of ['k8s.io/component-base/version', 'k8s.io/client-go/pkg/version']) {
+    for (const [k, v] of Object.entries(fields)) flags.push(`-X ${pkg}.${k}=${v}`);
+  }
+  return flags.join(' ');
+}
+
+async function build(names: BinaryName[], progress: BuildProgress): Promise<void> {
+  const dir = cacheDir();
+  const tmp = join(dir, `.build-${process.pid}`);
+  rmSync(tmp, { recursive: true, force: true });
+  mkdirSync(tmp, { recursive: true });
+  try {
+    if (names.includes('etcd')) {
+      await goBuild('etcd', join(hackDir, 'etcd'), ['-ldflags', '-s -w', '-o', join(tmp, 'etcd'), 'go.etcd.io/etcd/server/v3'], progress);
+    }
+    const kube = names.filter((n) => n !== 'etcd');
+    if (kube.length > 0) {
+      const pkgs = kube.map((n) => `k8s.io/kubernetes/cmd/${n}`);
+      await goBuild(kube.join(' + '), join(hackDir, 'kube'), ['-ldflags', versionLdflags(kubeVersion()), '-o', `${tmp}/`, ...pkgs], progress);
+    }
+    for (const n of names) renameSync(join(tmp, n), join(dir, n));
+  } finally {
+    rmSync(tmp, { recursive: true, force: true });
+  }
+}
+
+function goBuild(what: string, moduleDir: string, args: string[], progress: BuildProgress): Promise<void> {
+  const started = Date.now();
+  progress(`building ${what} from Go modules in ${moduleDir} (first run only; several minutes on 2 cores)…`);
+  return new Promise((resolve, reject) => {
+    let child: ChildProcess;
+    try {
+      child = spawn('go', ['build', '-v', '-trimpath', ...args], {
+        cwd: moduleDir,
+        env: { ...process.env, CGO_ENABLED: '0', GOFLAGS: '-mod=readonly' },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+    } catch (err) {
+      reject(new TetherError('TETHER_BINARY_BUILD_FAILED', `cannot run go: ${String(err)}`));
+      return;
+    }
+    let packages = 0;
+    const tail: string[] = [];
+    const onData = (chunk: Buffer): void => {
+      for (const line of chunk.toString().split('\n')) {
+        if (!line) continue;
+        if (/^[\w.\-/]+$/.test(line)) packages++;
+        else {
+          tail.push(line);
+          if (tail.length > 30) tail.shift();
+        }
+      }
+    };
+    child.stdout?.on('data', onData);
+    child.stderr?.on('data', onData);
+    const ticker = setInterval(() => {
+      const secs = Math.round((Date.now() - started) / 1000);
+      progress(`building ${what}: ${packages} packages compiled, ${secs}s`);
+    }, 20_000);
+    child.on('error', (err) => {
+      clearInterval(ticker);
+      reject(
+        new TetherError(
+          'TETHER_BINARY_BUILD_FAILED',
+          `cannot run 'go' (${err.message}). Install Go >= 1.26, or point KUBEBUILDER_ASSETS at existing binaries.`,
+        ),
+      );
+    });
+    child.on('exit', (code, signal) => {
+      clearInterval(ticker);
+      const secs = Math.round((Date.now() - started) / 1000);
+      if (code === 0) {
+        progress(`built ${what} in ${secs}s (${packages} packages)`);
+        resolve();
+      } else {
+        reject(
+          new TetherError(
+            'TETHER_BINARY_BUILD_FAILED',
+            `go build of ${what} failed (${signal ?? `exit ${code}`}) in ${moduleDir}:\n${tail.join('\n')}`,
+          ),
+        );
+      }
+    });
+  });
+}
+
+export function binariesPresent(): boolean {
+  return existsSync(join(cacheDir(), 'kube-apiserver'));
+}

@@ -1,0 +1,114 @@
+// A local multi-cluster environment: one hub and N managed control planes started in parallel, the
+// OCM CRDs installed, and kubeconfigs written to a directory the user chose. Used by `tether up` and
+// by the e2e tests. Owns `<dir>/state/` (control-plane data) and the kubeconfigs it writes.
+import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { KubeConfig } from '@kubernetes/client-node';
+import { hubCrds, managedCrds } from '../api/index.ts';
+import { TetherError } from '../errors.ts';
+import { type BuildProgress, ensureBinaries } from './binaries.ts';
+import { type ControlPlane, startControlPlane } from './controlplane.ts';
+import { installCrds } from './crds.ts';
+import type { ControlPlaneInfo } from './types.ts';
+
+export interface EnvironmentOptions {
+  /** number of managed clusters (cluster1 … clusterN) */
+  clusters: number;
+  /** where kubeconfigs (hub.kubeconfig, cluster1.kubeconfig, …) and state go */
+  dir: string;
+  progress?: BuildProgress;
+}
+
+export interface Environment {
+  dir: string;
+  hub: ControlPlaneInfo;
+  clusters: ControlPlaneInfo[];
+  stop(): Promise<void>;
+  onFailure(handler: (description: string) => void): void;
+  pids(): number[];
+}
+
+export const MAX_LOCAL_CLUSTERS = 20;
+
+function claimDirectory(dir: string): string {
+  const pidFile = join(dir, 'tether-up.pid');
+  if (existsSync(pidFile)) {
+    const pid = Number(readFileSync(pidFile, 'utf8'));
+    let alive = false;
+    try {
+      if (Number.isInteger(pid) && pid > 0) {
+        process.kill(pid, 0);
+        alive = true;
+      }
+    } catch {}
+    if (alive && pid !== process.pid) {
+      throw new TetherError(
+        'TETHER_INVALID_ARGUMENT',
+        `another tether environment (pid ${pid}) is running in ${dir}; stop it or choose another --dir`,
+      );
+    }
+  }
+  // Whatever is left in state/ belongs to a run that is gone (its processes died with it).
+  rmSync(join(dir, 'state'), { recursive: true, force: true });
+  mkdirSync(join(dir, 'state'), { recursive: true });
+  writeFileSync(pidFile, String(process.pid));
+  return pidFile;
+}
+
+export async function startEnvironment(opts: EnvironmentOptions): Promise<Environment> {
+  if (!Number.isInteger(opts.clusters) || opts.clusters < 0 || opts.clusters > MAX_LOCAL_CLUSTERS) {
+    throw new TetherError('TETHER_INVALID_ARGUMENT', `--clusters must be between 0 and ${MAX_LOCAL_CLUSTERS}`);
+  }
+  const progress = opts.progress ?? (() => {});
+  const dir = resolve(opts.dir);
+  mkdirSync(dir, { recursive: true });
+  const pidFile = claimDirectory(dir);
+  const stateDir = join(dir, 'state');
+  const binaries = await ensureBinaries(progress);
+  const names = ['hub', ...Array.from({ length: opts.clusters }, (_, i) => `cluster${i + 1}`)];
+  progress(`starting ${names.length} control planes (${names.join(', ')})…`);
+  const results = await Promise.allSettled(names.map((name) => startControlPlane(name, { baseDir: stateDir, binaries })));
+  const started = results.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
+  const written: string[] = [];
+  const stop = async (): Promise<void> => {
+    await Promise.all(started.map((cp) => cp.stop()));
+    for (const f of written) rmSync(f, { force: true });
+    rmSync(stateDir, { recursive: true, force: true });
+    try {
+      if (readFileSync(pidFile, 'utf8') === String(process.pid)) unlinkSync(pidFile);
+    } catch {}
+  };
+  const failure = results.find((r) => r.status === 'rejected');
+  if (failure) {
+    await stop();
+    throw failure.reason;
+  }
+  try {
+    const [hub, ...clusters] = started as [ControlPlane, ...ControlPlane[]];
+    progress('installing OCM CRDs…');
+    const kcFor = (cp: ControlPlaneInfo): KubeConfig => {
+      const kc = new KubeConfig();
+      kc.loadFromFile(cp.kubeconfigPath);
+      return kc;
+    };
+    await Promise.all([installCrds(kcFor(hub), hubCrds()), ...clusters.map((c) => installCrds(kcFor(c), managedCrds()))]);
+    for (const cp of started) {
+      const target = join(dir, `${cp.name}.kubeconfig`);
+      copyFileSync(cp.kubeconfigPath, target);
+      written.push(target);
+    }
+    return {
+      dir,
+      hub,
+      clusters,
+      stop,
+      onFailure: (h) => {
+        for (const cp of started) cp.onFailure(h);
+      },
+      pids: () => started.flatMap((cp) => cp.pids),
+    };
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+}

@@ -1,0 +1,52 @@
+// `tether init` installs the hub CRDs into a real apiserver, and the real kubectl prints OCM's
+// columns for managed clusters.
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { afterAll, describe, expect, it } from 'vitest';
+import { testEnv } from './env.ts';
+import { kubectl, uniqueName } from './helpers.ts';
+
+const execFileAsync = promisify(execFile);
+const env = testEnv();
+const hubKubeconfig = env.hub.kubeconfigPath;
+const clusterName = uniqueName('columns');
+
+afterAll(async () => {
+  await kubectl(hubKubeconfig, ['delete', 'managedcluster', clusterName, '--ignore-not-found']).catch(() => {});
+});
+
+describe('OCM CRDs', () => {
+  it('tether init installs the hub CRDs (idempotently) and they are served', async () => {
+    const { stdout } = await execFileAsync(process.execPath, ['bin/tether.js', 'init', '--kubeconfig', hubKubeconfig], {
+      timeout: 90_000,
+    });
+    expect(stdout).toContain('managedclusters.cluster.open-cluster-management.io');
+    const resources = await kubectl(hubKubeconfig, ['api-resources', '-o', 'name']);
+    for (const r of [
+      'managedclusters.cluster.open-cluster-management.io',
+      'manifestworks.work.open-cluster-management.io',
+      'managedclusteraddons.addon.open-cluster-management.io',
+      'clustermanagementaddons.addon.open-cluster-management.io',
+      'addondeploymentconfigs.addon.open-cluster-management.io',
+      'managedserviceaccounts.authentication.open-cluster-management.io',
+    ]) {
+      expect(resources).toContain(r);
+    }
+  });
+
+  it('kubectl get managedclusters prints HUB ACCEPTED, MANAGED CLUSTER URLS, JOINED, AVAILABLE, AGE', async () => {
+    const manifest = JSON.stringify({
+      apiVersion: 'cluster.open-cluster-management.io/v1',
+      kind: 'ManagedCluster',
+      metadata: { name: clusterName },
+      spec: { hubAcceptsClient: true, managedClusterClientConfigs: [{ url: 'https://127.0.0.1:6443' }] },
+    });
+    await kubectl(hubKubeconfig, ['create', '-f', '-'], { input: manifest });
+    const out = await kubectl(hubKubeconfig, ['get', 'managedclusters', clusterName]);
+    const [header, row] = out.trim().split('\n');
+    expect(header?.split(/\s{2,}/)).toEqual(['NAME', 'HUB ACCEPTED', 'MANAGED CLUSTER URLS', 'JOINED', 'AVAILABLE', 'AGE']);
+    expect(row).toMatch(new RegExp(`^${clusterName}\\s+true\\s+https://127.0.0.1:6443\\s+`));
+    const short = await kubectl(hubKubeconfig, ['get', 'mcl', clusterName, '-o', 'name']);
+    expect(short.trim()).toBe(`managedcluster.cluster.open-cluster-management.io/${clusterName}`);
+  });
+});
