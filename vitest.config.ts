@@ -4,7 +4,7 @@ import { defineConfig } from 'vitest/config';
 // kube-controller-manager started once per run by test/e2e/global-setup.ts and shared).
 export default defineConfig({
   test: {
-    reporters: ['default'],
+    reporters: ['default', './test/summary-reporter.ts'],
     projects: [
       {
         test: {

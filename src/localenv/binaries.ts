@@ -169,13 +169,20 @@ async function build(names: BinaryName[], progress: BuildProgress): Promise<void
   }
 }
 
+/** `go` from PATH, else the usual install location (the Debian image keeps it in /usr/local/go). */
+function goCommand(): string {
+  const onPath = (process.env.PATH ?? '').split(':').some((d) => d && isExecutableFile(join(d, 'go')));
+  if (onPath) return 'go';
+  return isExecutableFile('/usr/local/go/bin/go') ? '/usr/local/go/bin/go' : 'go';
+}
+
 function goBuild(what: string, moduleDir: string, args: string[], progress: BuildProgress): Promise<void> {
   const started = Date.now();
   progress(`building ${what} from Go modules in ${moduleDir} (first run only; several minutes on 2 cores)…`);
   return new Promise((resolve, reject) => {
     let child: ChildProcess;
     try {
-      child = spawn('go', ['build', '-v', '-trimpath', ...args], {
+      child = spawn(goCommand(), ['build', '-v', '-trimpath', ...args], {
         cwd: moduleDir,
         env: { ...process.env, CGO_ENABLED: '0', GOFLAGS: '-mod=readonly' },
         stdio: ['ignore', 'pipe', 'pipe'],
