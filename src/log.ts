@@ -1,7 +1,7 @@
 // Structured logging (pino). One root logger; components take children with their own bindings
 // (component, cluster, stream). Secrets never go into log fields: redact paths below cover the
 // usual places, and callers must not log tokens or keys in messages.
-import { pino, type Logger } from 'pino';
+import { type Logger, pino } from 'pino';
 
 export type { Logger };
 

@@ -17,7 +17,10 @@ export interface PollOptions {
  * Calls `check` until it returns a value other than undefined/false, and returns that value.
  * Errors thrown by `check` count as "not yet"; the last one is quoted if the deadline passes.
  */
-export async function pollUntil<T>(check: () => Promise<T | undefined | false> | T | undefined | false, opts: PollOptions): Promise<T> {
+export async function pollUntil<T>(
+  check: () => Promise<T | undefined | false> | T | undefined | false,
+  opts: PollOptions,
+): Promise<T> {
   const deadline = Date.now() + opts.timeoutMs;
   const interval = opts.intervalMs ?? 200;
   let lastError: unknown;

@@ -13,6 +13,8 @@ export function registerInitCommand(program: Command): void {
       const kc = loadKubeconfig(opts.kubeconfig);
       const crds = hubCrds();
       await installCrds(kc, crds);
-      process.stdout.write(`Installed ${crds.length} CRDs: ${crds.map((c) => c.metadata?.name).join(', ')}\n`);
+      process.stdout.write(
+        `Installed ${crds.length} CRDs: ${crds.map((c) => c.metadata?.name).join(', ')}\n`,
+      );
     });
 }

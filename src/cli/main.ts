@@ -7,7 +7,9 @@ import { registerUpCommand } from './up.ts';
 
 export function buildProgram(): Command {
   const program = new Command('tether')
-    .description('OCM-compatible multi-cluster networking: tunnel, gateway, registration, work, managed service accounts')
+    .description(
+      'OCM-compatible multi-cluster networking: tunnel, gateway, registration, work, managed service accounts',
+    )
     .version('0.1.0')
     .showHelpAfterError()
     .exitOverride();

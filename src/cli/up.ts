@@ -17,7 +17,9 @@ function say(line: string): void {
 export function registerUpCommand(program: Command): void {
   program
     .command('up')
-    .description('start a local hub and managed clusters (real etcd, kube-apiserver, kube-controller-manager)')
+    .description(
+      'start a local hub and managed clusters (real etcd, kube-apiserver, kube-controller-manager)',
+    )
     .option('--clusters <n>', 'number of managed clusters', positiveInt('--clusters', MAX_LOCAL_CLUSTERS), 2)
     .option('--dir <dir>', 'where kubeconfigs and state are written', '.tether')
     .action(async (opts: UpOptions) => {
@@ -69,7 +71,9 @@ async function runUp(opts: UpOptions): Promise<void> {
       [
         '',
         `  hub:      kubectl --kubeconfig ${rel(`${env.dir}/hub.kubeconfig`)} get managedclusters`,
-        ...env.clusters.map((c) => `  ${c.name}: kubectl --kubeconfig ${rel(`${env?.dir}/${c.name}.kubeconfig`)} get ns`),
+        ...env.clusters.map(
+          (c) => `  ${c.name}: kubectl --kubeconfig ${rel(`${env?.dir}/${c.name}.kubeconfig`)} get ns`,
+        ),
         '',
         '  Ctrl-C stops everything.',
         '',

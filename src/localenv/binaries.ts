@@ -38,7 +38,8 @@ export function etcdVersion(): string {
 }
 
 export function cacheDir(): string {
-  const base = process.env.TETHER_CACHE_DIR ?? join(process.env.XDG_CACHE_HOME ?? join(homedir(), '.cache'), 'tether');
+  const base =
+    process.env.TETHER_CACHE_DIR ?? join(process.env.XDG_CACHE_HOME ?? join(homedir(), '.cache'), 'tether');
   return join(base, 'kube', kubeVersion());
 }
 
@@ -55,7 +56,10 @@ function locate(name: BinaryName): string | undefined {
   const explicit = process.env[envOverride[name]];
   if (explicit) {
     if (!isExecutableFile(explicit)) {
-      throw new TetherError('TETHER_BINARY_NOT_FOUND', `${envOverride[name]}=${explicit} is not an executable file`);
+      throw new TetherError(
+        'TETHER_BINARY_NOT_FOUND',
+        `${envOverride[name]}=${explicit} is not an executable file`,
+      );
     }
     return explicit;
   }
@@ -65,9 +69,7 @@ function locate(name: BinaryName): string | undefined {
   return isExecutableFile(cached) ? cached : undefined;
 }
 
-export interface BuildProgress {
-  (line: string): void;
-}
+export type BuildProgress = (line: string) => void;
 
 /**
  * Returns paths to all three binaries, building the missing ones (minutes on a cold machine).
@@ -81,7 +83,11 @@ export async function ensureBinaries(progress: BuildProgress = () => {}): Promis
     if (!p) throw new TetherError('TETHER_BINARY_NOT_FOUND', `${n} is still missing after the build`);
     return p;
   };
-  return { etcd: path('etcd'), kubeApiserver: path('kube-apiserver'), kubeControllerManager: path('kube-controller-manager') };
+  return {
+    etcd: path('etcd'),
+    kubeApiserver: path('kube-apiserver'),
+    kubeControllerManager: path('kube-controller-manager'),
+  };
 }
 
 function pidAlive(pid: number): boolean {
@@ -114,9 +120,12 @@ async function buildWithLock(names: BinaryName[], progress: BuildProgress): Prom
         rmSync(lock, { recursive: true, force: true });
         continue;
       }
-      if (Date.now() > deadline) throw new TetherError('TETHER_TIMEOUT', `gave up waiting for the build lock ${lock}`);
+      if (Date.now() > deadline)
+        throw new TetherError('TETHER_TIMEOUT', `gave up waiting for the build lock ${lock}`);
       if (Date.now() - lastNote > 30_000) {
-        progress(`waiting for another tether process (pid ${holder}) that is building the Kubernetes binaries…`);
+        progress(
+          `waiting for another tether process (pid ${holder}) that is building the Kubernetes binaries…`,
+        );
         lastNote = Date.now();
       }
       await new Promise((r) => setTimeout(r, 1000));
@@ -132,7 +141,11 @@ async function buildWithLock(names: BinaryName[], progress: BuildProgress): Prom
 
 function versionLdflags(version: string): string {
   const m = /^v(\d+)\.(\d+)\.(\d+)/.exec(version);
-  if (!m) throw new TetherError('TETHER_BINARY_BUILD_FAILED', `hack/kube/VERSION holds an unexpected version ${version}`);
+  if (!m)
+    throw new TetherError(
+      'TETHER_BINARY_BUILD_FAILED',
+      `hack/kube/VERSION holds an unexpected version ${version}`,
+    );
   const buildDate = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
   const fields = {
     gitVersion: version,
@@ -156,12 +169,22 @@ async function build(names: BinaryName[], progress: BuildProgress): Promise<void
   mkdirSync(tmp, { recursive: true });
   try {
     if (names.includes('etcd')) {
-      await goBuild('etcd', join(hackDir, 'etcd'), ['-ldflags', '-s -w', '-o', join(tmp, 'etcd'), 'go.etcd.io/etcd/server/v3'], progress);
+      await goBuild(
+        'etcd',
+        join(hackDir, 'etcd'),
+        ['-ldflags', '-s -w', '-o', join(tmp, 'etcd'), 'go.etcd.io/etcd/server/v3'],
+        progress,
+      );
     }
     const kube = names.filter((n) => n !== 'etcd');
     if (kube.length > 0) {
       const pkgs = kube.map((n) => `k8s.io/kubernetes/cmd/${n}`);
-      await goBuild(kube.join(' + '), join(hackDir, 'kube'), ['-ldflags', versionLdflags(kubeVersion()), '-o', `${tmp}/`, ...pkgs], progress);
+      await goBuild(
+        kube.join(' + '),
+        join(hackDir, 'kube'),
+        ['-ldflags', versionLdflags(kubeVersion()), '-o', `${tmp}/`, ...pkgs],
+        progress,
+      );
     }
     for (const n of names) renameSync(join(tmp, n), join(dir, n));
   } finally {

@@ -75,12 +75,23 @@ async function writePki(dir: string, name: string): Promise<Pki> {
     issueCertificate(ca, {
       commonName: 'kube-apiserver',
       usage: 'server',
-      dnsNames: ['localhost', 'kubernetes', 'kubernetes.default', 'kubernetes.default.svc', 'kubernetes.default.svc.cluster.local'],
+      dnsNames: [
+        'localhost',
+        'kubernetes',
+        'kubernetes.default',
+        'kubernetes.default.svc',
+        'kubernetes.default.svc.cluster.local',
+      ],
       ipAddresses: ['127.0.0.1', '10.0.0.1'],
     }),
     issueCertificate(ca, { commonName: 'tether-admin', organizations: ['system:masters'], usage: 'client' }),
     issueCertificate(ca, { commonName: 'system:kube-controller-manager', usage: 'client' }),
-    issueCertificate(ca, { commonName: 'kube-controller-manager', usage: 'server', dnsNames: ['localhost'], ipAddresses: ['127.0.0.1'] }),
+    issueCertificate(ca, {
+      commonName: 'kube-controller-manager',
+      usage: 'server',
+      dnsNames: ['localhost'],
+      ipAddresses: ['127.0.0.1'],
+    }),
     issueCertificate(frontProxyCa, { commonName: FRONT_PROXY_CLIENT_NAME, usage: 'client' }),
   ]);
   put('apiserver.crt', apiserver.certPem);
@@ -117,7 +128,10 @@ async function waitHealthy(
     await pollUntil(
       async () => {
         if (!proc.running) {
-          throw new ProcessFailedError(`${proc.name} exited before it became ready (log: ${proc.logFile})`, proc.tail());
+          throw new ProcessFailedError(
+            `${proc.name} exited before it became ready (log: ${proc.logFile})`,
+            proc.tail(),
+          );
         }
         const res = await request(url, { dispatcher, headersTimeout: 5000, bodyTimeout: 5000 });
         await res.body.text();
@@ -126,8 +140,15 @@ async function waitHealthy(
       { timeoutMs, intervalMs: 250, description: `${proc.name} at ${url}` },
     ).catch((err: unknown) => {
       if (err instanceof ProcessFailedError) throw err;
-      if (!proc.running) throw new ProcessFailedError(`${proc.name} exited before it became ready (log: ${proc.logFile})`, proc.tail());
-      throw new ProcessFailedError(`${proc.name} did not become ready: ${(err as Error).message}`, proc.tail());
+      if (!proc.running)
+        throw new ProcessFailedError(
+          `${proc.name} exited before it became ready (log: ${proc.logFile})`,
+          proc.tail(),
+        );
+      throw new ProcessFailedError(
+        `${proc.name} did not become ready: ${(err as Error).message}`,
+        proc.tail(),
+      );
     });
   } finally {
     await dispatcher.close();
@@ -135,7 +156,10 @@ async function waitHealthy(
 }
 
 /** Starts etcd, kube-apiserver and kube-controller-manager for `name` and waits until all are ready. */
-export async function startControlPlane(name: string, opts: StartControlPlaneOptions = {}): Promise<ControlPlane> {
+export async function startControlPlane(
+  name: string,
+  opts: StartControlPlaneOptions = {},
+): Promise<ControlPlane> {
   if (!/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(name)) {
     throw new TetherError('TETHER_INVALID_ARGUMENT', `control plane name "${name}" must be a DNS label`);
   }
@@ -173,7 +197,12 @@ export async function startControlPlane(name: string, opts: StartControlPlaneOpt
   try {
     const pki = await writePki(dir, name);
     const f = (file: string): string => pkiFile(pki, file);
-    const [etcdPort, etcdPeerPort, apiPort, kcmPort] = await Promise.all([freePort(), freePort(), freePort(), freePort()]);
+    const [etcdPort, etcdPeerPort, apiPort, kcmPort] = await Promise.all([
+      freePort(),
+      freePort(),
+      freePort(),
+      freePort(),
+    ]);
     const etcdUrl = `http://127.0.0.1:${etcdPort}`;
     const etcd = supervise(
       new SupervisedProcess({
@@ -232,7 +261,11 @@ export async function startControlPlane(name: string, opts: StartControlPlaneOpt
         ],
       }),
     );
-    const adminTls = { ca: pkiFileContent(f('ca.crt')), cert: pkiFileContent(f('admin.crt')), key: pkiFileContent(f('admin.key')) };
+    const adminTls = {
+      ca: pkiFileContent(f('ca.crt')),
+      cert: pkiFileContent(f('admin.crt')),
+      key: pkiFileContent(f('admin.key')),
+    };
     await waitHealthy(apiserver, `${apiserverUrl}/readyz`, adminTls, timeoutMs);
 
     const kubeconfigPath = join(dir, 'admin.kubeconfig');
@@ -297,7 +330,6 @@ export async function startControlPlane(name: string, opts: StartControlPlaneOpt
     throw err;
   }
 }
-
 
 function pkiFileContent(path: string): string {
   return readFileSync(path, 'utf8');

@@ -1,11 +1,21 @@
 // Installs CustomResourceDefinitions with server-side apply and waits until the apiserver reports
 // them Established (their resources are served from then on).
-import { ApiextensionsV1Api, type KubeConfig, KubernetesObjectApi, PatchStrategy, type V1CustomResourceDefinition } from '@kubernetes/client-node';
+import {
+  ApiextensionsV1Api,
+  type KubeConfig,
+  KubernetesObjectApi,
+  PatchStrategy,
+  type V1CustomResourceDefinition,
+} from '@kubernetes/client-node';
 import { pollUntil } from '../wait.ts';
 
 export const CRD_FIELD_MANAGER = 'tether';
 
-export async function installCrds(kc: KubeConfig, crds: V1CustomResourceDefinition[], timeoutMs = 60_000): Promise<void> {
+export async function installCrds(
+  kc: KubeConfig,
+  crds: V1CustomResourceDefinition[],
+  timeoutMs = 60_000,
+): Promise<void> {
   const objects = KubernetesObjectApi.makeApiClient(kc);
   for (const crd of crds) {
     await objects.patch(

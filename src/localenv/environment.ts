@@ -1,7 +1,15 @@
 // A local multi-cluster environment: one hub and N managed control planes started in parallel, the
 // OCM CRDs installed, and kubeconfigs written to a directory the user chose. Used by `tether up` and
 // by the e2e tests. Owns `<dir>/state/` (control-plane data) and the kubeconfigs it writes.
-import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
+import {
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  rmSync,
+  unlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { join, resolve } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
 import { hubCrds, managedCrds } from '../api/index.ts';
@@ -57,7 +65,10 @@ function claimDirectory(dir: string): string {
 
 export async function startEnvironment(opts: EnvironmentOptions): Promise<Environment> {
   if (!Number.isInteger(opts.clusters) || opts.clusters < 0 || opts.clusters > MAX_LOCAL_CLUSTERS) {
-    throw new TetherError('TETHER_INVALID_ARGUMENT', `--clusters must be between 0 and ${MAX_LOCAL_CLUSTERS}`);
+    throw new TetherError(
+      'TETHER_INVALID_ARGUMENT',
+      `--clusters must be between 0 and ${MAX_LOCAL_CLUSTERS}`,
+    );
   }
   const progress = opts.progress ?? (() => {});
   const dir = resolve(opts.dir);
@@ -67,7 +78,9 @@ export async function startEnvironment(opts: EnvironmentOptions): Promise<Enviro
   const binaries = await ensureBinaries(progress);
   const names = ['hub', ...Array.from({ length: opts.clusters }, (_, i) => `cluster${i + 1}`)];
   progress(`starting ${names.length} control planes (${names.join(', ')})…`);
-  const results = await Promise.allSettled(names.map((name) => startControlPlane(name, { baseDir: stateDir, binaries })));
+  const results = await Promise.allSettled(
+    names.map((name) => startControlPlane(name, { baseDir: stateDir, binaries })),
+  );
   const started = results.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
   const written: string[] = [];
   const stop = async (): Promise<void> => {
@@ -91,7 +104,10 @@ export async function startEnvironment(opts: EnvironmentOptions): Promise<Enviro
       kc.loadFromFile(cp.kubeconfigPath);
       return kc;
     };
-    await Promise.all([installCrds(kcFor(hub), hubCrds()), ...clusters.map((c) => installCrds(kcFor(c), managedCrds()))]);
+    await Promise.all([
+      installCrds(kcFor(hub), hubCrds()),
+      ...clusters.map((c) => installCrds(kcFor(c), managedCrds())),
+    ]);
     for (const cp of started) {
       const target = join(dir, `${cp.name}.kubeconfig`);
       copyFileSync(cp.kubeconfigPath, target);

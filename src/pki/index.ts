@@ -3,13 +3,16 @@
 // certificates as "CERTIFICATE", private keys as PKCS#8 "PRIVATE KEY". Built on @peculiar/x509 over
 // node's WebCrypto. This module never logs or persists anything; callers decide where PEMs go.
 import 'reflect-metadata'; // @peculiar/x509's dependency injection needs it loaded first
-import { webcrypto, X509Certificate as NodeX509Certificate } from 'node:crypto';
+import { X509Certificate as NodeX509Certificate, webcrypto } from 'node:crypto';
 import * as x509 from '@peculiar/x509';
 
-x509.cryptoProvider.set(webcrypto as unknown as Crypto);
+x509.cryptoProvider.set(webcrypto as unknown as Parameters<typeof x509.cryptoProvider.set>[0]);
 
-const keyAlgorithm: EcKeyGenParams = { name: 'ECDSA', namedCurve: 'P-256' };
-const signingAlgorithm: EcdsaParams = { name: 'ECDSA', hash: 'SHA-256' };
+type CryptoKey = webcrypto.CryptoKey;
+type CryptoKeyPair = webcrypto.CryptoKeyPair;
+
+const keyAlgorithm: webcrypto.EcKeyGenParams = { name: 'ECDSA', namedCurve: 'P-256' };
+const signingAlgorithm: webcrypto.EcdsaParams = { name: 'ECDSA', hash: 'SHA-256' };
 
 export type CertificateUsage = 'server' | 'client' | 'server-and-client';
 
@@ -87,11 +90,19 @@ export async function createCertificateAuthority(
       await x509.SubjectKeyIdentifierExtension.create(keys.publicKey),
     ],
   });
-  return { cert, signingKey: keys.privateKey, certPem: cert.toString('pem'), keyPem: await exportPrivateKeyPem(keys.privateKey) };
+  return {
+    cert,
+    signingKey: keys.privateKey,
+    certPem: cert.toString('pem'),
+    keyPem: await exportPrivateKeyPem(keys.privateKey),
+  };
 }
 
 /** Loads a CA from PEMs (e.g. one written by an earlier run). */
-export async function loadCertificateAuthority(certPem: string, keyPem: string): Promise<CertificateAuthority> {
+export async function loadCertificateAuthority(
+  certPem: string,
+  keyPem: string,
+): Promise<CertificateAuthority> {
   const cert = new x509.X509Certificate(certPem);
   const der = x509.PemConverter.decodeFirst(keyPem);
   const signingKey = await webcrypto.subtle.importKey('pkcs8', der, keyAlgorithm, true, ['sign']);
@@ -104,7 +115,10 @@ function usageExtensions(usage: CertificateUsage): x509.Extension[] {
   if (usage !== 'server') ekus.push(x509.ExtendedKeyUsage.clientAuth);
   return [
     new x509.BasicConstraintsExtension(false, undefined, true),
-    new x509.KeyUsagesExtension(x509.KeyUsageFlags.digitalSignature | x509.KeyUsageFlags.keyEncipherment, true),
+    new x509.KeyUsagesExtension(
+      x509.KeyUsageFlags.digitalSignature | x509.KeyUsageFlags.keyEncipherment,
+      true,
+    ),
     new x509.ExtendedKeyUsageExtension(ekus, false),
   ];
 }
@@ -146,7 +160,9 @@ export async function issueCertificate(ca: CertificateAuthority, opts: IssueOpti
 }
 
 /** A new key and a PKCS#10 request for it (what an agent sends in a CertificateSigningRequest). */
-export async function createCertificateRequest(subject: SubjectOptions): Promise<{ csrPem: string; keyPem: string }> {
+export async function createCertificateRequest(
+  subject: SubjectOptions,
+): Promise<{ csrPem: string; keyPem: string }> {
   const keys = await generateKeys();
   const csr = await x509.Pkcs10CertificateRequestGenerator.create({
     name: subjectName(subject),

@@ -51,13 +51,24 @@ beforeAll(async () => {
             kind: 'APIResourceList',
             apiVersion: 'v1',
             groupVersion: `${group}/v1`,
-            resources: [{ name: 'pings', singularName: 'ping', namespaced: false, kind: 'Ping', verbs: ['get'] }],
+            resources: [
+              { name: 'pings', singularName: 'ping', namespaced: false, kind: 'Ping', verbs: ['get'] },
+            ],
           }),
         );
       } else if (req.url === `/apis/${group}/v1/pings/hello`) {
-        res.end(JSON.stringify({ apiVersion: `${group}/v1`, kind: 'Ping', metadata: { name: 'hello' }, user: req.headers['x-remote-user'] }));
+        res.end(
+          JSON.stringify({
+            apiVersion: `${group}/v1`,
+            kind: 'Ping',
+            metadata: { name: 'hello' },
+            user: req.headers['x-remote-user'],
+          }),
+        );
       } else {
-        res.writeHead(404).end(JSON.stringify({ kind: 'Status', apiVersion: 'v1', status: 'Failure', code: 404 }));
+        res
+          .writeHead(404)
+          .end(JSON.stringify({ kind: 'Status', apiVersion: 'v1', status: 'Failure', code: 404 }));
       }
     },
   );
@@ -70,7 +81,11 @@ beforeAll(async () => {
     namespace,
     body: {
       metadata: { name: serviceName },
-      spec: { type: 'ExternalName', externalName: 'localhost', ports: [{ name: 'https', port, protocol: 'TCP' }] },
+      spec: {
+        type: 'ExternalName',
+        externalName: 'localhost',
+        ports: [{ name: 'https', port, protocol: 'TCP' }],
+      },
     },
   });
   await hub.makeApiClient(ApiregistrationV1Api).createAPIService({
@@ -89,8 +104,14 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await hub.makeApiClient(ApiregistrationV1Api).deleteAPIService({ name: apiServiceName }).catch(() => {});
-  await hub.makeApiClient(CoreV1Api).deleteNamespace({ name: namespace }).catch(() => {});
+  await hub
+    .makeApiClient(ApiregistrationV1Api)
+    .deleteAPIService({ name: apiServiceName })
+    .catch(() => {});
+  await hub
+    .makeApiClient(CoreV1Api)
+    .deleteNamespace({ name: namespace })
+    .catch(() => {});
   await new Promise((r) => server?.close(r));
 });
 
@@ -105,7 +126,8 @@ describe('aggregated API through the hub apiserver', () => {
       { timeoutMs: 60_000, description: `APIService ${apiServiceName} to be Available` },
     );
     const out = await pollUntil(
-      async () => JSON.parse(await kubectl(env.hub.kubeconfigPath, ['get', '--raw', `/apis/${group}/v1/pings/hello`])),
+      async () =>
+        JSON.parse(await kubectl(env.hub.kubeconfigPath, ['get', '--raw', `/apis/${group}/v1/pings/hello`])),
       { timeoutMs: 30_000, description: 'the aggregated API to answer' },
     );
     expect(out.kind).toBe('Ping');

@@ -1,5 +1,7 @@
 // The local control planes behave like real clusters: CSR signing by the KCM, TokenRequest, namespace
 // deletion and garbage collection all run for real.
+
+import { readFileSync } from 'node:fs';
 import {
   AuthenticationV1Api,
   CertificatesV1Api,
@@ -13,7 +15,6 @@ import { createCertificateRequest } from '../../src/pki/index.ts';
 import { pollUntil } from '../../src/wait.ts';
 import { testEnv } from './env.ts';
 import { adminKubeConfig, uniqueName } from './helpers.ts';
-import { readFileSync } from 'node:fs';
 
 const env = testEnv();
 const admin = adminKubeConfig(env.cluster1);
@@ -42,7 +43,10 @@ describe('local control plane', () => {
   it('signs an approved kube-apiserver-client CSR with the real KCM, and the certificate authenticates', async () => {
     const certs = admin.makeApiClient(CertificatesV1Api);
     const name = uniqueName('csr');
-    const { csrPem, keyPem } = await createCertificateRequest({ commonName: `user-${name}`, organizations: ['testers'] });
+    const { csrPem, keyPem } = await createCertificateRequest({
+      commonName: `user-${name}`,
+      organizations: ['testers'],
+    });
     await certs.createCertificateSigningRequest({
       body: {
         metadata: { name },
@@ -57,13 +61,20 @@ describe('local control plane', () => {
     const csr = await certs.readCertificateSigningRequest({ name });
     const approved: V1CertificateSigningRequest = {
       ...csr,
-      status: { conditions: [{ type: 'Approved', status: 'True', reason: 'TestApproved', message: 'approved by e2e test' }] },
+      status: {
+        conditions: [
+          { type: 'Approved', status: 'True', reason: 'TestApproved', message: 'approved by e2e test' },
+        ],
+      },
     };
     await certs.replaceCertificateSigningRequestApproval({ name, body: approved });
-    const certificate = await pollUntil(async () => (await certs.readCertificateSigningRequest({ name })).status?.certificate, {
-      timeoutMs: 30_000,
-      description: `CSR ${name} to be signed`,
-    });
+    const certificate = await pollUntil(
+      async () => (await certs.readCertificateSigningRequest({ name })).status?.certificate,
+      {
+        timeoutMs: 30_000,
+        description: `CSR ${name} to be signed`,
+      },
+    );
     const certPem = Buffer.from(certificate, 'base64').toString();
     expect(certPem).toContain('BEGIN CERTIFICATE');
     expect(await whoAmI(kubeConfigWith({ certPem, keyPem }))).toBe(`user-${name}`);
@@ -88,8 +99,14 @@ describe('local control plane', () => {
   it('finishes deleting a namespace that still has objects in it', async () => {
     const ns = uniqueName('doomed');
     await core.createNamespace({ body: { metadata: { name: ns } } });
-    await core.createNamespacedConfigMap({ namespace: ns, body: { metadata: { name: 'cm' }, data: { a: 'b' } } });
-    await core.createNamespacedSecret({ namespace: ns, body: { metadata: { name: 's' }, stringData: { k: 'v' } } });
+    await core.createNamespacedConfigMap({
+      namespace: ns,
+      body: { metadata: { name: 'cm' }, data: { a: 'b' } },
+    });
+    await core.createNamespacedSecret({
+      namespace: ns,
+      body: { metadata: { name: 's' }, stringData: { k: 'v' } },
+    });
     await core.deleteNamespace({ name: ns });
     await pollUntil(
       async () => {
@@ -108,13 +125,18 @@ describe('local control plane', () => {
     const ns = uniqueName('gc');
     namespaces.push(ns);
     await core.createNamespace({ body: { metadata: { name: ns } } });
-    const owner = await core.createNamespacedConfigMap({ namespace: ns, body: { metadata: { name: 'owner' } } });
+    const owner = await core.createNamespacedConfigMap({
+      namespace: ns,
+      body: { metadata: { name: 'owner' } },
+    });
     await core.createNamespacedConfigMap({
       namespace: ns,
       body: {
         metadata: {
           name: 'child',
-          ownerReferences: [{ apiVersion: 'v1', kind: 'ConfigMap', name: 'owner', uid: owner.metadata?.uid ?? '' }],
+          ownerReferences: [
+            { apiVersion: 'v1', kind: 'ConfigMap', name: 'owner', uid: owner.metadata?.uid ?? '' },
+          ],
         },
       },
     });

@@ -12,14 +12,20 @@ const hubKubeconfig = env.hub.kubeconfigPath;
 const clusterName = uniqueName('columns');
 
 afterAll(async () => {
-  await kubectl(hubKubeconfig, ['delete', 'managedcluster', clusterName, '--ignore-not-found']).catch(() => {});
+  await kubectl(hubKubeconfig, ['delete', 'managedcluster', clusterName, '--ignore-not-found']).catch(
+    () => {},
+  );
 });
 
 describe('OCM CRDs', () => {
   it('tether init installs the hub CRDs (idempotently) and they are served', async () => {
-    const { stdout } = await execFileAsync(process.execPath, ['bin/tether.js', 'init', '--kubeconfig', hubKubeconfig], {
-      timeout: 90_000,
-    });
+    const { stdout } = await execFileAsync(
+      process.execPath,
+      ['bin/tether.js', 'init', '--kubeconfig', hubKubeconfig],
+      {
+        timeout: 90_000,
+      },
+    );
     expect(stdout).toContain('managedclusters.cluster.open-cluster-management.io');
     const resources = await kubectl(hubKubeconfig, ['api-resources', '-o', 'name']);
     for (const r of [
@@ -44,7 +50,14 @@ describe('OCM CRDs', () => {
     await kubectl(hubKubeconfig, ['create', '-f', '-'], { input: manifest });
     const out = await kubectl(hubKubeconfig, ['get', 'managedclusters', clusterName]);
     const [header, row] = out.trim().split('\n');
-    expect(header?.split(/\s{2,}/)).toEqual(['NAME', 'HUB ACCEPTED', 'MANAGED CLUSTER URLS', 'JOINED', 'AVAILABLE', 'AGE']);
+    expect(header?.split(/\s{2,}/)).toEqual([
+      'NAME',
+      'HUB ACCEPTED',
+      'MANAGED CLUSTER URLS',
+      'JOINED',
+      'AVAILABLE',
+      'AGE',
+    ]);
     expect(row).toMatch(new RegExp(`^${clusterName}\\s+true\\s+https://127.0.0.1:6443\\s+`));
     const short = await kubectl(hubKubeconfig, ['get', 'mcl', clusterName, '-o', 'name']);
     expect(short.trim()).toBe(`managedcluster.cluster.open-cluster-management.io/${clusterName}`);

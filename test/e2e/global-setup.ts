@@ -26,7 +26,9 @@ export async function setup(project: TestProject): Promise<void> {
   const cluster1 = env.clusters[0];
   if (!cluster1) throw new Error('environment has no cluster1');
   project.provide('tetherEnv', { hub: info(env.hub), cluster1: info(cluster1) });
-  process.stderr.write(`[e2e setup] hub + cluster1 ready in ${((Date.now() - started) / 1000).toFixed(1)}s\n`);
+  process.stderr.write(
+    `[e2e setup] hub + cluster1 ready in ${((Date.now() - started) / 1000).toFixed(1)}s\n`,
+  );
 }
 
 export async function teardown(): Promise<void> {

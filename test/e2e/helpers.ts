@@ -10,9 +10,15 @@ export function adminKubeConfig(cp: ControlPlaneInfo): KubeConfig {
 }
 
 /** Runs the real kubectl (optionally feeding stdin); resolves with stdout, rejects quoting stderr. */
-export function kubectl(kubeconfig: string, args: string[], opts: { input?: string; timeoutMs?: number } = {}): Promise<string> {
+export function kubectl(
+  kubeconfig: string,
+  args: string[],
+  opts: { input?: string; timeoutMs?: number } = {},
+): Promise<string> {
   return new Promise((resolve, reject) => {
-    const child = spawn('kubectl', ['--kubeconfig', kubeconfig, ...args], { stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn('kubectl', ['--kubeconfig', kubeconfig, ...args], {
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => {

@@ -49,13 +49,24 @@ describe('tether up', () => {
     });
     const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
     try {
-      await pollUntil(() => /ready/.test(output) || undefined, { timeoutMs: 120_000, description: `"ready" from tether up; output so far:\n${output}` });
+      await pollUntil(() => /ready/.test(output) || undefined, {
+        timeoutMs: 120_000,
+        description: `"ready" from tether up; output so far:\n${output}`,
+      });
       const hubKubeconfig = join(dir, 'hub.kubeconfig');
       expect(existsSync(join(dir, 'cluster1.kubeconfig'))).toBe(true);
-      expect(await kubectl(hubKubeconfig, ['get', 'crd', 'managedclusters.cluster.open-cluster-management.io', '-o', 'name'])).toContain(
-        'managedclusters',
+      expect(
+        await kubectl(hubKubeconfig, [
+          'get',
+          'crd',
+          'managedclusters.cluster.open-cluster-management.io',
+          '-o',
+          'name',
+        ]),
+      ).toContain('managedclusters');
+      const ports = [hubKubeconfig, join(dir, 'cluster1.kubeconfig')].map((f) =>
+        Number(/server: https:\/\/127\.0\.0\.1:(\d+)/.exec(readFileSync(f, 'utf8'))?.[1]),
       );
-      const ports = [hubKubeconfig, join(dir, 'cluster1.kubeconfig')].map((f) => Number(/server: https:\/\/127\.0\.0\.1:(\d+)/.exec(readFileSync(f, 'utf8'))?.[1]));
       const children = processesMentioning(dir);
       expect(children.length).toBeGreaterThanOrEqual(6); // etcd + apiserver + KCM for each of 2 control planes
 

@@ -32,7 +32,10 @@ describe('pki', () => {
     const ca = await createCertificateAuthority('test-ca');
     const issued = await issueCertificate(ca, {
       commonName: 'system:open-cluster-management:cluster1:agent',
-      organizations: ['system:open-cluster-management:cluster1', 'system:open-cluster-management:managed-clusters'],
+      organizations: [
+        'system:open-cluster-management:cluster1',
+        'system:open-cluster-management:managed-clusters',
+      ],
       usage: 'client',
       validitySeconds: 3600,
     });
@@ -52,7 +55,10 @@ describe('pki', () => {
     const reloaded = await loadCertificateAuthority(ca.certPem, ca.keyPem);
     const req = await createCertificateRequest({ commonName: 'agent', organizations: ['org-a'] });
     expect(certificateRequestSubject(req.csrPem)).toEqual({ commonName: 'agent', organizations: ['org-a'] });
-    const certPem = await signCertificateRequest(reloaded, req.csrPem, { usage: 'client', validitySeconds: 600 });
+    const certPem = await signCertificateRequest(reloaded, req.csrPem, {
+      usage: 'client',
+      validitySeconds: 600,
+    });
     const cert = new X509Certificate(certPem);
     expect(cert.verify(new X509Certificate(ca.certPem).publicKey)).toBe(true);
     expect(certificateInfo(certPem).organizations).toEqual(['org-a']);

@@ -1,0 +1,55 @@
+// The metav1.Condition shape shared by every OCM status: its TS type and its CRD schema. Setting,
+// comparing and transition-time bookkeeping live in src/kube, not here.
+
+import * as s from './schema.ts';
+
+export type ConditionStatus = 'True' | 'False' | 'Unknown';
+
+export const ConditionStatus = {
+  True: 'True',
+  False: 'False',
+  Unknown: 'Unknown',
+} as const satisfies Record<ConditionStatus, ConditionStatus>;
+
+/**
+ * One observation about an object (metav1.Condition). The API server requires `type`, `status`,
+ * `reason`, `message` (may be empty) and `lastTransitionTime` on every entry.
+ */
+export interface Condition {
+  type: string;
+  status: ConditionStatus;
+  /** CamelCase, 1–1024 characters. */
+  reason: string;
+  message: string;
+  /** RFC 3339; changes only when `status` changes. */
+  lastTransitionTime: string;
+  observedGeneration?: number;
+}
+
+/** Upper bound of Condition.message the API server accepts. */
+export const conditionMessageMaxLength = 32768;
+
+// Patterns and bounds are the ones metav1.Condition declares, so objects written by OCM's Go
+// components validate here and ours validate there.
+const conditionTypePattern =
+  '^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$';
+const conditionReasonPattern = '^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$';
+
+function conditionSchema(): s.JsonSchema {
+  return s.object(
+    {
+      type: s.string({ maxLength: 316, pattern: conditionTypePattern }),
+      status: s.oneOf(['True', 'False', 'Unknown']),
+      reason: s.string({ minLength: 1, maxLength: 1024, pattern: conditionReasonPattern }),
+      message: s.string({ maxLength: conditionMessageMaxLength }),
+      lastTransitionTime: s.dateTime(),
+      observedGeneration: s.integer('int64', { minimum: 0 }),
+    },
+    { required: ['type', 'status', 'reason', 'message', 'lastTransitionTime'] },
+  );
+}
+
+/** A `conditions` list keyed by `type`, so server-side apply merges entries instead of replacing the list. */
+export function conditionsSchema(description?: string): s.JsonSchema {
+  return s.listMap(conditionSchema(), ['type'], description ? { description } : {});
+}

@@ -1,0 +1,394 @@
+// work.open-cluster-management.io/v1: ManifestWork (hub, in the cluster namespace) and
+// AppliedManifestWork (managed cluster) — TS types, resource descriptors, CRDs, and the condition
+// types, reasons, finalizers and option values the work agent and hub controllers share.
+
+import type { V1ObjectMeta } from '@kubernetes/client-node';
+import { type Condition, conditionsSchema } from './conditions.ts';
+import type { ApiResource } from './resource.ts';
+import * as s from './schema.ts';
+
+export const workApiGroup = 'work.open-cluster-management.io';
+
+export const manifestWorkResource = {
+  group: workApiGroup,
+  version: 'v1',
+  plural: 'manifestworks',
+  kind: 'ManifestWork',
+  namespaced: true,
+} as const satisfies ApiResource;
+
+export const appliedManifestWorkResource = {
+  group: workApiGroup,
+  version: 'v1',
+  plural: 'appliedmanifestworks',
+  kind: 'AppliedManifestWork',
+  namespaced: false,
+} as const satisfies ApiResource;
+
+// ---- names ----
+
+/** Condition types, both on the work (status.conditions) and on each manifest. */
+export const ManifestWorkCondition = {
+  Applied: 'Applied',
+  Available: 'Available',
+  Progressing: 'Progressing',
+  Degraded: 'Degraded',
+  /** Per manifest only: whether feedback rules could be evaluated. */
+  StatusFeedbackSynced: 'StatusFeedbackSynced',
+} as const;
+
+export const ManifestWorkReason = {
+  // work level
+  AppliedManifestWorkComplete: 'AppliedManifestWorkComplete',
+  AppliedManifestWorkFailed: 'AppliedManifestWorkFailed',
+  ResourcesAvailable: 'ResourcesAvailable',
+  ResourcesNotAvailable: 'ResourcesNotAvailable',
+  ResourcesStatusUnknown: 'ResourcesStatusUnknown',
+  Applying: 'Applying',
+  Completed: 'Completed',
+  Failed: 'Failed',
+  // manifest level
+  AppliedManifestComplete: 'AppliedManifestComplete',
+  AppliedManifestFailed: 'AppliedManifestFailed',
+  ApplyConflict: 'ApplyConflict',
+  ResourceAvailable: 'ResourceAvailable',
+  ResourceNotAvailable: 'ResourceNotAvailable',
+  FetchingResourceFailed: 'FetchingResourceFailed',
+  IncompletedResourceMeta: 'IncompletedResourceMeta',
+  StatusFeedbackSynced: 'StatusFeedbackSynced',
+  NoStatusFeedbackSynced: 'NoStatusFeedbackSynced',
+  StatusFeedbackSyncFailed: 'StatusFeedbackSyncFailed',
+} as const;
+
+/** On a ManifestWork: the hub waits for the agent to remove what it applied. */
+export const manifestWorkFinalizer = 'cluster.open-cluster-management.io/manifest-work-cleanup';
+
+/** On an AppliedManifestWork: the agent deletes the applied resources before letting it go. */
+export const appliedManifestWorkFinalizer =
+  'cluster.open-cluster-management.io/applied-manifest-work-cleanup';
+
+/** Annotation on applied resources with the hash of the manifest they came from. */
+export const objectSpecHashAnnotation = 'open-cluster-management.io/object-hash';
+
+/** Field manager for server-side apply unless a manifest config names another `work-agent…` one. */
+export const defaultWorkFieldManager = 'work-agent';
+
+/** Longest JsonRaw feedback value the CRD accepts; longer values must be dropped or truncated. */
+export const feedbackJsonRawMaxLength = 1024;
+
+export type DeletePropagationPolicy = 'Foreground' | 'Orphan' | 'SelectivelyOrphan';
+export type UpdateStrategyType = 'Update' | 'CreateOnly' | 'ServerSideApply' | 'ReadOnly';
+export type FeedbackType = 'WellKnownStatus' | 'JSONPaths';
+export type FieldValueType = 'Integer' | 'String' | 'Boolean' | 'JsonRaw';
+
+export const DeletePropagationPolicy = {
+  Foreground: 'Foreground',
+  Orphan: 'Orphan',
+  SelectivelyOrphan: 'SelectivelyOrphan',
+} as const satisfies Record<DeletePropagationPolicy, DeletePropagationPolicy>;
+
+export const UpdateStrategyType = {
+  Update: 'Update',
+  CreateOnly: 'CreateOnly',
+  ServerSideApply: 'ServerSideApply',
+  ReadOnly: 'ReadOnly',
+} as const satisfies Record<UpdateStrategyType, UpdateStrategyType>;
+
+export const FeedbackType = {
+  WellKnownStatus: 'WellKnownStatus',
+  JSONPaths: 'JSONPaths',
+} as const satisfies Record<FeedbackType, FeedbackType>;
+
+export const FieldValueType = {
+  Integer: 'Integer',
+  String: 'String',
+  Boolean: 'Boolean',
+  JsonRaw: 'JsonRaw',
+} as const satisfies Record<FieldValueType, FieldValueType>;
+
+// ---- types ----
+
+/** Identifies one resource by group, resource (plural), name and namespace ('' = core / cluster scope). */
+export interface ResourceIdentifier {
+  group?: string;
+  resource: string;
+  name: string;
+  namespace?: string;
+}
+
+export interface DeleteOption {
+  /** Defaults to Foreground on the server. */
+  propagationPolicy?: DeletePropagationPolicy;
+  selectivelyOrphans?: { orphaningRules?: ResourceIdentifier[] };
+  ttlSecondsAfterFinished?: number;
+}
+
+export interface JsonPathFeedback {
+  name: string;
+  path: string;
+  version?: string;
+}
+
+export interface FeedbackRule {
+  type: FeedbackType;
+  jsonPaths?: JsonPathFeedback[];
+}
+
+export interface ServerSideApplyConfig {
+  /** Defaults to `work-agent`; must start with it. */
+  fieldManager?: string;
+  force?: boolean;
+  ignoreFields?: { condition?: 'OnSpokePresent' | 'OnSpokeChange'; jsonPaths: string[] }[];
+}
+
+export interface UpdateStrategy {
+  /** Defaults to Update on the server. */
+  type?: UpdateStrategyType;
+  serverSideApply?: ServerSideApplyConfig;
+}
+
+export interface ManifestConfigOption {
+  resourceIdentifier: ResourceIdentifier;
+  feedbackRules?: FeedbackRule[];
+  updateStrategy?: UpdateStrategy;
+}
+
+/** A complete Kubernetes object (apiVersion, kind, metadata, …) to apply on the managed cluster. */
+export interface Manifest {
+  apiVersion: string;
+  kind: string;
+  metadata?: V1ObjectMeta;
+  [field: string]: unknown;
+}
+
+export interface ManifestWorkSpec {
+  workload?: { manifests?: Manifest[] };
+  deleteOption?: DeleteOption;
+  manifestConfigs?: ManifestConfigOption[];
+}
+
+export interface ManifestResourceMeta {
+  ordinal: number;
+  group?: string;
+  version?: string;
+  kind?: string;
+  resource?: string;
+  name?: string;
+  namespace?: string;
+}
+
+export interface FieldValue {
+  type: FieldValueType;
+  integer?: number;
+  string?: string;
+  boolean?: boolean;
+  /** JSON text, at most feedbackJsonRawMaxLength characters. */
+  jsonRaw?: string;
+}
+
+export interface FeedbackValue {
+  name: string;
+  fieldValue: FieldValue;
+}
+
+export interface ManifestCondition {
+  resourceMeta: ManifestResourceMeta;
+  statusFeedback?: { values?: FeedbackValue[] };
+  conditions: Condition[];
+}
+
+export interface ManifestWorkStatus {
+  conditions?: Condition[];
+  resourceStatus?: { manifests?: ManifestCondition[] };
+}
+
+export interface ManifestWork {
+  apiVersion: 'work.open-cluster-management.io/v1';
+  kind: 'ManifestWork';
+  metadata: V1ObjectMeta;
+  spec: ManifestWorkSpec;
+  status?: ManifestWorkStatus;
+}
+
+export interface AppliedManifestWorkSpec {
+  /** Hash identifying the hub the ManifestWork came from. */
+  hubHash: string;
+  manifestWorkName: string;
+  agentID?: string;
+}
+
+export interface AppliedManifestResourceMeta {
+  group?: string;
+  version: string;
+  resource: string;
+  namespace?: string;
+  name: string;
+  uid?: string;
+}
+
+export interface AppliedManifestWorkStatus {
+  appliedResources?: AppliedManifestResourceMeta[];
+  evictionStartTime?: string;
+}
+
+export interface AppliedManifestWork {
+  apiVersion: 'work.open-cluster-management.io/v1';
+  kind: 'AppliedManifestWork';
+  metadata: V1ObjectMeta;
+  spec: AppliedManifestWorkSpec;
+  status?: AppliedManifestWorkStatus;
+}
+
+// ---- CRDs ----
+
+function resourceIdentifierSchema(): s.JsonSchema {
+  return s.object(
+    { group: s.string(), resource: s.string(), name: s.string(), namespace: s.string() },
+    { required: ['name', 'resource'] },
+  );
+}
+
+function manifestConfigSchema(): s.JsonSchema {
+  return s.object(
+    {
+      resourceIdentifier: resourceIdentifierSchema(),
+      feedbackRules: s.array(
+        s.object(
+          {
+            type: s.oneOf(Object.values(FeedbackType)),
+            jsonPaths: s.listMap(
+              s.object(
+                { name: s.string(), path: s.string(), version: s.string() },
+                { required: ['name', 'path'] },
+              ),
+              ['name'],
+            ),
+          },
+          { required: ['type'] },
+        ),
+      ),
+      updateStrategy: s.object({
+        type: s.oneOf(Object.values(UpdateStrategyType), { default: UpdateStrategyType.Update }),
+        serverSideApply: s.object({
+          fieldManager: s.string({ default: defaultWorkFieldManager, pattern: '^work-agent' }),
+          force: s.boolean(),
+          ignoreFields: s.listMap(
+            s.object(
+              {
+                condition: s.oneOf(['OnSpokePresent', 'OnSpokeChange'], { default: 'OnSpokePresent' }),
+                jsonPaths: s.array(s.string(), { minItems: 1 }),
+              },
+              { required: ['jsonPaths'] },
+            ),
+            ['condition'],
+          ),
+        }),
+      }),
+      // Rarely used; kept as written so newer OCM clients round-trip them.
+      conditionRules: s.array(s.unstructured()),
+    },
+    { required: ['resourceIdentifier'] },
+  );
+}
+
+function manifestConditionSchema(): s.JsonSchema {
+  return s.object({
+    resourceMeta: s.object({
+      ordinal: s.integer('int32'),
+      group: s.string(),
+      version: s.string(),
+      kind: s.string(),
+      resource: s.string(),
+      name: s.string(),
+      namespace: s.string(),
+    }),
+    statusFeedback: s.object({
+      values: s.listMap(
+        s.object(
+          {
+            name: s.string(),
+            fieldValue: s.object(
+              {
+                type: s.oneOf(Object.values(FieldValueType)),
+                integer: s.integer('int64'),
+                string: s.string(),
+                boolean: s.boolean(),
+                jsonRaw: s.string({ maxLength: feedbackJsonRawMaxLength }),
+              },
+              { required: ['type'] },
+            ),
+          },
+          { required: ['name', 'fieldValue'] },
+        ),
+        ['name'],
+      ),
+    }),
+    conditions: conditionsSchema(),
+  });
+}
+
+export function manifestWorkCrd(): s.CrdManifest {
+  return s.defineCrd({
+    resource: manifestWorkResource,
+    description:
+      "Kubernetes objects the hub wants applied on one managed cluster. Lives in that cluster's namespace " +
+      'on the hub; the work agent applies it and reports per-manifest status.',
+    shortNames: ['mw'],
+    spec: s.object({
+      workload: s.object({ manifests: s.array(s.embeddedResource()) }),
+      deleteOption: s.object({
+        propagationPolicy: s.oneOf(Object.values(DeletePropagationPolicy), {
+          default: DeletePropagationPolicy.Foreground,
+        }),
+        selectivelyOrphans: s.object({ orphaningRules: s.array(resourceIdentifierSchema()) }),
+        ttlSecondsAfterFinished: s.integer('int64'),
+      }),
+      manifestConfigs: s.array(manifestConfigSchema()),
+      executor: s.object({
+        subject: s.object(
+          {
+            type: s.oneOf(['ServiceAccount']),
+            serviceAccount: s.object(
+              { namespace: s.string({ minLength: 1 }), name: s.string({ minLength: 1 }) },
+              { required: ['namespace', 'name'] },
+            ),
+          },
+          { required: ['type'] },
+        ),
+      }),
+    }),
+    status: s.object({
+      conditions: conditionsSchema(),
+      resourceStatus: s.object({ manifests: s.array(manifestConditionSchema()) }),
+    }),
+  });
+}
+
+export function appliedManifestWorkCrd(): s.CrdManifest {
+  return s.defineCrd({
+    resource: appliedManifestWorkResource,
+    description:
+      'Record, on the managed cluster, of what the work agent applied for one ManifestWork; its finalizer ' +
+      'removes those resources.',
+    spec: s.object(
+      { hubHash: s.string(), manifestWorkName: s.string(), agentID: s.string() },
+      { required: ['hubHash', 'manifestWorkName'] },
+    ),
+    status: s.object({
+      appliedResources: s.array(
+        s.object(
+          {
+            group: s.string(),
+            version: s.string(),
+            resource: s.string(),
+            namespace: s.string(),
+            name: s.string(),
+            uid: s.string(),
+          },
+          { required: ['version', 'resource', 'name'] },
+        ),
+      ),
+      evictionStartTime: s.dateTime(),
+    }),
+  });
+}
