@@ -10,8 +10,17 @@ export default defineConfig({
         test: {
           name: 'unit',
           include: ['test/**/*.test.ts'],
-          exclude: ['test/e2e/**'],
+          exclude: ['test/e2e/**', 'test/integration/**'],
           testTimeout: 20_000,
+        },
+      },
+      {
+        // Real processes (squid, proxy-server, proxy-agent) but no Kubernetes control plane.
+        test: {
+          name: 'integration',
+          include: ['test/integration/**/*.test.ts'],
+          testTimeout: 60_000,
+          hookTimeout: 60_000,
         },
       },
       {
