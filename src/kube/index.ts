@@ -1,0 +1,61 @@
+// Public surface of src/kube: client-node helpers every tether component uses to talk to a
+// kube-apiserver. Import from here, not from the files behind it.
+export { isAlreadyExists, isConflict, isForbidden, isNotFound, toApiError } from './api-errors.ts';
+export {
+  type Condition,
+  type ConditionStatus,
+  type ConditionUpdate,
+  conditionsEqualIgnoringTime,
+  findCondition,
+  formatTime,
+  isConditionTrue,
+  removeCondition,
+  setCondition,
+} from './conditions.ts';
+export { type Controller, type ControllerOptions, type KeyFunc, runController } from './controller.ts';
+export {
+  Informer,
+  type InformerHandlers,
+  type InformerOptions,
+  objectKey,
+  splitKey,
+} from './informer.ts';
+export {
+  applyEnvProxy,
+  checkKubeconfig,
+  type KubeconfigParts,
+  kubeconfigFromParts,
+  kubeconfigToYaml,
+  type LoadKubeconfigOptions,
+  loadKubeconfig,
+  type ProxyEnv,
+  proxyUrlFromEnv,
+} from './kubeconfig.ts';
+export {
+  formatMicroTime,
+  type LeaderElectionOptions,
+  LeaderElector,
+  type Lease,
+  type LeaseSpec,
+  leaseResource,
+} from './leader.ts';
+export {
+  type ApplyOptions,
+  type CallOptions,
+  type DeleteOptions,
+  type ListOptions,
+  ResourceClient,
+  type ResourceClientOptions,
+  type ResourceList,
+  type WriteOptions,
+} from './resources.ts';
+export {
+  apiVersionOf,
+  type KubeObject,
+  type MergePatch,
+  type ObjectMeta,
+  type OwnerReference,
+  type ResourceDescriptor,
+  resourcePath,
+} from './types.ts';
+export { type ReconcileFunc, type ReconcileResult, WorkQueue, type WorkQueueOptions } from './workqueue.ts';

@@ -1,0 +1,399 @@
+// Informer: a local cache of one kind kept current by list + watch, with add/update/delete events.
+// Lists, then watches from the list's resourceVersion with client-node's Watch and bookmarks on.
+// Watches end all the time and that is normal: the apiserver closes them at timeoutSeconds,
+// client-node 2.0.1 aborts one that has been quiet for 30 s (TimeoutError), connections drop.
+// A watch that ended cleanly is resumed from the last resourceVersion seen (event or bookmark);
+// one that failed is retried after a capped backoff, and one that cannot resume (410 Gone, an
+// error before it was established, a second failure in a row) is replaced by a fresh list whose
+// differences with the cache become events. A watch silent for longer than silenceTimeoutMs is
+// abandoned too (the "watch stopped quietly" failure). Every resyncPeriodMs each cached object
+// is handed to `update` again so controllers converge even if they missed something.
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Watch } from '@kubernetes/client-node';
+import { errorMessage, TimeoutError } from '../errors.ts';
+import { type Logger, logger } from '../log.ts';
+import type { ResourceClient } from './resources.ts';
+import type { KubeObject } from './types.ts';
+
+export interface InformerHandlers<T> {
+  add?(obj: T): void;
+  update?(oldObj: T, newObj: T): void;
+  /** `obj` is the last state the apiserver reported (or the cached one after a relist) */
+  delete?(obj: T): void;
+}
+
+export interface InformerOptions {
+  /** namespaced kinds: watch one namespace; leave out for all */
+  namespace?: string;
+  labelSelector?: string;
+  fieldSelector?: string;
+  /** abandon a watch that brought no event or bookmark for this long (default 5 min) */
+  silenceTimeoutMs?: number;
+  /** re-emit update for every cached object this often; 0 turns it off (default 10 min) */
+  resyncPeriodMs?: number;
+  /**
+   * timeoutSeconds asked of the apiserver per watch (default 25). Kept under client-node's 30 s
+   * inactivity abort so a quiet watch ends with the bookmark the apiserver sends just before its
+   * timeout, and resumes from a fresh resourceVersion.
+   */
+  watchTimeoutSeconds?: number;
+  /** first delay after a failed list or watch (default 500 ms), doubling per failure */
+  backoffBaseMs?: number;
+  /** backoff cap (default 30 s) */
+  backoffMaxMs?: number;
+  /** for logs (default the resource's plural) */
+  name?: string;
+  log?: Logger;
+}
+
+/** "namespace/name", or "name" for cluster-scoped objects. */
+export function objectKey(obj: KubeObject): string {
+  const name = obj.metadata?.name ?? '';
+  const namespace = obj.metadata?.namespace;
+  return namespace ? `${namespace}/${name}` : name;
+}
+
+/** The namespace (undefined for cluster-scoped) and name in a key made by objectKey. */
+export function splitKey(key: string): { namespace?: string; name: string } {
+  const slash = key.indexOf('/');
+  return slash < 0 ? { name: key } : { namespace: key.slice(0, slash), name: key.slice(slash + 1) };
+}
+
+interface WatchAttempt {
+  events: number;
+  established: boolean;
+  silenced: boolean;
+  gone: boolean;
+  done: boolean;
+  startedAt: number;
+  controller?: AbortController;
+  finish(err: unknown): void;
+}
+
+/** resume: watch again from resourceVersion; relist: cannot resume; retry: failed, may resume. */
+type WatchOutcome = 'resume' | 'relist' | 'retry';
+
+export class Informer<T extends KubeObject = KubeObject> {
+  private readonly client: ResourceClient<T>;
+  private readonly options: InformerOptions;
+  private readonly log: Logger;
+  private readonly silenceTimeoutMs: number;
+  private readonly resyncPeriodMs: number;
+  private readonly backoffBaseMs: number;
+  private readonly backoffMaxMs: number;
+  private cache = new Map<string, T>();
+  private readonly handlers = new Set<InformerHandlers<T>>();
+  private readonly syncWaiters = new Set<() => void>();
+  private resourceVersion = '';
+  private synced = false;
+  private running?: Promise<void>;
+  private abort = new AbortController();
+  private current?: WatchAttempt;
+  private resyncTimer?: NodeJS.Timeout;
+
+  constructor(client: ResourceClient<T>, options: InformerOptions = {}) {
+    this.client = client;
+    this.options = options;
+    this.silenceTimeoutMs = options.silenceTimeoutMs ?? 5 * 60_000;
+    this.resyncPeriodMs = options.resyncPeriodMs ?? 10 * 60_000;
+    this.backoffBaseMs = options.backoffBaseMs ?? 500;
+    this.backoffMaxMs = options.backoffMaxMs ?? 30_000;
+    const name = options.name ?? client.descriptor.plural;
+    this.log = options.log ?? logger('informer', { resource: name, namespace: options.namespace });
+  }
+
+  /** Register handlers; returns a function that removes them. Handlers must not throw. */
+  addHandlers(handlers: InformerHandlers<T>): () => void {
+    this.handlers.add(handlers);
+    return () => this.handlers.delete(handlers);
+  }
+
+  /** Start listing and watching (once; a stopped informer cannot be restarted). */
+  start(): void {
+    if (this.running || this.abort.signal.aborted) return;
+    this.running = this.run();
+    if (this.resyncPeriodMs > 0) this.resyncTimer = setInterval(() => this.resync(), this.resyncPeriodMs);
+  }
+
+  get isStarted(): boolean {
+    return this.running !== undefined;
+  }
+
+  get isStopped(): boolean {
+    return this.abort.signal.aborted;
+  }
+
+  /** Abort the watch, any list and backoff, clear timers; resolves when nothing is left running. */
+  async stop(): Promise<void> {
+    this.abort.abort();
+    clearInterval(this.resyncTimer);
+    this.current?.finish(undefined);
+    for (const wake of this.syncWaiters) wake();
+    await this.running;
+  }
+
+  /** The first list has been loaded into the cache. */
+  hasSynced(): boolean {
+    return this.synced;
+  }
+
+  /**
+   * Resolve once synced; TimeoutError after timeoutMs, when the informer is stopped first, or
+   * when `signal` aborts.
+   */
+  async waitForSync(timeoutMs: number, signal?: AbortSignal): Promise<void> {
+    if (this.synced) return;
+    const what = `${this.options.name ?? this.client.descriptor.plural} informer`;
+    if (this.abort.signal.aborted) throw new TimeoutError(`${what} was stopped before it synced`);
+    let wake = (): void => {};
+    const woken = new Promise<void>((resolve) => {
+      wake = resolve;
+    });
+    this.syncWaiters.add(wake);
+    const timer = setTimeout(wake, timeoutMs);
+    signal?.addEventListener('abort', wake);
+    try {
+      await woken;
+    } finally {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', wake);
+      this.syncWaiters.delete(wake);
+    }
+    if (this.synced) return;
+    if (this.abort.signal.aborted) throw new TimeoutError(`${what} was stopped before it synced`);
+    if (signal?.aborted) throw new TimeoutError(`gave up waiting for ${what} to sync`);
+    throw new TimeoutError(`${what} did not sync within ${timeoutMs} ms: can this client list and watch it?`);
+  }
+
+  /** The cached object with this key (see objectKey). */
+  get(key: string): T | undefined {
+    return this.cache.get(key);
+  }
+
+  getByName(name: string, namespace?: string): T | undefined {
+    return this.cache.get(namespace ? `${namespace}/${name}` : name);
+  }
+
+  /** Every cached object (a snapshot: later changes do not show up in it). */
+  list(): T[] {
+    return [...this.cache.values()];
+  }
+
+  keys(): string[] {
+    return [...this.cache.keys()];
+  }
+
+  private async run(): Promise<void> {
+    const signal = this.abort.signal;
+    let needList = true;
+    let failures = 0;
+    while (!signal.aborted) {
+      if (needList) {
+        try {
+          const list = await this.client.list({
+            namespace: this.options.namespace,
+            labelSelector: this.options.labelSelector,
+            fieldSelector: this.options.fieldSelector,
+            signal,
+          });
+          this.replace(list.items);
+          this.resourceVersion = list.resourceVersion;
+          needList = false;
+          this.markSynced();
+        } catch (err) {
+          if (signal.aborted) break;
+          failures++;
+          const delay = this.backoff(failures);
+          this.log.warn({ err: errorMessage(err), retryInMs: delay }, 'list failed');
+          await this.pause(delay);
+          continue;
+        }
+      }
+      const { outcome, events, err } = await this.watchOnce();
+      if (signal.aborted) break;
+      if (events > 0) failures = 0;
+      if (outcome === 'resume') continue;
+      if (outcome === 'relist' && events > 0) {
+        // A healthy watch whose resourceVersion expired: relist at once.
+        this.log.debug({ resourceVersion: this.resourceVersion }, 'watch expired: relisting');
+        needList = true;
+        continue;
+      }
+      failures++;
+      const delay = this.backoff(failures);
+      const message = outcome === 'relist' ? 'watch cannot resume: relisting' : 'watch failed';
+      this.log.warn(
+        { err: err === undefined ? undefined : errorMessage(err), retryInMs: delay, failures },
+        message,
+      );
+      await this.pause(delay);
+      // A second failure in a row means resuming does not work: start over from a list.
+      needList = outcome === 'relist' || failures >= 2;
+    }
+  }
+
+  /** One watch from this.resourceVersion, until it ends for whatever reason. */
+  private watchOnce(): Promise<{ outcome: WatchOutcome; events: number; err?: unknown }> {
+    return new Promise((resolve) => {
+      let silenceTimer: NodeJS.Timeout | undefined;
+      const armSilence = () => {
+        clearTimeout(silenceTimer);
+        silenceTimer = setTimeout(() => {
+          attempt.silenced = true;
+          attempt.finish(undefined);
+        }, this.silenceTimeoutMs);
+      };
+      const attempt: WatchAttempt = {
+        events: 0,
+        established: false,
+        silenced: false,
+        gone: false,
+        done: false,
+        startedAt: Date.now(),
+        finish: (err: unknown) => {
+          if (attempt.done) return;
+          attempt.done = true;
+          clearTimeout(silenceTimer);
+          if (this.current === attempt) this.current = undefined;
+          attempt.controller?.abort();
+          resolve({ outcome: this.judge(attempt, err), events: attempt.events, err });
+        },
+      };
+      this.current = attempt;
+      armSilence();
+      const query = {
+        resourceVersion: this.resourceVersion || undefined,
+        allowWatchBookmarks: true,
+        timeoutSeconds: this.options.watchTimeoutSeconds ?? 25,
+        labelSelector: this.options.labelSelector,
+        fieldSelector: this.options.fieldSelector,
+      };
+      const onEvent = (phase: string, obj: unknown) => {
+        if (attempt.done) return;
+        armSilence();
+        this.handleEvent(phase, obj, attempt);
+      };
+      new Watch(this.client.kubeconfig)
+        .watch(this.client.collectionPath(this.options.namespace), query, onEvent, (err) =>
+          attempt.finish(err),
+        )
+        .then((controller) => {
+          // Resolves once the response headers are in (or after done() for a failed request).
+          attempt.controller = controller;
+          if (attempt.done) controller.abort();
+          else attempt.established = true;
+        })
+        .catch((err: unknown) => attempt.finish(err));
+    });
+  }
+
+  private judge(attempt: WatchAttempt, err: unknown): WatchOutcome {
+    if (this.abort.signal.aborted) return 'resume';
+    if (attempt.gone) return 'relist';
+    if (attempt.silenced) {
+      this.log.info({ silenceMs: this.silenceTimeoutMs }, 'watch silent: restarting it');
+      return attempt.established ? 'resume' : 'relist';
+    }
+    // client-node's inactivity abort of an established watch is a clean end, like the apiserver's.
+    const inactivity = err instanceof Error && err.name === 'TimeoutError' && attempt.established;
+    if (err && !inactivity) {
+      if ((err as { statusCode?: number }).statusCode === 410) return 'relist';
+      // Not even established: the request itself fails, resuming would fail the same way.
+      return attempt.established ? 'retry' : 'relist';
+    }
+    // An empty watch that ended at once is a misbehaving path (a proxy closing it): back off.
+    if (attempt.events === 0 && Date.now() - attempt.startedAt < 1000) return 'retry';
+    return 'resume';
+  }
+
+  private handleEvent(phase: string, raw: unknown, attempt: WatchAttempt): void {
+    const obj = raw as T & { code?: number; message?: string; reason?: string };
+    if (phase === 'ERROR') {
+      // A Status object: 410 Expired/Gone means our resourceVersion was compacted away.
+      if (obj.code === 410) {
+        attempt.gone = true;
+        attempt.finish(
+          new Error(`resourceVersion ${this.resourceVersion} expired: ${obj.message ?? '410 Gone'}`),
+        );
+      } else {
+        attempt.finish(new Error(`watch error ${obj.code ?? ''} ${obj.reason ?? ''}: ${obj.message ?? ''}`));
+      }
+      return;
+    }
+    attempt.events++;
+    const rv = obj.metadata?.resourceVersion;
+    if (rv) this.resourceVersion = rv;
+    if (phase === 'BOOKMARK') return;
+    const typed = this.withTypeMeta(obj);
+    const key = objectKey(typed);
+    const old = this.cache.get(key);
+    if (phase === 'ADDED' || phase === 'MODIFIED') {
+      this.cache.set(key, typed);
+      if (old) this.emit((h) => h.update?.(old, typed));
+      else this.emit((h) => h.add?.(typed));
+    } else if (phase === 'DELETED') {
+      this.cache.delete(key);
+      this.emit((h) => h.delete?.(typed));
+    }
+  }
+
+  /** Swap in a fresh list; what changed against the cache becomes add/update/delete events. */
+  private replace(items: T[]): void {
+    const next = new Map<string, T>();
+    for (const item of items) next.set(objectKey(item), item);
+    const previous = this.cache;
+    this.cache = next;
+    for (const [key, obj] of next) {
+      const old = previous.get(key);
+      if (!old) this.emit((h) => h.add?.(obj));
+      else if (old.metadata?.resourceVersion !== obj.metadata?.resourceVersion)
+        this.emit((h) => h.update?.(old, obj));
+    }
+    for (const [key, old] of previous) {
+      if (!next.has(key)) this.emit((h) => h.delete?.(old));
+    }
+  }
+
+  private resync(): void {
+    if (!this.synced || this.abort.signal.aborted) return;
+    for (const obj of this.cache.values()) this.emit((h) => h.update?.(obj, obj));
+  }
+
+  private markSynced(): void {
+    if (this.synced) return;
+    this.synced = true;
+    for (const wake of this.syncWaiters) wake();
+  }
+
+  private emit(call: (h: InformerHandlers<T>) => void): void {
+    for (const h of this.handlers) {
+      try {
+        call(h);
+      } catch (err) {
+        this.log.error({ err: errorMessage(err) }, 'informer handler threw');
+      }
+    }
+  }
+
+  private withTypeMeta(obj: T): T {
+    if (obj.apiVersion && obj.kind) return obj;
+    return {
+      ...obj,
+      apiVersion: obj.apiVersion ?? this.client.apiVersion,
+      kind: obj.kind ?? this.client.descriptor.kind,
+    };
+  }
+
+  private backoff(failures: number): number {
+    const delay = Math.min(this.backoffBaseMs * 2 ** Math.min(failures - 1, 30), this.backoffMaxMs);
+    return Math.round(delay * (0.8 + Math.random() * 0.4));
+  }
+
+  private async pause(ms: number): Promise<void> {
+    try {
+      await sleep(ms, undefined, { signal: this.abort.signal });
+    } catch {
+      // stopped
+    }
+  }
+}

@@ -1,0 +1,68 @@
+// The JSON shapes every Kubernetes object shares and where a kind lives in the API. OCM kinds are
+// typed in src/api on top of these; nothing here talks to an apiserver.
+
+/** Where a kind lives in the API: `group` is '' for the core group (Secret, Namespace, …). */
+export interface ResourceDescriptor {
+  group: string;
+  version: string;
+  plural: string;
+  kind: string;
+  namespaced: boolean;
+}
+
+export interface OwnerReference {
+  apiVersion: string;
+  kind: string;
+  name: string;
+  uid: string;
+  controller?: boolean;
+  blockOwnerDeletion?: boolean;
+}
+
+/** metav1.ObjectMeta as JSON (timestamps are RFC 3339 strings). */
+export interface ObjectMeta {
+  name?: string;
+  generateName?: string;
+  namespace?: string;
+  uid?: string;
+  resourceVersion?: string;
+  generation?: number;
+  creationTimestamp?: string;
+  deletionTimestamp?: string;
+  deletionGracePeriodSeconds?: number;
+  labels?: Record<string, string>;
+  annotations?: Record<string, string>;
+  finalizers?: string[];
+  ownerReferences?: OwnerReference[];
+  managedFields?: unknown[];
+}
+
+/** Any Kubernetes object as JSON. */
+export interface KubeObject {
+  apiVersion?: string;
+  kind?: string;
+  metadata?: ObjectMeta;
+}
+
+/** A JSON merge patch (RFC 7386): null deletes a field. */
+export type MergePatch = { [field: string]: unknown };
+
+/** "group/version", or "version" for the core group. */
+export function apiVersionOf(d: ResourceDescriptor): string {
+  return d.group ? `${d.group}/${d.version}` : d.version;
+}
+
+/** URL path of a collection, an object or an object's subresource. */
+export function resourcePath(
+  d: ResourceDescriptor,
+  namespace?: string,
+  name?: string,
+  subresource?: string,
+): string {
+  let path = d.group ? `/apis/${d.group}/${d.version}` : `/api/${d.version}`;
+  if (d.namespaced && namespace) path += `/namespaces/${encodeURIComponent(namespace)}`;
+  path += `/${d.plural}`;
+  if (name !== undefined) path += `/${encodeURIComponent(name)}`;
+  if (subresource) path += `/${subresource}`;
+  return path;
+}
