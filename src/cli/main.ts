@@ -3,6 +3,7 @@
 import { Command, CommanderError } from 'commander';
 import { isTetherError } from '../errors.ts';
 import { registerInitCommand } from './init.ts';
+import { registerProxyCommands } from './proxy.ts';
 import { registerUpCommand } from './up.ts';
 
 export function buildProgram(): Command {
@@ -15,6 +16,7 @@ export function buildProgram(): Command {
     .exitOverride();
   registerUpCommand(program);
   registerInitCommand(program);
+  registerProxyCommands(program);
   return program;
 }
 

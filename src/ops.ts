@@ -1,0 +1,53 @@
+// The operations endpoint every long-running tether process serves: /healthz (the process is up),
+// /readyz (it can do its job: e.g. an agent holds at least one tunnel) and /metrics (Prometheus).
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Registry } from 'prom-client';
+
+export interface OpsServer {
+  port: number;
+  close(): Promise<void>;
+}
+
+export async function startOpsServer(opts: {
+  host: string;
+  port: number;
+  registries: Registry[];
+  ready: () => { ok: boolean; detail: string };
+}): Promise<OpsServer> {
+  const server: Server = createServer((req, res) => {
+    const path = (req.url ?? '/').split('?')[0];
+    if (req.method !== 'GET' && req.method !== 'HEAD') {
+      res.writeHead(405).end();
+      return;
+    }
+    if (path === '/healthz' || path === '/livez') {
+      res.writeHead(200, { 'content-type': 'text/plain' }).end('ok\n');
+    } else if (path === '/readyz') {
+      const r = opts.ready();
+      res.writeHead(r.ok ? 200 : 503, { 'content-type': 'text/plain' }).end(`${r.detail}\n`);
+    } else if (path === '/metrics') {
+      Promise.all(opts.registries.map((r) => r.metrics()))
+        .then((parts) => {
+          res.writeHead(200, { 'content-type': opts.registries[0]?.contentType ?? 'text/plain' }).end(parts.join('\n'));
+        })
+        .catch((err: Error) => res.writeHead(500).end(err.message));
+    } else {
+      res.writeHead(404).end();
+    }
+  });
+  server.headersTimeout = 10_000;
+  server.requestTimeout = 10_000;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(opts.port, opts.host, () => resolve());
+  });
+  return {
+    port: (server.address() as AddressInfo).port,
+    close: () =>
+      new Promise<void>((r) => {
+        server.closeAllConnections();
+        server.close(() => r());
+      }),
+  };
+}

@@ -1,0 +1,187 @@
+// HTTP CONNECT frontend of the proxy-server, for hub services that speak plain TCP/TLS:
+//   CONNECT <cluster>:443                → that cluster's kube-apiserver (konnectivity's addressing)
+//   CONNECT <export>.<cluster>:<port>    → a service the cluster's agent exports under that name
+// Clients authenticate with a client certificate from the proxy-client CA, or with
+// `Proxy-Authorization: Bearer <hub token>` (TokenReview, then a SubjectAccessReview for
+// `get managedclusters/proxy` on that cluster). Errors map to statuses with a reason header.
+import type { IncomingMessage } from 'node:http';
+import { createServer, type Server } from 'node:https';
+import type { AddressInfo, Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
+import type { TLSSocket } from 'node:tls';
+import { TetherError } from '../errors.ts';
+import { type Logger, logger as makeLogger } from '../log.ts';
+import { KUBE_APISERVER_TARGET } from '../tunnel/protocol.ts';
+
+export interface Caller {
+  user: string;
+  groups: string[];
+}
+
+export interface ConnectFrontendOptions {
+  host: string;
+  port: number;
+  tls: { certPem: string; keyPem: string; clientCaPem: string };
+  dial: (cluster: string, target: string) => Promise<Duplex>;
+  /** validates a bearer token (TokenReview on the hub); undefined = token auth disabled */
+  authenticateToken?: (token: string) => Promise<Caller | undefined>;
+  /** may `caller` open connections into `cluster`? (SubjectAccessReview on the hub) */
+  authorize?: (caller: Caller, cluster: string) => Promise<boolean>;
+  maxHeaderBytes?: number;
+  headersTimeoutMs?: number;
+  maxConnections?: number;
+  log?: Logger;
+}
+
+const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
+
+/** Maps a CONNECT authority to (cluster, logical target); undefined when malformed. */
+export function parseConnectAuthority(authority: string): { cluster: string; target: string } | undefined {
+  const m = /^([a-z0-9.-]{1,253}):(\d{1,5})$/.exec(authority);
+  if (!m) return undefined;
+  const host = m[1] as string;
+  const port = Number(m[2]);
+  if (port < 1 || port > 65535) return undefined;
+  const labels = host.split('.');
+  if (labels.length === 1 && DNS_LABEL.test(host)) {
+    return port === 443 ? { cluster: host, target: `${KUBE_APISERVER_TARGET}:443` } : undefined;
+  }
+  if (labels.length === 2 && labels.every((l) => DNS_LABEL.test(l))) {
+    const [name, cluster] = labels as [string, string];
+    return { cluster, target: `${name}:${port}` };
+  }
+  return undefined;
+}
+
+const statusFor: Record<string, [number, string]> = {
+  TETHER_NO_AGENT: [503, 'Service Unavailable'],
+  TETHER_TARGET_NOT_ALLOWED: [403, 'Forbidden'],
+  TETHER_DIAL_FAILED: [502, 'Bad Gateway'],
+  TETHER_DIAL_TIMEOUT: [504, 'Gateway Timeout'],
+  TETHER_LIMIT_EXCEEDED: [503, 'Service Unavailable'],
+  TETHER_PROTOCOL: [502, 'Bad Gateway'],
+};
+
+function reject(socket: Duplex, status: number, text: string, reason: string, extra = ''): void {
+  const safe = reason.replace(/[\r\n]/g, ' ').slice(0, 500);
+  if (socket.writable) {
+    socket.end(`HTTP/1.1 ${status} ${text}\r\ntether-reason: ${safe}\r\ncontent-length: 0\r\nconnection: close\r\n${extra}\r\n`);
+  }
+  (socket as Partial<Socket>).destroySoon?.();
+}
+
+export class ConnectFrontend {
+  private readonly server: Server;
+  private readonly opts: ConnectFrontendOptions;
+  private readonly log: Logger;
+  private readonly sockets = new Set<Socket>();
+
+  constructor(opts: ConnectFrontendOptions) {
+    this.opts = opts;
+    this.log = opts.log ?? makeLogger('connect-frontend');
+    this.server = createServer({
+      cert: opts.tls.certPem,
+      key: opts.tls.keyPem,
+      ca: opts.tls.clientCaPem,
+      requestCert: true,
+      rejectUnauthorized: false,
+      maxHeaderSize: opts.maxHeaderBytes ?? 8 * 1024,
+    });
+    this.server.headersTimeout = opts.headersTimeoutMs ?? 10_000;
+    this.server.requestTimeout = opts.headersTimeoutMs ?? 10_000;
+    this.server.maxConnections = opts.maxConnections ?? 10_000;
+    this.server.on('connection', (s: Socket) => {
+      this.sockets.add(s);
+      s.once('close', () => this.sockets.delete(s));
+    });
+    this.server.on('request', (_req, res) => {
+      res.writeHead(405, { allow: 'CONNECT', 'content-type': 'text/plain' }).end('only CONNECT <cluster>:443 is served here\n');
+    });
+    this.server.on('clientError', (err, socket) => {
+      this.log.debug({ err: err.message }, 'malformed request on CONNECT frontend');
+      reject(socket, 400, 'Bad Request', 'malformed request');
+    });
+    this.server.on('connect', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+      socket.on('error', () => {});
+      this.handleConnect(req, socket, head).catch((err: Error) => {
+        this.log.warn({ err: err.message }, 'CONNECT failed');
+        reject(socket, 500, 'Internal Server Error', 'internal error');
+      });
+    });
+  }
+
+  async start(): Promise<number> {
+    await new Promise<void>((resolve, reject) => {
+      this.server.once('error', reject);
+      this.server.listen(this.opts.port, this.opts.host, () => resolve());
+    });
+    return (this.server.address() as AddressInfo).port;
+  }
+
+  get port(): number {
+    return (this.server.address() as AddressInfo | null)?.port ?? 0;
+  }
+
+  private async authenticate(req: IncomingMessage): Promise<Caller | 'unauthenticated'> {
+    const tlsSocket = req.socket as TLSSocket;
+    if (tlsSocket.authorized) {
+      const cert = tlsSocket.getPeerCertificate();
+      const cn = Array.isArray(cert.subject?.CN) ? cert.subject.CN[0] : cert.subject?.CN;
+      const o = cert.subject?.O;
+      return { user: cn ?? '', groups: o === undefined ? [] : Array.isArray(o) ? o : [o] };
+    }
+    const header = req.headers['proxy-authorization'];
+    const m = typeof header === 'string' ? /^Bearer\s+(\S+)$/i.exec(header) : null;
+    if (m && this.opts.authenticateToken) {
+      const caller = await this.opts.authenticateToken(m[1] as string);
+      if (caller) return caller;
+    }
+    return 'unauthenticated';
+  }
+
+  private async handleConnect(req: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
+    const authority = req.url ?? '';
+    const parsed = parseConnectAuthority(authority);
+    if (!parsed) {
+      reject(socket, 400, 'Bad Request', `"${authority.slice(0, 100)}" is not <cluster>:443 or <export>.<cluster>:<port>`);
+      return;
+    }
+    const caller = await this.authenticate(req);
+    if (caller === 'unauthenticated') {
+      reject(socket, 407, 'Proxy Authentication Required', 'present a proxy-client certificate or a hub bearer token', 'proxy-authenticate: Bearer realm="tether"\r\n');
+      return;
+    }
+    const viaToken = !(req.socket as TLSSocket).authorized;
+    if (viaToken && this.opts.authorize && !(await this.opts.authorize(caller, parsed.cluster))) {
+      reject(socket, 403, 'Forbidden', `${caller.user} may not get managedclusters/proxy for ${parsed.cluster}`);
+      return;
+    }
+    let upstream: Duplex;
+    try {
+      upstream = await this.opts.dial(parsed.cluster, parsed.target);
+    } catch (err) {
+      const code = err instanceof TetherError ? err.code : 'TETHER_DIAL_FAILED';
+      const [status, text] = statusFor[code] ?? [502, 'Bad Gateway'];
+      reject(socket, status, text, (err as Error).message);
+      return;
+    }
+    if (socket.destroyed) {
+      upstream.destroy();
+      return;
+    }
+    socket.write('HTTP/1.1 200 Connection Established\r\n\r\n');
+    if (head.length > 0) upstream.write(head);
+    upstream.on('error', () => socket.destroy());
+    socket.on('error', () => upstream.destroy());
+    socket.once('close', () => upstream.destroy());
+    upstream.once('close', () => socket.destroy());
+    upstream.pipe(socket);
+    socket.pipe(upstream);
+  }
+
+  async stop(): Promise<void> {
+    const closed = new Promise<void>((r) => this.server.close(() => r()));
+    for (const s of this.sockets) s.destroy();
+    await closed;
+  }
+}

@@ -1,0 +1,60 @@
+// The proxy-server's registry of connected agents: cluster → live tunnel sessions. New streams go
+// to the session with the fewest open streams, so several agents of one cluster share the load and
+// one dying loses only its own streams.
+import type { HubTunnelSession } from '../tunnel/hub-session.ts';
+
+export interface AgentConnection {
+  id: number;
+  cluster: string;
+  agent: string;
+  remoteAddress: string;
+  connectedAt: Date;
+  session: HubTunnelSession;
+}
+
+export class AgentRegistry {
+  private readonly byCluster = new Map<string, Set<AgentConnection>>();
+  private nextId = 1;
+
+  add(conn: Omit<AgentConnection, 'id'>): AgentConnection {
+    const full: AgentConnection = { ...conn, id: this.nextId++ };
+    let set = this.byCluster.get(conn.cluster);
+    if (!set) {
+      set = new Set();
+      this.byCluster.set(conn.cluster, set);
+    }
+    set.add(full);
+    return full;
+  }
+
+  remove(conn: AgentConnection): void {
+    const set = this.byCluster.get(conn.cluster);
+    if (!set) return;
+    set.delete(conn);
+    if (set.size === 0) this.byCluster.delete(conn.cluster);
+  }
+
+  /** The least-loaded live session for `cluster`, or undefined when none is connected. */
+  pick(cluster: string): AgentConnection | undefined {
+    const set = this.byCluster.get(cluster);
+    if (!set) return undefined;
+    let best: AgentConnection | undefined;
+    for (const c of set) {
+      if (c.session.isClosed) continue;
+      if (!best || c.session.openStreams < best.session.openStreams) best = c;
+    }
+    return best;
+  }
+
+  count(cluster: string): number {
+    return this.byCluster.get(cluster)?.size ?? 0;
+  }
+
+  clusters(): string[] {
+    return [...this.byCluster.keys()].sort();
+  }
+
+  all(): AgentConnection[] {
+    return [...this.byCluster.values()].flatMap((s) => [...s]);
+  }
+}

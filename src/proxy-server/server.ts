@@ -1,0 +1,275 @@
+// The hub end of the tunnel: accepts agents (TLS with client certificates, ALPN h2; or a WebSocket
+// carrying the same TLS inside it), learns each agent's cluster from its verified certificate,
+// runs the hello and keeps a registry of live sessions. `dial(cluster, target)` opens a stream into
+// a managed cluster for hub code (gateway, CONNECT frontend).
+import { createServer as createHttpServer, type IncomingMessage } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
+import { createSecureContext, createServer as createTlsServer, type SecureContext, type Server as TlsServer, TLSSocket } from 'node:tls';
+import { createWebSocketStream, WebSocketServer } from 'ws';
+import { TetherError } from '../errors.ts';
+import { type Logger, logger as makeLogger } from '../log.ts';
+import { HubTunnelSession } from '../tunnel/hub-session.ts';
+import { agentIdentityFromCertificate } from '../tunnel/identity.ts';
+import { defaultTunnelLimits, type TunnelLimits, TUNNEL_ALPN, WEBSOCKET_PATH, WEBSOCKET_SUBPROTOCOL } from '../tunnel/protocol.ts';
+import { createProxyServerMetrics, type ProxyServerMetrics } from './metrics.ts';
+import { type AgentConnection, AgentRegistry } from './registry.ts';
+
+export interface ProxyServerOptions {
+  /** this replica's id, sent to agents in the hello */
+  serverId: string;
+  /** how many proxy-server replicas agents should stay connected to */
+  serverCount: number;
+  /** where agents connect */
+  host: string;
+  port: number;
+  /** serving certificate for agents, and the CA bundle agent client certificates must chain to */
+  tls: { certPem: string; keyPem: string; clientCaPem: string };
+  limits?: Partial<TunnelLimits>;
+  /** agents one cluster may hold at once on this replica (HA agents + reconnect overlap) */
+  maxAgentsPerCluster?: number;
+  /** dials waiting for an agent's answer, across all clusters */
+  maxPendingDials?: number;
+  /** TLS connections (handshaking or serving) at once */
+  maxConnections?: number;
+  /** WebSocket message size cap (bytes) */
+  maxWebSocketPayloadBytes?: number;
+  log?: Logger;
+}
+
+export interface DialOptions {
+  timeoutMs?: number;
+}
+
+export class ProxyServer {
+  readonly registry = new AgentRegistry();
+  readonly metrics: ProxyServerMetrics;
+  readonly limits: TunnelLimits;
+  private readonly opts: ProxyServerOptions;
+  private readonly log: Logger;
+  private tlsServer: TlsServer | undefined;
+  private readonly innerTls: SecureContext;
+  private readonly wss: WebSocketServer;
+  private readonly upgradeServer = createHttpServer();
+  private pendingDials = 0;
+  private stopping = false;
+  private readonly sockets = new Set<Duplex>();
+  private readonly readyWaiters: Array<() => void> = [];
+
+  constructor(opts: ProxyServerOptions) {
+    this.opts = opts;
+    this.limits = { ...defaultTunnelLimits, ...opts.limits };
+    this.metrics = createProxyServerMetrics();
+    this.log = opts.log ?? makeLogger('proxy-server', { serverId: opts.serverId });
+    this.innerTls = createSecureContext({ cert: opts.tls.certPem, key: opts.tls.keyPem, ca: opts.tls.clientCaPem });
+    this.wss = new WebSocketServer({
+      noServer: true,
+      maxPayload: opts.maxWebSocketPayloadBytes ?? 4 * 1024 * 1024,
+      perMessageDeflate: false,
+      handleProtocols: (protocols) => (protocols.has(WEBSOCKET_SUBPROTOCOL) ? WEBSOCKET_SUBPROTOCOL : false),
+    });
+    this.upgradeServer.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => this.onUpgrade(req, socket, head));
+    this.upgradeServer.on('request', (_req, res) => {
+      res.writeHead(404, { 'content-type': 'text/plain' }).end('tether proxy-server: agents connect with HTTP/2 (ALPN h2) or a WebSocket upgrade\n');
+    });
+    this.upgradeServer.headersTimeout = this.limits.handshakeTimeoutMs;
+    this.upgradeServer.requestTimeout = this.limits.handshakeTimeoutMs;
+  }
+
+  /** Starts listening; resolves with the bound port. */
+  async start(): Promise<number> {
+    const server = createTlsServer({
+      cert: this.opts.tls.certPem,
+      key: this.opts.tls.keyPem,
+      ca: this.opts.tls.clientCaPem,
+      requestCert: true,
+      // Checked by hand below: the WebSocket path authenticates with the TLS *inside* the WebSocket.
+      rejectUnauthorized: false,
+      ALPNProtocols: [TUNNEL_ALPN, 'http/1.1'],
+      handshakeTimeout: this.limits.handshakeTimeoutMs,
+    });
+    server.maxConnections = this.opts.maxConnections ?? 10_000;
+    server.on('secureConnection', (socket: TLSSocket) => this.onTlsConnection(socket));
+    server.on('tlsClientError', (err, socket) => {
+      this.metrics.errors.inc({ code: 'TETHER_UNAUTHORIZED' });
+      this.log.debug({ err: err.message, remote: socket.remoteAddress }, 'agent TLS handshake failed');
+      socket.destroy();
+    });
+    server.on('connection', (s: Socket) => {
+      this.sockets.add(s);
+      s.once('close', () => this.sockets.delete(s));
+    });
+    this.tlsServer = server;
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(this.opts.port, this.opts.host, () => {
+        server.off('error', reject);
+        resolve();
+      });
+    });
+    return (server.address() as AddressInfo).port;
+  }
+
+  get port(): number {
+    return (this.tlsServer?.address() as AddressInfo | null)?.port ?? 0;
+  }
+
+  private onTlsConnection(socket: TLSSocket): void {
+    socket.on('error', () => {});
+    if (socket.alpnProtocol === TUNNEL_ALPN) {
+      this.acceptAgent(socket, socket.remoteAddress ?? '');
+      return;
+    }
+    // HTTP/1.1: only the WebSocket upgrade is served.
+    this.upgradeServer.emit('connection', socket);
+  }
+
+  private onUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
+    const url = req.url ?? '';
+    if (!url.startsWith(WEBSOCKET_PATH)) {
+      socket.end('HTTP/1.1 404 Not Found\r\nconnection: close\r\n\r\n');
+      return;
+    }
+    this.wss.handleUpgrade(req, socket, head, (ws) => {
+      const stream = createWebSocketStream(ws, { allowHalfOpen: false });
+      stream.on('error', () => {});
+      const inner = new TLSSocket(stream, {
+        isServer: true,
+        secureContext: this.innerTls,
+        requestCert: true,
+        rejectUnauthorized: false,
+        ALPNProtocols: [TUNNEL_ALPN],
+      });
+      inner.on('error', () => stream.destroy());
+      const timer = setTimeout(() => inner.destroy(), this.limits.handshakeTimeoutMs);
+      inner.once('secure', () => {
+        clearTimeout(timer);
+        this.acceptAgent(inner, req.socket.remoteAddress ?? '');
+      });
+      inner.once('close', () => clearTimeout(timer));
+    });
+  }
+
+  private acceptAgent(socket: TLSSocket, remoteAddress: string): void {
+    if (this.stopping) {
+      socket.destroy();
+      return;
+    }
+    const identity = socket.authorized ? agentIdentityFromCertificate(socket.getPeerCertificate()) : undefined;
+    if (!identity) {
+      this.metrics.errors.inc({ code: 'TETHER_UNAUTHORIZED' });
+      this.log.warn(
+        { remote: remoteAddress, reason: socket.authorizationError ? String(socket.authorizationError) : 'not an agent certificate' },
+        'rejected tunnel connection',
+      );
+      socket.destroy();
+      return;
+    }
+    const max = this.opts.maxAgentsPerCluster ?? 32;
+    if (this.registry.count(identity.cluster) >= max) {
+      this.metrics.errors.inc({ code: 'TETHER_LIMIT_EXCEEDED' });
+      this.log.warn({ cluster: identity.cluster, max }, 'too many agents for this cluster; rejecting');
+      socket.destroy();
+      return;
+    }
+    let conn: AgentConnection | undefined;
+    const session = new HubTunnelSession({
+      socket,
+      limits: this.limits,
+      serverId: this.opts.serverId,
+      serverCount: this.opts.serverCount,
+      onClose: (why) => {
+        if (!conn) return;
+        this.registry.remove(conn);
+        this.metrics.connectedAgents.set({ cluster: conn.cluster }, this.registry.count(conn.cluster));
+        this.log.info({ cluster: conn.cluster, agent: conn.agent, why }, 'agent disconnected');
+      },
+    });
+    session
+      .hello()
+      .then(() => {
+        if (session.isClosed) return;
+        conn = this.registry.add({ cluster: identity.cluster, agent: identity.agent, remoteAddress, connectedAt: new Date(), session });
+        this.metrics.connectedAgents.set({ cluster: identity.cluster }, this.registry.count(identity.cluster));
+        this.log.info({ cluster: identity.cluster, agent: identity.agent, remote: remoteAddress }, 'agent connected');
+        for (const w of this.readyWaiters.splice(0)) w();
+      })
+      .catch((err: Error) => {
+        this.metrics.errors.inc({ code: 'TETHER_PROTOCOL' });
+        this.log.warn({ cluster: identity.cluster, err: err.message }, 'agent hello failed');
+        session.destroy();
+      });
+  }
+
+  /** Resolves once `cluster` has at least `count` connected agents (for tests and `tether up`). */
+  async waitForAgents(cluster: string, count = 1, timeoutMs = 30_000): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    while (this.registry.count(cluster) < count) {
+      if (Date.now() > deadline) throw new TetherError('TETHER_TIMEOUT', `no agent for cluster ${cluster} connected within ${timeoutMs} ms`);
+      await new Promise<void>((r) => {
+        const t = setTimeout(r, Math.max(0, Math.min(500, deadline - Date.now())));
+        this.readyWaiters.push(() => {
+          clearTimeout(t);
+          r();
+        });
+      });
+    }
+  }
+
+  /**
+   * Opens a connection to `target` (`kube-apiserver:443` or `<export>:<port>`) inside `cluster`.
+   * Fails at once with TETHER_NO_AGENT when no agent of that cluster is connected.
+   */
+  async dial(cluster: string, target: string, opts: DialOptions = {}): Promise<Duplex> {
+    const started = process.hrtime.bigint();
+    const observe = (outcome: string): void => {
+      this.metrics.dialSeconds.observe({ cluster, outcome }, Number(process.hrtime.bigint() - started) / 1e9);
+    };
+    const conn = this.registry.pick(cluster);
+    if (!conn) {
+      this.metrics.errors.inc({ code: 'TETHER_NO_AGENT' });
+      observe('no_agent');
+      throw new TetherError('TETHER_NO_AGENT', `no agent of cluster ${cluster} is connected to proxy-server ${this.opts.serverId}`);
+    }
+    const maxPending = this.opts.maxPendingDials ?? 1000;
+    if (this.pendingDials >= maxPending) {
+      this.metrics.errors.inc({ code: 'TETHER_LIMIT_EXCEEDED' });
+      observe('limit');
+      throw new TetherError('TETHER_LIMIT_EXCEEDED', `${maxPending} dials are already pending; try again shortly`);
+    }
+    this.pendingDials++;
+    try {
+      const stream = await conn.session.openStream(target, opts.timeoutMs ?? this.limits.dialTimeoutMs);
+      observe('ok');
+      this.metrics.openStreams.inc({ cluster });
+      stream.once('close', () => this.metrics.openStreams.dec({ cluster }));
+      const bytes = this.metrics.bytes;
+      const toCluster = bytes.labels({ cluster, direction: 'to_cluster' });
+      const fromCluster = bytes.labels({ cluster, direction: 'from_cluster' });
+      stream.on('data', (c: Buffer) => fromCluster.inc(c.length));
+      const write = stream.write.bind(stream);
+      stream.write = ((chunk: Buffer | string, ...rest: unknown[]) => {
+        toCluster.inc(typeof chunk === 'string' ? Buffer.byteLength(chunk) : chunk.length);
+        return (write as (...a: unknown[]) => boolean)(chunk, ...rest);
+      }) as typeof stream.write;
+      return stream;
+    } catch (err) {
+      const code = err instanceof TetherError ? err.code : 'TETHER_DIAL_FAILED';
+      this.metrics.errors.inc({ code });
+      observe(code === 'TETHER_DIAL_TIMEOUT' ? 'timeout' : 'error');
+      throw err;
+    } finally {
+      this.pendingDials--;
+    }
+  }
+
+  /** Stops accepting agents, drains sessions (GOAWAY) for up to graceMs, then closes everything. */
+  async stop(graceMs = 5000): Promise<void> {
+    this.stopping = true;
+    const closed = new Promise<void>((r) => (this.tlsServer ? this.tlsServer.close(() => r()) : r()));
+    await Promise.all(this.registry.all().map((c) => c.session.drain(graceMs)));
+    for (const s of this.sockets) s.destroy();
+    this.wss.close();
+    await closed;
+  }
+}

@@ -1,0 +1,182 @@
+// The hub end of one tunnel connection: an HTTP/2 *client* session over a socket the agent opened.
+// Performs the hello, keeps the session alive, and opens CONNECT streams to logical targets.
+import { type ClientHttp2Session, type ClientHttp2Stream, connect, constants, type IncomingHttpHeaders } from 'node:http2';
+import type { Duplex } from 'node:stream';
+import { TetherError, type TetherErrorCode } from '../errors.ts';
+import { keepAlive } from './keepalive.ts';
+import { HELLO_PATH, Header, type TunnelLimits } from './protocol.ts';
+
+export interface HubSessionOptions {
+  socket: Duplex;
+  limits: TunnelLimits;
+  serverId: string;
+  serverCount: number;
+  onClose: (why: string) => void;
+}
+
+function headerString(h: IncomingHttpHeaders, name: string): string {
+  const v = h[name];
+  return Array.isArray(v) ? (v[0] ?? '') : (v ?? '');
+}
+
+export class HubTunnelSession {
+  readonly session: ClientHttp2Session;
+  agentId = '';
+  private closed = false;
+  openStreams = 0;
+  private readonly limits: TunnelLimits;
+  private readonly onClose: (why: string) => void;
+
+  constructor(opts: HubSessionOptions) {
+    this.limits = opts.limits;
+    this.onClose = opts.onClose;
+    const l = opts.limits;
+    this.session = connect('http://agent.tether.invalid', {
+      createConnection: () => opts.socket,
+      settings: {
+        enablePush: false,
+        initialWindowSize: l.streamWindowBytes,
+        maxFrameSize: l.maxFrameBytes,
+        maxConcurrentStreams: l.maxConcurrentStreams,
+        maxHeaderListSize: l.maxHeaderListBytes,
+      },
+      maxSessionMemory: l.maxSessionMemoryMb,
+      peerMaxConcurrentStreams: l.maxConcurrentStreams,
+      maxHeaderListPairs: 64,
+    });
+    this.session.on('connect', () => {
+      try {
+        this.session.setLocalWindowSize(l.sessionWindowBytes);
+      } catch {}
+    });
+    this.session.on('error', () => {});
+    this.session.on('close', () => this.finish('session closed'));
+    this.session.on('goaway', () => this.finish('agent sent GOAWAY'));
+    keepAlive(this.session, l.pingIntervalMs, l.pingTimeoutMs, (why) => {
+      this.finish(why);
+      this.session.destroy();
+    });
+    this.serverId = opts.serverId;
+    this.serverCount = opts.serverCount;
+  }
+
+  private readonly serverId: string;
+  private readonly serverCount: number;
+
+  get isClosed(): boolean {
+    return this.closed;
+  }
+
+  private finish(why: string): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.onClose(why);
+  }
+
+  /** Sends the hello; resolves with the agent id the agent reports. */
+  hello(): Promise<string> {
+    return new Promise((resolve, reject) => {
+      const req = this.session.request(
+        {
+          ':method': 'POST',
+          ':path': HELLO_PATH,
+          [Header.serverId]: this.serverId,
+          [Header.serverCount]: String(this.serverCount),
+        },
+        { endStream: true },
+      );
+      const timer = setTimeout(() => {
+        req.close(constants.NGHTTP2_CANCEL);
+        reject(new TetherError('TETHER_TIMEOUT', `agent did not answer the hello within ${this.limits.handshakeTimeoutMs} ms`));
+      }, this.limits.handshakeTimeoutMs);
+      req.on('response', (h) => {
+        clearTimeout(timer);
+        req.resume();
+        if (h[':status'] !== 200) {
+          reject(new TetherError('TETHER_PROTOCOL', `agent refused the hello with status ${h[':status']}`));
+          return;
+        }
+        this.agentId = headerString(h, Header.agentId).slice(0, 253);
+        resolve(this.agentId);
+      });
+      req.on('error', (err) => {
+        clearTimeout(timer);
+        reject(new TetherError('TETHER_PROTOCOL', `hello failed: ${err.message}`));
+      });
+    });
+  }
+
+  /**
+   * Opens a CONNECT stream to `target` (`name:port`). Resolves with the stream once the agent has
+   * connected to the target; rejects with a coded error otherwise (refused, timeout, not allowed).
+   */
+  openStream(target: string, timeoutMs: number): Promise<ClientHttp2Stream> {
+    if (this.closed) return Promise.reject(new TetherError('TETHER_NO_AGENT', 'tunnel session is closed'));
+    return new Promise((resolve, reject) => {
+      let req: ClientHttp2Stream;
+      try {
+        req = this.session.request({ ':method': 'CONNECT', ':authority': target }, { endStream: false });
+      } catch (err) {
+        reject(new TetherError('TETHER_NO_AGENT', `cannot open a tunnel stream: ${(err as Error).message}`));
+        return;
+      }
+      this.openStreams++;
+      req.once('close', () => {
+        this.openStreams--;
+      });
+      let settled = false;
+      const timer = setTimeout(() => {
+        if (settled) return;
+        settled = true;
+        req.close(constants.NGHTTP2_CANCEL);
+        reject(new TetherError('TETHER_DIAL_TIMEOUT', `dial ${target} timed out after ${timeoutMs} ms`));
+      }, timeoutMs);
+      req.once('response', (h) => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        const status = Number(h[':status']);
+        if (status === 200) {
+          resolve(req);
+          return;
+        }
+        const code = (headerString(h, Header.error) || 'TETHER_DIAL_FAILED') as TetherErrorCode;
+        const reason = headerString(h, Header.reason) || `agent answered ${status}`;
+        req.close();
+        reject(new TetherError(code.startsWith('TETHER_') ? code : 'TETHER_DIAL_FAILED', reason));
+      });
+      req.once('error', (err) => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        reject(new TetherError('TETHER_DIAL_FAILED', `tunnel stream to ${target} failed: ${err.message}`));
+      });
+    });
+  }
+
+  /** Stops new streams and closes once open ones finish (or after graceMs). */
+  drain(graceMs: number): Promise<void> {
+    return new Promise((resolve) => {
+      if (this.session.destroyed) {
+        resolve();
+        return;
+      }
+      const timer = setTimeout(() => {
+        this.session.destroy();
+      }, graceMs);
+      timer.unref();
+      this.session.close(() => {
+        clearTimeout(timer);
+        resolve();
+      });
+      this.session.once('close', () => {
+        clearTimeout(timer);
+        resolve();
+      });
+    });
+  }
+
+  destroy(): void {
+    this.session.destroy();
+  }
+}

@@ -1,0 +1,118 @@
+// Shared fixtures for tunnel tests: a hub PKI, TCP echo/sink targets, and helpers to run a
+// proxy-server and proxy-agents in this process on loopback ports.
+import { createHash } from 'node:crypto';
+import type { AddressInfo } from 'node:net';
+import { createServer, type Server, type Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
+import {
+  type CertificateAuthority,
+  createCertificateAuthority,
+  issueCertificate,
+  type KeyPairPem,
+} from '../../src/pki/index.ts';
+import { ProxyAgent, type ProxyAgentOptions } from '../../src/proxy-agent/agent.ts';
+import { targetPolicy } from '../../src/proxy-agent/targets.ts';
+import { ProxyServer, type ProxyServerOptions } from '../../src/proxy-server/server.ts';
+import { agentSubject } from '../../src/tunnel/identity.ts';
+
+export interface HubPki {
+  ca: CertificateAuthority;
+  server: KeyPairPem;
+  agentCert(cluster: string, agent: string): Promise<KeyPairPem>;
+}
+
+export async function hubPki(): Promise<HubPki> {
+  const ca = await createCertificateAuthority('tether-test-hub-ca');
+  const server = await issueCertificate(ca, {
+    commonName: 'proxy-server',
+    usage: 'server',
+    dnsNames: ['localhost', 'proxy-server.tether.test'],
+    ipAddresses: ['127.0.0.1'],
+  });
+  return {
+    ca,
+    server,
+    agentCert: (cluster, agent) => issueCertificate(ca, { ...agentSubject(cluster, agent), usage: 'client' }),
+  };
+}
+
+/** A TCP server that echoes every byte back. */
+export async function echoServer(): Promise<{ port: number; close: () => Promise<void> }> {
+  const sockets = new Set<Socket>();
+  const server: Server = createServer({ allowHalfOpen: true }, (s) => {
+    sockets.add(s);
+    s.on('error', () => {});
+    s.once('close', () => sockets.delete(s));
+    s.pipe(s);
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return {
+    port: (server.address() as AddressInfo).port,
+    close: () =>
+      new Promise<void>((r) => {
+        for (const s of sockets) s.destroy();
+        server.close(() => r());
+      }),
+  };
+}
+
+export async function startServer(
+  pki: HubPki,
+  overrides: Partial<ProxyServerOptions> = {},
+): Promise<ProxyServer> {
+  const server = new ProxyServer({
+    serverId: 'server-a',
+    serverCount: 1,
+    host: '127.0.0.1',
+    port: 0,
+    tls: { certPem: pki.server.certPem, keyPem: pki.server.keyPem, clientCaPem: pki.ca.certPem },
+    ...overrides,
+  });
+  await server.start();
+  return server;
+}
+
+export async function startAgent(
+  pki: HubPki,
+  opts: {
+    cluster: string;
+    agent?: string;
+    servers: string[];
+    targetPort: number;
+    cert?: KeyPairPem;
+  } & Partial<ProxyAgentOptions>,
+): Promise<ProxyAgent> {
+  const agentId = opts.agent ?? 'agent-1';
+  const cert = opts.cert ?? (await pki.agentCert(opts.cluster, agentId));
+  const agent = new ProxyAgent({
+    agentId,
+    resolveTarget: targetPolicy({ host: '127.0.0.1', port: opts.targetPort }, []),
+    backoff: { initialMs: 50, maxMs: 500 },
+    ...opts,
+    tls: { certPem: cert.certPem, keyPem: cert.keyPem, hubCaPem: pki.ca.certPem, ...opts.tls },
+  });
+  agent.start();
+  return agent;
+}
+
+/** Writes `bytes` into `stream` and resolves with the sha256 of everything read back. */
+export function roundTrip(stream: Duplex, payload: Buffer): Promise<{ sha: string; bytes: number }> {
+  return new Promise((resolve, reject) => {
+    const hash = createHash('sha256');
+    let bytes = 0;
+    stream.on('data', (c: Buffer) => {
+      hash.update(c);
+      bytes += c.length;
+      if (bytes >= payload.length) {
+        stream.end();
+        resolve({ sha: hash.digest('hex'), bytes });
+      }
+    });
+    stream.once('error', reject);
+    stream.write(payload);
+  });
+}
+
+export function sha256(b: Buffer): string {
+  return createHash('sha256').update(b).digest('hex');
+}
