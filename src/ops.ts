@@ -29,7 +29,9 @@ export async function startOpsServer(opts: {
     } else if (path === '/metrics') {
       Promise.all(opts.registries.map((r) => r.metrics()))
         .then((parts) => {
-          res.writeHead(200, { 'content-type': opts.registries[0]?.contentType ?? 'text/plain' }).end(parts.join('\n'));
+          res
+            .writeHead(200, { 'content-type': opts.registries[0]?.contentType ?? 'text/plain' })
+            .end(parts.join('\n'));
         })
         .catch((err: Error) => res.writeHead(500).end(err.message));
     } else {

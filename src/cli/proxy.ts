@@ -8,8 +8,8 @@ import { startOpsServer } from '../ops.ts';
 import { ProxyAgent } from '../proxy-agent/agent.ts';
 import { parseExport, parseHostPort, targetPolicy } from '../proxy-agent/targets.ts';
 import { ConnectFrontend } from '../proxy-server/connect-frontend.ts';
-import { ProxyServer } from '../proxy-server/server.ts';
 import { hubTokenAuth } from '../proxy-server/hub-auth.ts';
+import { ProxyServer } from '../proxy-server/server.ts';
 import { readPemFlag } from './files.ts';
 import { positiveInt } from './options.ts';
 
@@ -50,17 +50,69 @@ export function registerProxyCommands(program: Command): void {
   program
     .command('proxy-server')
     .description('hub end of the tunnel: accepts proxy-agents, serves CONNECT <cluster>:443 to hub services')
-    .addOption(opt('--server-id <id>', 'this replica id (unique per replica)', 'TETHER_SERVER_ID').default(`${hostname()}-${process.pid}`))
-    .addOption(opt('--server-count <n>', 'number of proxy-server replicas agents should connect to', 'TETHER_SERVER_COUNT').default(1).argParser(positiveInt('--server-count', 64)))
+    .addOption(
+      opt('--server-id <id>', 'this replica id (unique per replica)', 'TETHER_SERVER_ID').default(
+        `${hostname()}-${process.pid}`,
+      ),
+    )
+    .addOption(
+      opt(
+        '--server-count <n>',
+        'number of proxy-server replicas agents should connect to',
+        'TETHER_SERVER_COUNT',
+      )
+        .default(1)
+        .argParser(positiveInt('--server-count', 64)),
+    )
     .addOption(opt('--bind-address <ip>', 'address to listen on', 'TETHER_BIND_ADDRESS').default('0.0.0.0'))
-    .addOption(opt('--agent-port <port>', 'port agents connect to (TLS: HTTP/2 or WebSocket)', 'TETHER_AGENT_PORT').default(8091).argParser(positiveInt('--agent-port', 65535)))
-    .addOption(opt('--connect-port <port>', 'HTTP CONNECT frontend port for hub services (0 = random)', 'TETHER_CONNECT_PORT').default(8090).argParser(positiveInt('--connect-port', 65535)))
-    .addOption(opt('--ops-port <port>', '/healthz, /readyz and /metrics port', 'TETHER_OPS_PORT').default(8092).argParser(positiveInt('--ops-port', 65535)))
-    .addOption(opt('--tls-cert-file <path>', 'serving certificate (PEM)', 'TETHER_TLS_CERT_FILE').makeOptionMandatory())
+    .addOption(
+      opt('--agent-port <port>', 'port agents connect to (TLS: HTTP/2 or WebSocket)', 'TETHER_AGENT_PORT')
+        .default(8091)
+        .argParser(positiveInt('--agent-port', 65535)),
+    )
+    .addOption(
+      opt(
+        '--connect-port <port>',
+        'HTTP CONNECT frontend port for hub services (0 = random)',
+        'TETHER_CONNECT_PORT',
+      )
+        .default(8090)
+        .argParser(positiveInt('--connect-port', 65535)),
+    )
+    .addOption(
+      opt('--ops-port <port>', '/healthz, /readyz and /metrics port', 'TETHER_OPS_PORT')
+        .default(8092)
+        .argParser(positiveInt('--ops-port', 65535)),
+    )
+    .addOption(
+      opt(
+        '--tls-cert-file <path>',
+        'serving certificate (PEM)',
+        'TETHER_TLS_CERT_FILE',
+      ).makeOptionMandatory(),
+    )
     .addOption(opt('--tls-key-file <path>', 'serving key (PEM)', 'TETHER_TLS_KEY_FILE').makeOptionMandatory())
-    .addOption(opt('--agent-ca-file <path>', 'CA bundle agent client certificates must chain to (the hub CA that signs agent CSRs)', 'TETHER_AGENT_CA_FILE').makeOptionMandatory())
-    .addOption(opt('--proxy-client-ca-file <path>', 'CA bundle for CONNECT-frontend client certificates', 'TETHER_PROXY_CLIENT_CA_FILE'))
-    .addOption(opt('--hub-kubeconfig <path>', 'hub kubeconfig for bearer-token auth on the CONNECT frontend (TokenReview + SubjectAccessReview)', 'TETHER_HUB_KUBECONFIG'))
+    .addOption(
+      opt(
+        '--agent-ca-file <path>',
+        'CA bundle agent client certificates must chain to (the hub CA that signs agent CSRs)',
+        'TETHER_AGENT_CA_FILE',
+      ).makeOptionMandatory(),
+    )
+    .addOption(
+      opt(
+        '--proxy-client-ca-file <path>',
+        'CA bundle for CONNECT-frontend client certificates',
+        'TETHER_PROXY_CLIENT_CA_FILE',
+      ),
+    )
+    .addOption(
+      opt(
+        '--hub-kubeconfig <path>',
+        'hub kubeconfig for bearer-token auth on the CONNECT frontend (TokenReview + SubjectAccessReview)',
+        'TETHER_HUB_KUBECONFIG',
+      ),
+    )
     .action(async (flags: ServerFlags) => {
       const log = logger('proxy-server', { serverId: flags.serverId });
       const tls = {
@@ -68,7 +120,9 @@ export function registerProxyCommands(program: Command): void {
         keyPem: readPemFlag('--tls-key-file', flags.tlsKeyFile, 'PRIVATE KEY'),
       };
       const agentCa = readPemFlag('--agent-ca-file', flags.agentCaFile, 'CERTIFICATE');
-      const clientCa = flags.proxyClientCaFile ? readPemFlag('--proxy-client-ca-file', flags.proxyClientCaFile, 'CERTIFICATE') : agentCa;
+      const clientCa = flags.proxyClientCaFile
+        ? readPemFlag('--proxy-client-ca-file', flags.proxyClientCaFile, 'CERTIFICATE')
+        : agentCa;
       const auth = flags.hubKubeconfig ? hubTokenAuth(flags.hubKubeconfig) : undefined;
       const server = new ProxyServer({
         serverId: flags.serverId,
@@ -105,62 +159,135 @@ export function registerProxyCommands(program: Command): void {
   program
     .command('proxy-agent')
     .description('managed end of the tunnel: dials out to the proxy-server(s) and serves allowed targets')
-    .addOption(opt('--cluster-name <name>', 'managed cluster name (must match the certificate)', 'TETHER_CLUSTER_NAME').makeOptionMandatory())
+    .addOption(
+      opt(
+        '--cluster-name <name>',
+        'managed cluster name (must match the certificate)',
+        'TETHER_CLUSTER_NAME',
+      ).makeOptionMandatory(),
+    )
     .addOption(opt('--agent-id <id>', 'this agent replica id', 'TETHER_AGENT_ID').default(hostname()))
-    .addOption(opt('--proxy-server <address>', 'proxy-server host:port or wss:// URL (repeatable)', 'TETHER_PROXY_SERVER').argParser(collect))
-    .addOption(opt('--cert-file <path>', 'agent client certificate (PEM)', 'TETHER_CERT_FILE').makeOptionMandatory())
+    .addOption(
+      opt(
+        '--proxy-server <address>',
+        'proxy-server host:port or wss:// URL (repeatable)',
+        'TETHER_PROXY_SERVER',
+      ).argParser(collect),
+    )
+    .addOption(
+      opt('--cert-file <path>', 'agent client certificate (PEM)', 'TETHER_CERT_FILE').makeOptionMandatory(),
+    )
     .addOption(opt('--key-file <path>', 'agent client key (PEM)', 'TETHER_KEY_FILE').makeOptionMandatory())
-    .addOption(opt('--hub-ca-file <path>', 'CA bundle that verifies the proxy-server', 'TETHER_HUB_CA_FILE').makeOptionMandatory())
-    .addOption(opt('--server-name <name>', 'TLS server name expected on the proxy-server certificate', 'TETHER_SERVER_NAME'))
-    .addOption(opt('--kube-apiserver <host:port>', 'this cluster kube-apiserver (target kube-apiserver:443)', 'TETHER_KUBE_APISERVER'))
-    .addOption(opt('--export <name=host:port>', 'also allow this service, reachable from the hub as <name>.<cluster>:<port> (repeatable)', 'TETHER_EXPORT').argParser(collect))
-    .addOption(opt('--proxy-url <url>', 'HTTP CONNECT forward proxy (http:// or https://; user:password@ for Basic auth); default HTTPS_PROXY', 'TETHER_PROXY_URL'))
-    .addOption(opt('--proxy-ca-file <path>', 'CA bundle for TLS to an https:// forward proxy', 'TETHER_PROXY_CA_FILE'))
-    .addOption(opt('--ops-port <port>', '/healthz, /readyz and /metrics port (0 = random)', 'TETHER_OPS_PORT').default(8093).argParser(positiveInt('--ops-port', 65535)))
-    .addOption(opt('--ops-address <ip>', 'address for the ops port', 'TETHER_OPS_ADDRESS').default('127.0.0.1'))
-    .action(async (flags: {
-      clusterName: string;
-      agentId: string;
-      proxyServer?: string[];
-      certFile: string;
-      keyFile: string;
-      hubCaFile: string;
-      serverName?: string;
-      kubeApiserver?: string;
-      export?: string[];
-      proxyUrl?: string;
-      proxyCaFile?: string;
-      opsPort: number;
-      opsAddress: string;
-    }) => {
-      const servers = (flags.proxyServer ?? []).flatMap((s) => s.split(',')).filter(Boolean);
-      if (servers.length === 0) throw new InvalidArgumentError('--proxy-server is required (host:port or wss://…)');
-      const apiserver =
-        flags.kubeApiserver ??
-        (process.env.KUBERNETES_SERVICE_HOST ? `${process.env.KUBERNETES_SERVICE_HOST}:${process.env.KUBERNETES_SERVICE_PORT ?? '443'}` : undefined);
-      if (!apiserver) throw new InvalidArgumentError('--kube-apiserver is required outside a pod (host:port of this cluster apiserver)');
-      const exportsList = (flags.export ?? []).flatMap((s) => s.split(',')).filter(Boolean).map(parseExport);
-      const log = logger('proxy-agent', { cluster: flags.clusterName, agent: flags.agentId });
-      const agent = new ProxyAgent({
-        cluster: flags.clusterName,
-        agentId: flags.agentId,
-        servers,
-        tls: {
-          certPem: readPemFlag('--cert-file', flags.certFile, 'CERTIFICATE'),
-          keyPem: readPemFlag('--key-file', flags.keyFile, 'PRIVATE KEY'),
-          hubCaPem: readPemFlag('--hub-ca-file', flags.hubCaFile, 'CERTIFICATE'),
-          serverName: flags.serverName,
-        },
-        resolveTarget: targetPolicy(parseHostPort(apiserver, '--kube-apiserver'), exportsList),
-        proxyUrl: flags.proxyUrl,
-        proxyCaPem: flags.proxyCaFile ? readPemFlag('--proxy-ca-file', flags.proxyCaFile, 'CERTIFICATE') : undefined,
-        log,
-      });
-      const ops = await startOpsServer({ host: flags.opsAddress, port: flags.opsPort, registries: [agent.registry], ready: () => agent.readiness() });
-      agent.start();
-      log.info({ servers, opsPort: ops.port, exports: exportsList.map((e) => e.name) }, 'proxy-agent started');
-      await untilSignal();
-      await agent.stop();
-      await ops.close();
-    });
+    .addOption(
+      opt(
+        '--hub-ca-file <path>',
+        'CA bundle that verifies the proxy-server',
+        'TETHER_HUB_CA_FILE',
+      ).makeOptionMandatory(),
+    )
+    .addOption(
+      opt(
+        '--server-name <name>',
+        'TLS server name expected on the proxy-server certificate',
+        'TETHER_SERVER_NAME',
+      ),
+    )
+    .addOption(
+      opt(
+        '--kube-apiserver <host:port>',
+        'this cluster kube-apiserver (target kube-apiserver:443)',
+        'TETHER_KUBE_APISERVER',
+      ),
+    )
+    .addOption(
+      opt(
+        '--export <name=host:port>',
+        'also allow this service, reachable from the hub as <name>.<cluster>:<port> (repeatable)',
+        'TETHER_EXPORT',
+      ).argParser(collect),
+    )
+    .addOption(
+      opt(
+        '--proxy-url <url>',
+        'HTTP CONNECT forward proxy (http:// or https://; user:password@ for Basic auth); default HTTPS_PROXY',
+        'TETHER_PROXY_URL',
+      ),
+    )
+    .addOption(
+      opt('--proxy-ca-file <path>', 'CA bundle for TLS to an https:// forward proxy', 'TETHER_PROXY_CA_FILE'),
+    )
+    .addOption(
+      opt('--ops-port <port>', '/healthz, /readyz and /metrics port (0 = random)', 'TETHER_OPS_PORT')
+        .default(8093)
+        .argParser(positiveInt('--ops-port', 65535)),
+    )
+    .addOption(
+      opt('--ops-address <ip>', 'address for the ops port', 'TETHER_OPS_ADDRESS').default('127.0.0.1'),
+    )
+    .action(
+      async (flags: {
+        clusterName: string;
+        agentId: string;
+        proxyServer?: string[];
+        certFile: string;
+        keyFile: string;
+        hubCaFile: string;
+        serverName?: string;
+        kubeApiserver?: string;
+        export?: string[];
+        proxyUrl?: string;
+        proxyCaFile?: string;
+        opsPort: number;
+        opsAddress: string;
+      }) => {
+        const servers = (flags.proxyServer ?? []).flatMap((s) => s.split(',')).filter(Boolean);
+        if (servers.length === 0)
+          throw new InvalidArgumentError('--proxy-server is required (host:port or wss://…)');
+        const apiserver =
+          flags.kubeApiserver ??
+          (process.env.KUBERNETES_SERVICE_HOST
+            ? `${process.env.KUBERNETES_SERVICE_HOST}:${process.env.KUBERNETES_SERVICE_PORT ?? '443'}`
+            : undefined);
+        if (!apiserver)
+          throw new InvalidArgumentError(
+            '--kube-apiserver is required outside a pod (host:port of this cluster apiserver)',
+          );
+        const exportsList = (flags.export ?? [])
+          .flatMap((s) => s.split(','))
+          .filter(Boolean)
+          .map(parseExport);
+        const log = logger('proxy-agent', { cluster: flags.clusterName, agent: flags.agentId });
+        const agent = new ProxyAgent({
+          cluster: flags.clusterName,
+          agentId: flags.agentId,
+          servers,
+          tls: {
+            certPem: readPemFlag('--cert-file', flags.certFile, 'CERTIFICATE'),
+            keyPem: readPemFlag('--key-file', flags.keyFile, 'PRIVATE KEY'),
+            hubCaPem: readPemFlag('--hub-ca-file', flags.hubCaFile, 'CERTIFICATE'),
+            serverName: flags.serverName,
+          },
+          resolveTarget: targetPolicy(parseHostPort(apiserver, '--kube-apiserver'), exportsList),
+          proxyUrl: flags.proxyUrl,
+          proxyCaPem: flags.proxyCaFile
+            ? readPemFlag('--proxy-ca-file', flags.proxyCaFile, 'CERTIFICATE')
+            : undefined,
+          log,
+        });
+        const ops = await startOpsServer({
+          host: flags.opsAddress,
+          port: flags.opsPort,
+          registries: [agent.registry],
+          ready: () => agent.readiness(),
+        });
+        agent.start();
+        log.info(
+          { servers, opsPort: ops.port, exports: exportsList.map((e) => e.name) },
+          'proxy-agent started',
+        );
+        await untilSignal();
+        await agent.stop();
+        await ops.close();
+      },
+    );
 }

@@ -5,14 +5,19 @@
 import { Agent as HttpsAgent } from 'node:https';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
-import { connect as tlsConnect, type ConnectionOptions, type TLSSocket } from 'node:tls';
+import { type ConnectionOptions, type TLSSocket, connect as tlsConnect } from 'node:tls';
 import { Counter, Gauge, Registry } from 'prom-client';
 import { createWebSocketStream, WebSocket } from 'ws';
 import { TetherError } from '../errors.ts';
 import { type Logger, logger as makeLogger } from '../log.ts';
 import { AgentTunnelServer, type AttachedSession, type TargetResolver } from '../tunnel/agent-session.ts';
 import { describeProxy, dialThroughProxy, proxyForUrl } from '../tunnel/forward-proxy.ts';
-import { defaultTunnelLimits, type TunnelLimits, TUNNEL_ALPN, WEBSOCKET_SUBPROTOCOL } from '../tunnel/protocol.ts';
+import {
+  defaultTunnelLimits,
+  TUNNEL_ALPN,
+  type TunnelLimits,
+  WEBSOCKET_SUBPROTOCOL,
+} from '../tunnel/protocol.ts';
 
 export interface ProxyAgentOptions {
   cluster: string;
@@ -51,11 +56,16 @@ export class ProxyAgent {
   private lastError = '';
 
   constructor(opts: ProxyAgentOptions) {
-    if (opts.servers.length === 0) throw new TetherError('TETHER_INVALID_ARGUMENT', 'at least one proxy-server address is needed');
+    if (opts.servers.length === 0)
+      throw new TetherError('TETHER_INVALID_ARGUMENT', 'at least one proxy-server address is needed');
     this.opts = opts;
     this.limits = { ...defaultTunnelLimits, ...opts.limits };
     this.log = opts.log ?? makeLogger('proxy-agent', { cluster: opts.cluster, agent: opts.agentId });
-    this.connectedGauge = new Gauge({ name: 'tether_agent_connected_servers', help: 'proxy-servers this agent holds a tunnel to', registers: [this.registry] });
+    this.connectedGauge = new Gauge({
+      name: 'tether_agent_connected_servers',
+      help: 'proxy-servers this agent holds a tunnel to',
+      registers: [this.registry],
+    });
     this.connectErrors = new Counter({
       name: 'tether_agent_connect_errors_total',
       help: 'Failed attempts to reach a proxy-server, by error code',
@@ -83,7 +93,11 @@ export class ProxyAgent {
       events: {
         onStream: (e) => {
           streams.inc({ outcome: e.outcome });
-          if (e.outcome !== 'connected') this.log.info({ target: e.target, outcome: e.outcome, reason: e.reason }, 'tunnel stream refused');
+          if (e.outcome !== 'connected')
+            this.log.info(
+              { target: e.target, outcome: e.outcome, reason: e.reason },
+              'tunnel stream refused',
+            );
         },
         onBytes: (direction, n) => (direction === 'to-target' ? toTarget : fromTarget).inc(n),
       },
@@ -99,7 +113,10 @@ export class ProxyAgent {
   readiness(): { ok: boolean; detail: string } {
     const ids = [...this.connected.values()].map((c) => c.serverId);
     if (ids.length > 0) return { ok: true, detail: `connected to proxy-servers ${ids.join(', ')}` };
-    return { ok: false, detail: `not connected to any proxy-server${this.lastError ? `: ${this.lastError}` : ''}` };
+    return {
+      ok: false,
+      detail: `not connected to any proxy-server${this.lastError ? `: ${this.lastError}` : ''}`,
+    };
   }
 
   connectedServerIds(): string[] {
@@ -175,41 +192,69 @@ export class ProxyAgent {
         this.lastError = (err as Error).message;
         this.log.warn({ address, err: this.lastError, failures }, 'cannot reach proxy-server');
       }
-      if (!this.stopped) await this.sleep(failures === 0 ? Math.random() * 100 : this.backoffMs(failures - 1));
+      if (!this.stopped)
+        await this.sleep(failures === 0 ? Math.random() * 100 : this.backoffMs(failures - 1));
     }
   }
 
   private tlsOptions(): ConnectionOptions {
     const t = this.opts.tls;
-    return { ca: t.hubCaPem, cert: t.certPem, key: t.keyPem, ALPNProtocols: [TUNNEL_ALPN], rejectUnauthorized: true };
+    return {
+      ca: t.hubCaPem,
+      cert: t.certPem,
+      key: t.keyPem,
+      ALPNProtocols: [TUNNEL_ALPN],
+      rejectUnauthorized: true,
+    };
   }
 
   private async connectOnce(address: string): Promise<AttachedSession> {
-    const socket = address.startsWith('wss://') || address.startsWith('ws://') ? await this.dialWebSocket(address) : await this.dialTls(address);
+    const socket =
+      address.startsWith('wss://') || address.startsWith('ws://')
+        ? await this.dialWebSocket(address)
+        : await this.dialTls(address);
     try {
       return await this.tunnel.attach(socket);
     } catch (err) {
       socket.destroy();
-      throw new TetherError('TETHER_PROTOCOL', `tunnel handshake with ${address} failed: ${(err as Error).message}`);
+      throw new TetherError(
+        'TETHER_PROTOCOL',
+        `tunnel handshake with ${address} failed: ${(err as Error).message}`,
+      );
     }
   }
 
   private async rawSocket(host: string, port: number, scheme: 'https' | 'http'): Promise<Duplex | undefined> {
-    const proxy = proxyForUrl(`${scheme}://${host}:${port}`, { proxyUrl: this.opts.proxyUrl, env: this.opts.env ?? process.env });
+    const proxy = proxyForUrl(`${scheme}://${host}:${port}`, {
+      proxyUrl: this.opts.proxyUrl,
+      env: this.opts.env ?? process.env,
+    });
     if (!proxy) return undefined;
     this.log.debug({ proxy: describeProxy(proxy) }, 'dialling through forward proxy');
-    return dialThroughProxy(proxy, host, port, { timeoutMs: this.limits.handshakeTimeoutMs, proxyCa: this.opts.proxyCaPem });
+    return dialThroughProxy(proxy, host, port, {
+      timeoutMs: this.limits.handshakeTimeoutMs,
+      proxyCa: this.opts.proxyCaPem,
+    });
   }
 
   private async dialTls(address: string): Promise<TLSSocket> {
     const idx = address.lastIndexOf(':');
     const host = address.slice(0, idx).replace(/^\[|\]$/g, '');
     const port = Number(address.slice(idx + 1));
-    if (!host || !Number.isInteger(port)) throw new TetherError('TETHER_INVALID_ARGUMENT', `proxy-server address must be host:port, got "${address}"`);
+    if (!host || !Number.isInteger(port))
+      throw new TetherError(
+        'TETHER_INVALID_ARGUMENT',
+        `proxy-server address must be host:port, got "${address}"`,
+      );
     const viaProxy = await this.rawSocket(host, port, 'https');
     const servername = this.opts.tls.serverName ?? host;
     return this.handshake(
-      tlsConnect({ ...this.tlsOptions(), ...(viaProxy ? { socket: viaProxy } : { host, port }), servername: isIp(servername) ? undefined : servername, host }),
+      tlsConnect({
+        ...this.tlsOptions(),
+        ...(viaProxy ? { socket: viaProxy } : { host, port }),
+        servername: isIp(servername) ? undefined : servername,
+        host,
+      }),
       address,
     );
   }
@@ -224,14 +269,21 @@ export class ProxyAgent {
         clearTimeout(timer);
         if (socket.alpnProtocol !== TUNNEL_ALPN) {
           socket.destroy();
-          reject(new TetherError('TETHER_PROTOCOL', `${address} is not a tether proxy-server (ALPN ${String(socket.alpnProtocol)})`));
+          reject(
+            new TetherError(
+              'TETHER_PROTOCOL',
+              `${address} is not a tether proxy-server (ALPN ${String(socket.alpnProtocol)})`,
+            ),
+          );
           return;
         }
         resolve(socket);
       });
       socket.once('error', (err) => {
         clearTimeout(timer);
-        reject(new TetherError('TETHER_DIAL_FAILED', `cannot connect to proxy-server ${address}: ${err.message}`));
+        reject(
+          new TetherError('TETHER_DIAL_FAILED', `cannot connect to proxy-server ${address}: ${err.message}`),
+        );
       });
     });
   }
@@ -244,7 +296,10 @@ export class ProxyAgent {
     let agent: HttpsAgent | undefined;
     if (viaProxy) {
       agent = new HttpsAgent({ keepAlive: false });
-      agent.createConnection = (() => (url.protocol === 'wss:' ? tlsConnect({ socket: viaProxy, servername: url.hostname, ca: hubCa }) : viaProxy)) as unknown as typeof agent.createConnection;
+      agent.createConnection = (() =>
+        url.protocol === 'wss:'
+          ? tlsConnect({ socket: viaProxy, servername: url.hostname, ca: hubCa })
+          : viaProxy) as unknown as typeof agent.createConnection;
     }
     const ws = new WebSocket(url, WEBSOCKET_SUBPROTOCOL, {
       ca: hubCa,
@@ -257,15 +312,29 @@ export class ProxyAgent {
     await new Promise<void>((resolve, reject) => {
       ws.once('open', () => resolve());
       ws.once('unexpected-response', (_req, res) => {
-        reject(new TetherError('TETHER_PROTOCOL', `${address} answered the WebSocket upgrade with ${res.statusCode}`));
+        reject(
+          new TetherError(
+            'TETHER_PROTOCOL',
+            `${address} answered the WebSocket upgrade with ${res.statusCode}`,
+          ),
+        );
         ws.terminate();
       });
-      ws.once('error', (err) => reject(new TetherError('TETHER_DIAL_FAILED', `WebSocket to ${address} failed: ${err.message}`)));
+      ws.once('error', (err) =>
+        reject(new TetherError('TETHER_DIAL_FAILED', `WebSocket to ${address} failed: ${err.message}`)),
+      );
     });
     const stream = createWebSocketStream(ws, { allowHalfOpen: false });
     stream.on('error', () => {});
     const servername = this.opts.tls.serverName ?? url.hostname;
-    return this.handshake(tlsConnect({ ...this.tlsOptions(), socket: stream, servername: isIp(servername) ? undefined : servername }), address);
+    return this.handshake(
+      tlsConnect({
+        ...this.tlsOptions(),
+        socket: stream,
+        servername: isIp(servername) ? undefined : servername,
+      }),
+      address,
+    );
   }
 }
 

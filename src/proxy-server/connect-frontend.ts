@@ -65,7 +65,9 @@ const statusFor: Record<string, [number, string]> = {
 function reject(socket: Duplex, status: number, text: string, reason: string, extra = ''): void {
   const safe = reason.replace(/[\r\n]/g, ' ').slice(0, 500);
   if (socket.writable) {
-    socket.end(`HTTP/1.1 ${status} ${text}\r\ntether-reason: ${safe}\r\ncontent-length: 0\r\nconnection: close\r\n${extra}\r\n`);
+    socket.end(
+      `HTTP/1.1 ${status} ${text}\r\ntether-reason: ${safe}\r\ncontent-length: 0\r\nconnection: close\r\n${extra}\r\n`,
+    );
   }
   (socket as Partial<Socket>).destroySoon?.();
 }
@@ -95,7 +97,9 @@ export class ConnectFrontend {
       s.once('close', () => this.sockets.delete(s));
     });
     this.server.on('request', (_req, res) => {
-      res.writeHead(405, { allow: 'CONNECT', 'content-type': 'text/plain' }).end('only CONNECT <cluster>:443 is served here\n');
+      res
+        .writeHead(405, { allow: 'CONNECT', 'content-type': 'text/plain' })
+        .end('only CONNECT <cluster>:443 is served here\n');
     });
     this.server.on('clientError', (err, socket) => {
       this.log.debug({ err: err.message }, 'malformed request on CONNECT frontend');
@@ -143,17 +147,33 @@ export class ConnectFrontend {
     const authority = req.url ?? '';
     const parsed = parseConnectAuthority(authority);
     if (!parsed) {
-      reject(socket, 400, 'Bad Request', `"${authority.slice(0, 100)}" is not <cluster>:443 or <export>.<cluster>:<port>`);
+      reject(
+        socket,
+        400,
+        'Bad Request',
+        `"${authority.slice(0, 100)}" is not <cluster>:443 or <export>.<cluster>:<port>`,
+      );
       return;
     }
     const caller = await this.authenticate(req);
     if (caller === 'unauthenticated') {
-      reject(socket, 407, 'Proxy Authentication Required', 'present a proxy-client certificate or a hub bearer token', 'proxy-authenticate: Bearer realm="tether"\r\n');
+      reject(
+        socket,
+        407,
+        'Proxy Authentication Required',
+        'present a proxy-client certificate or a hub bearer token',
+        'proxy-authenticate: Bearer realm="tether"\r\n',
+      );
       return;
     }
     const viaToken = !(req.socket as TLSSocket).authorized;
     if (viaToken && this.opts.authorize && !(await this.opts.authorize(caller, parsed.cluster))) {
-      reject(socket, 403, 'Forbidden', `${caller.user} may not get managedclusters/proxy for ${parsed.cluster}`);
+      reject(
+        socket,
+        403,
+        'Forbidden',
+        `${caller.user} may not get managedclusters/proxy for ${parsed.cluster}`,
+      );
       return;
     }
     let upstream: Duplex;

@@ -5,13 +5,25 @@
 import { createServer as createHttpServer, type IncomingMessage } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
-import { createSecureContext, createServer as createTlsServer, type SecureContext, type Server as TlsServer, TLSSocket } from 'node:tls';
+import {
+  createSecureContext,
+  createServer as createTlsServer,
+  type SecureContext,
+  TLSSocket,
+  type Server as TlsServer,
+} from 'node:tls';
 import { createWebSocketStream, WebSocketServer } from 'ws';
 import { TetherError } from '../errors.ts';
 import { type Logger, logger as makeLogger } from '../log.ts';
 import { HubTunnelSession } from '../tunnel/hub-session.ts';
 import { agentIdentityFromCertificate } from '../tunnel/identity.ts';
-import { defaultTunnelLimits, type TunnelLimits, TUNNEL_ALPN, WEBSOCKET_PATH, WEBSOCKET_SUBPROTOCOL } from '../tunnel/protocol.ts';
+import {
+  defaultTunnelLimits,
+  TUNNEL_ALPN,
+  type TunnelLimits,
+  WEBSOCKET_PATH,
+  WEBSOCKET_SUBPROTOCOL,
+} from '../tunnel/protocol.ts';
 import { createProxyServerMetrics, type ProxyServerMetrics } from './metrics.ts';
 import { type AgentConnection, AgentRegistry } from './registry.ts';
 
@@ -61,16 +73,24 @@ export class ProxyServer {
     this.limits = { ...defaultTunnelLimits, ...opts.limits };
     this.metrics = createProxyServerMetrics();
     this.log = opts.log ?? makeLogger('proxy-server', { serverId: opts.serverId });
-    this.innerTls = createSecureContext({ cert: opts.tls.certPem, key: opts.tls.keyPem, ca: opts.tls.clientCaPem });
+    this.innerTls = createSecureContext({
+      cert: opts.tls.certPem,
+      key: opts.tls.keyPem,
+      ca: opts.tls.clientCaPem,
+    });
     this.wss = new WebSocketServer({
       noServer: true,
       maxPayload: opts.maxWebSocketPayloadBytes ?? 4 * 1024 * 1024,
       perMessageDeflate: false,
       handleProtocols: (protocols) => (protocols.has(WEBSOCKET_SUBPROTOCOL) ? WEBSOCKET_SUBPROTOCOL : false),
     });
-    this.upgradeServer.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => this.onUpgrade(req, socket, head));
+    this.upgradeServer.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) =>
+      this.onUpgrade(req, socket, head),
+    );
     this.upgradeServer.on('request', (_req, res) => {
-      res.writeHead(404, { 'content-type': 'text/plain' }).end('tether proxy-server: agents connect with HTTP/2 (ALPN h2) or a WebSocket upgrade\n');
+      res
+        .writeHead(404, { 'content-type': 'text/plain' })
+        .end('tether proxy-server: agents connect with HTTP/2 (ALPN h2) or a WebSocket upgrade\n');
     });
     this.upgradeServer.headersTimeout = this.limits.handshakeTimeoutMs;
     this.upgradeServer.requestTimeout = this.limits.handshakeTimeoutMs;
@@ -155,11 +175,16 @@ export class ProxyServer {
       socket.destroy();
       return;
     }
-    const identity = socket.authorized ? agentIdentityFromCertificate(socket.getPeerCertificate()) : undefined;
+    const identity = socket.authorized
+      ? agentIdentityFromCertificate(socket.getPeerCertificate())
+      : undefined;
     if (!identity) {
       this.metrics.errors.inc({ code: 'TETHER_UNAUTHORIZED' });
       this.log.warn(
-        { remote: remoteAddress, reason: socket.authorizationError ? String(socket.authorizationError) : 'not an agent certificate' },
+        {
+          remote: remoteAddress,
+          reason: socket.authorizationError ? String(socket.authorizationError) : 'not an agent certificate',
+        },
         'rejected tunnel connection',
       );
       socket.destroy();
@@ -189,9 +214,21 @@ export class ProxyServer {
       .hello()
       .then(() => {
         if (session.isClosed) return;
-        conn = this.registry.add({ cluster: identity.cluster, agent: identity.agent, remoteAddress, connectedAt: new Date(), session });
-        this.metrics.connectedAgents.set({ cluster: identity.cluster }, this.registry.count(identity.cluster));
-        this.log.info({ cluster: identity.cluster, agent: identity.agent, remote: remoteAddress }, 'agent connected');
+        conn = this.registry.add({
+          cluster: identity.cluster,
+          agent: identity.agent,
+          remoteAddress,
+          connectedAt: new Date(),
+          session,
+        });
+        this.metrics.connectedAgents.set(
+          { cluster: identity.cluster },
+          this.registry.count(identity.cluster),
+        );
+        this.log.info(
+          { cluster: identity.cluster, agent: identity.agent, remote: remoteAddress },
+          'agent connected',
+        );
         for (const w of this.readyWaiters.splice(0)) w();
       })
       .catch((err: Error) => {
@@ -205,7 +242,11 @@ export class ProxyServer {
   async waitForAgents(cluster: string, count = 1, timeoutMs = 30_000): Promise<void> {
     const deadline = Date.now() + timeoutMs;
     while (this.registry.count(cluster) < count) {
-      if (Date.now() > deadline) throw new TetherError('TETHER_TIMEOUT', `no agent for cluster ${cluster} connected within ${timeoutMs} ms`);
+      if (Date.now() > deadline)
+        throw new TetherError(
+          'TETHER_TIMEOUT',
+          `no agent for cluster ${cluster} connected within ${timeoutMs} ms`,
+        );
       await new Promise<void>((r) => {
         const t = setTimeout(r, Math.max(0, Math.min(500, deadline - Date.now())));
         this.readyWaiters.push(() => {
@@ -229,13 +270,19 @@ export class ProxyServer {
     if (!conn) {
       this.metrics.errors.inc({ code: 'TETHER_NO_AGENT' });
       observe('no_agent');
-      throw new TetherError('TETHER_NO_AGENT', `no agent of cluster ${cluster} is connected to proxy-server ${this.opts.serverId}`);
+      throw new TetherError(
+        'TETHER_NO_AGENT',
+        `no agent of cluster ${cluster} is connected to proxy-server ${this.opts.serverId}`,
+      );
     }
     const maxPending = this.opts.maxPendingDials ?? 1000;
     if (this.pendingDials >= maxPending) {
       this.metrics.errors.inc({ code: 'TETHER_LIMIT_EXCEEDED' });
       observe('limit');
-      throw new TetherError('TETHER_LIMIT_EXCEEDED', `${maxPending} dials are already pending; try again shortly`);
+      throw new TetherError(
+        'TETHER_LIMIT_EXCEEDED',
+        `${maxPending} dials are already pending; try again shortly`,
+      );
     }
     this.pendingDials++;
     try {

@@ -1,7 +1,13 @@
 // The agent end of tunnel connections: one HTTP/2 *server* (node:http2, no listener) onto which every
 // socket the agent dialled to a proxy-server is attached. Answers the hello and serves CONNECT
 // streams by dialling the target the resolver allows; anything else is refused on that stream only.
-import { createServer, type Http2Server, type Http2Session, type IncomingHttpHeaders, type ServerHttp2Stream } from 'node:http2';
+import {
+  createServer,
+  type Http2Server,
+  type Http2Session,
+  type IncomingHttpHeaders,
+  type ServerHttp2Stream,
+} from 'node:http2';
 import { connect as netConnect, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { keepAlive } from './keepalive.ts';
@@ -12,7 +18,11 @@ export type TargetResolver = (name: string, port: number) => { host: string; por
 
 export interface AgentSessionEvents {
   /** a CONNECT stream was served (or refused); for metrics and logs */
-  onStream?: (e: { target: string; outcome: 'connected' | 'refused' | 'failed' | 'timeout'; reason?: string }) => void;
+  onStream?: (e: {
+    target: string;
+    outcome: 'connected' | 'refused' | 'failed' | 'timeout';
+    reason?: string;
+  }) => void;
   onBytes?: (direction: 'to-target' | 'from-target', n: number) => void;
 }
 
@@ -34,9 +44,17 @@ export class AgentTunnelServer {
   private readonly resolve: TargetResolver;
   private readonly agentId: string;
   private readonly events: AgentSessionEvents;
-  private readonly helloWaiters = new Map<Http2Session, (h: { serverId: string; serverCount: number }) => void>();
+  private readonly helloWaiters = new Map<
+    Http2Session,
+    (h: { serverId: string; serverCount: number }) => void
+  >();
 
-  constructor(opts: { limits: TunnelLimits; resolveTarget: TargetResolver; agentId: string; events?: AgentSessionEvents }) {
+  constructor(opts: {
+    limits: TunnelLimits;
+    resolveTarget: TargetResolver;
+    agentId: string;
+    events?: AgentSessionEvents;
+  }) {
     this.limits = opts.limits;
     this.resolve = opts.resolveTarget;
     this.agentId = opts.agentId;
@@ -119,13 +137,21 @@ export class AgentTunnelServer {
       return;
     }
     if (method !== 'CONNECT') {
-      stream.respond({ ':status': 405, [Header.error]: 'TETHER_PROTOCOL', [Header.reason]: 'only CONNECT is served' }, { endStream: true });
+      stream.respond(
+        { ':status': 405, [Header.error]: 'TETHER_PROTOCOL', [Header.reason]: 'only CONNECT is served' },
+        { endStream: true },
+      );
       return;
     }
     const authority = headerValue(headers, ':authority');
     const parsed = parseTarget(authority);
     if (!parsed) {
-      this.refuse(stream, DialFailure.badTarget, `"${authority.slice(0, 100)}" is not a target (want name:port)`, authority);
+      this.refuse(
+        stream,
+        DialFailure.badTarget,
+        `"${authority.slice(0, 100)}" is not a target (want name:port)`,
+        authority,
+      );
       return;
     }
     const target = this.resolve(parsed.name, parsed.port);
@@ -141,11 +167,24 @@ export class AgentTunnelServer {
     this.dial(stream, authority, target);
   }
 
-  private refuse(stream: ServerHttp2Stream, failure: { status: number; code: string }, reason: string, target: string): void {
+  private refuse(
+    stream: ServerHttp2Stream,
+    failure: { status: number; code: string },
+    reason: string,
+    target: string,
+  ): void {
     if (!stream.headersSent && !stream.destroyed) {
-      stream.respond({ ':status': failure.status, [Header.error]: failure.code, [Header.reason]: reason }, { endStream: true });
+      stream.respond(
+        { ':status': failure.status, [Header.error]: failure.code, [Header.reason]: reason },
+        { endStream: true },
+      );
     }
-    const outcome = failure.status === 403 || failure.status === 400 ? 'refused' : failure.status === 504 ? 'timeout' : 'failed';
+    const outcome =
+      failure.status === 403 || failure.status === 400
+        ? 'refused'
+        : failure.status === 504
+          ? 'timeout'
+          : 'failed';
     this.events.onStream?.({ target, outcome, reason });
   }
 
@@ -154,11 +193,21 @@ export class AgentTunnelServer {
     socket.setNoDelay(true);
     const timer = setTimeout(() => {
       socket.destroy();
-      this.refuse(stream, DialFailure.timeout, `connecting to ${authority} timed out after ${this.limits.dialTimeoutMs} ms`, authority);
+      this.refuse(
+        stream,
+        DialFailure.timeout,
+        `connecting to ${authority} timed out after ${this.limits.dialTimeoutMs} ms`,
+        authority,
+      );
     }, this.limits.dialTimeoutMs);
     const onEarlyError = (err: Error): void => {
       clearTimeout(timer);
-      this.refuse(stream, DialFailure.refused, `connecting to ${authority} failed: ${err.message}`, authority);
+      this.refuse(
+        stream,
+        DialFailure.refused,
+        `connecting to ${authority} failed: ${err.message}`,
+        authority,
+      );
     };
     socket.once('error', onEarlyError);
     stream.once('close', () => {

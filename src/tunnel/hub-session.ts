@@ -1,6 +1,12 @@
 // The hub end of one tunnel connection: an HTTP/2 *client* session over a socket the agent opened.
 // Performs the hello, keeps the session alive, and opens CONNECT streams to logical targets.
-import { type ClientHttp2Session, type ClientHttp2Stream, connect, constants, type IncomingHttpHeaders } from 'node:http2';
+import {
+  type ClientHttp2Session,
+  type ClientHttp2Stream,
+  connect,
+  constants,
+  type IncomingHttpHeaders,
+} from 'node:http2';
 import type { Duplex } from 'node:stream';
 import { TetherError, type TetherErrorCode } from '../errors.ts';
 import { keepAlive } from './keepalive.ts';
@@ -87,7 +93,12 @@ export class HubTunnelSession {
       );
       const timer = setTimeout(() => {
         req.close(constants.NGHTTP2_CANCEL);
-        reject(new TetherError('TETHER_TIMEOUT', `agent did not answer the hello within ${this.limits.handshakeTimeoutMs} ms`));
+        reject(
+          new TetherError(
+            'TETHER_TIMEOUT',
+            `agent did not answer the hello within ${this.limits.handshakeTimeoutMs} ms`,
+          ),
+        );
       }, this.limits.handshakeTimeoutMs);
       req.on('response', (h) => {
         clearTimeout(timer);

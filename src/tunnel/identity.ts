@@ -20,7 +20,10 @@ function asList(v: string | string[] | undefined): string[] {
 }
 
 /** Parses the identity from subject fields; undefined when the certificate is not an agent's. */
-export function agentIdentityFromSubject(commonName: string, organizations: string[]): AgentIdentity | undefined {
+export function agentIdentityFromSubject(
+  commonName: string,
+  organizations: string[],
+): AgentIdentity | undefined {
   if (!commonName.startsWith(PREFIX)) return undefined;
   const rest = commonName.slice(PREFIX.length).split(':');
   if (rest.length !== 2) return undefined;
@@ -38,7 +41,10 @@ export function agentIdentityFromCertificate(cert: PeerCertificate | undefined):
 }
 
 /** The subject an agent certificate for `cluster` carries (for minting and for CSRs). */
-export function agentSubject(cluster: string, agent: string): { commonName: string; organizations: string[] } {
+export function agentSubject(
+  cluster: string,
+  agent: string,
+): { commonName: string; organizations: string[] } {
   return {
     commonName: `${PREFIX}${cluster}:${agent}`,
     organizations: [`${PREFIX}${cluster}`, `${PREFIX}managed-clusters`],

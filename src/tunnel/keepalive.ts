@@ -2,7 +2,12 @@
 // pingIntervalMs + pingTimeoutMs, and the session is destroyed so reconnect logic can run.
 import type { Http2Session } from 'node:http2';
 
-export function keepAlive(session: Http2Session, intervalMs: number, timeoutMs: number, onDead: (why: string) => void): () => void {
+export function keepAlive(
+  session: Http2Session,
+  intervalMs: number,
+  timeoutMs: number,
+  onDead: (why: string) => void,
+): () => void {
   let waiting: NodeJS.Timeout | undefined;
   const timer = setInterval(() => {
     if (session.destroyed || session.closed || waiting) return;

@@ -109,6 +109,11 @@ export function roundTrip(stream: Duplex, payload: Buffer): Promise<{ sha: strin
       }
     });
     stream.once('error', reject);
+    const early = (): void => {
+      if (bytes < payload.length) reject(new Error(`stream ended after ${bytes} of ${payload.length} bytes`));
+    };
+    stream.once('end', early);
+    stream.once('close', early);
     stream.write(payload);
   });
 }

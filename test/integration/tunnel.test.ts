@@ -4,12 +4,20 @@ import { randomBytes } from 'node:crypto';
 import { connect as tlsConnect } from 'node:tls';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { isTetherError } from '../../src/errors.ts';
+import { createCertificateAuthority, issueCertificate } from '../../src/pki/index.ts';
 import type { ProxyAgent } from '../../src/proxy-agent/agent.ts';
 import { parseExport, targetPolicy } from '../../src/proxy-agent/targets.ts';
 import type { ProxyServer } from '../../src/proxy-server/server.ts';
-import { createCertificateAuthority, issueCertificate } from '../../src/pki/index.ts';
 import { pollUntil } from '../../src/wait.ts';
-import { echoServer, type HubPki, hubPki, roundTrip, sha256, startAgent, startServer } from './tunnel-fixtures.ts';
+import {
+  echoServer,
+  type HubPki,
+  hubPki,
+  roundTrip,
+  sha256,
+  startAgent,
+  startServer,
+} from './tunnel-fixtures.ts';
 
 let pki: HubPki;
 const cleanups: Array<() => Promise<void> | void> = [];
@@ -20,14 +28,21 @@ afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();
 });
 
-async function setup(opts: { agents?: number; cluster?: string } = {}): Promise<{ server: ProxyServer; agents: ProxyAgent[]; echoPort: number }> {
+async function setup(
+  opts: { agents?: number; cluster?: string } = {},
+): Promise<{ server: ProxyServer; agents: ProxyAgent[]; echoPort: number }> {
   const echo = await echoServer();
   cleanups.push(echo.close);
   const server = await startServer(pki);
   cleanups.push(() => server.stop(100));
   const agents: ProxyAgent[] = [];
   for (let i = 0; i < (opts.agents ?? 1); i++) {
-    const agent = await startAgent(pki, { cluster: opts.cluster ?? 'cluster1', agent: `agent-${i}`, servers: [`127.0.0.1:${server.port}`], targetPort: echo.port });
+    const agent = await startAgent(pki, {
+      cluster: opts.cluster ?? 'cluster1',
+      agent: `agent-${i}`,
+      servers: [`127.0.0.1:${server.port}`],
+      targetPort: echo.port,
+    });
     cleanups.push(() => agent.stop());
     agents.push(agent);
   }
@@ -82,7 +97,9 @@ describe('tunnel', () => {
       cluster: 'cluster1',
       servers: [`127.0.0.1:${server.port}`],
       targetPort: echo.port,
-      resolveTarget: targetPolicy({ host: '127.0.0.1', port: closedPort }, [parseExport(`metrics=127.0.0.1:${echo.port}`)]),
+      resolveTarget: targetPolicy({ host: '127.0.0.1', port: closedPort }, [
+        parseExport(`metrics=127.0.0.1:${echo.port}`),
+      ]),
     });
     cleanups.push(() => agent.stop());
     await server.waitForAgents('cluster1');
@@ -97,7 +114,13 @@ describe('tunnel', () => {
     const server = await startServer(pki);
     cleanups.push(() => server.stop(100));
     const cert = await pki.agentCert('cluster1', 'spoofer');
-    const agent = await startAgent(pki, { cluster: 'cluster2', agent: 'spoofer', cert, servers: [`127.0.0.1:${server.port}`], targetPort: echo.port });
+    const agent = await startAgent(pki, {
+      cluster: 'cluster2',
+      agent: 'spoofer',
+      cert,
+      servers: [`127.0.0.1:${server.port}`],
+      targetPort: echo.port,
+    });
     cleanups.push(() => agent.stop());
     await server.waitForAgents('cluster1');
     expect(server.registry.clusters()).toEqual(['cluster1']);
@@ -121,12 +144,27 @@ describe('tunnel', () => {
       usage: 'client',
     });
     const agents = [
-      await startAgent(pki, { cluster: 'cluster1', cert: foreign, servers: [`127.0.0.1:${server.port}`], targetPort: echo.port }),
-      await startAgent(pki, { cluster: 'cluster2', cert: mismatched, servers: [`127.0.0.1:${server.port}`], targetPort: echo.port }),
+      await startAgent(pki, {
+        cluster: 'cluster1',
+        cert: foreign,
+        servers: [`127.0.0.1:${server.port}`],
+        targetPort: echo.port,
+      }),
+      await startAgent(pki, {
+        cluster: 'cluster2',
+        cert: mismatched,
+        servers: [`127.0.0.1:${server.port}`],
+        targetPort: echo.port,
+      }),
     ];
     for (const a of agents) cleanups.push(() => a.stop());
     // A client without any certificate completes no tunnel either.
-    const bare = tlsConnect({ host: '127.0.0.1', port: server.port, ca: pki.ca.certPem, ALPNProtocols: ['h2'] });
+    const bare = tlsConnect({
+      host: '127.0.0.1',
+      port: server.port,
+      ca: pki.ca.certPem,
+      ALPNProtocols: ['h2'],
+    });
     bare.on('error', () => {});
     const bareClosed = new Promise<void>((r) => bare.once('close', () => r()));
     await pollUntil(

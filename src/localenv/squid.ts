@@ -1,0 +1,277 @@
+// A real squid forward proxy for `tether up` and tests: the HTTP CONNECT hop between agents and the
+// hub. Owns one fresh directory (squid.conf, pid file, logs, htpasswd, TLS key) and one squid process
+// in the foreground; stop() kills the process and removes the directory. Listens on 127.0.0.1 only
+// and allows CONNECT to any host and port (we only ever target loopback), so it is a test fixture,
+// not a proxy to expose. It never touches the system squid's /etc/squid or /var/spool/squid.
+import { execFileSync } from 'node:child_process';
+import {
+  chownSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
+import { connect } from 'node:net';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { ProcessFailedError, TetherError } from '../errors.ts';
+import { pollUntil } from '../wait.ts';
+import { freePort, SupervisedProcess } from './process.ts';
+
+const SQUID_CANDIDATES = ['/usr/sbin/squid', '/usr/local/sbin/squid'];
+const NCSA_AUTH_CANDIDATES = ['/usr/lib/squid/basic_ncsa_auth', '/usr/lib64/squid/basic_ncsa_auth'];
+/** squid refuses to run as root and switches to this user when started by root. */
+const SQUID_USER = 'proxy';
+const DEFAULT_READY_TIMEOUT_MS = 30_000;
+
+export interface StartSquidOptions {
+  /** parent directory for squid's own fresh directory (default: the OS temp dir) */
+  dir?: string;
+  /** serve the proxy over TLS (`https_port`): clients need the issuing CA to trust it */
+  tls?: { certPem: string; keyPem: string };
+  /** require Basic proxy authentication with exactly these credentials */
+  basicAuth?: { username: string; password: string };
+  /** CONNECT to these destination ports is denied with 403 (for refusal tests) */
+  denyConnectPorts?: number[];
+  /** deadline for squid to accept connections (ms); default 30 s */
+  readyTimeoutMs?: number;
+}
+
+export interface Squid {
+  /** `http://127.0.0.1:PORT` or `https://127.0.0.1:PORT`, without credentials */
+  url: string;
+  port: number;
+  accessLogPath: string;
+  /** Current contents of the access log ('' once stopped). CONNECTs are logged when the tunnel closes. */
+  accessLog(): string;
+  /** Terminates squid (about 2 s: its shutdown runs in one-second steps) and removes its directory; idempotent. */
+  stop(): Promise<void>;
+}
+
+function findExecutable(candidates: string[], what: string): string {
+  const found = candidates.find((p) => existsSync(p));
+  if (!found) {
+    throw new TetherError(
+      'TETHER_BINARY_NOT_FOUND',
+      `${what} not found (looked at ${candidates.join(', ')}): install squid (apt-get install squid)`,
+    );
+  }
+  return found;
+}
+
+/** uid/gid squid will run as, when we are root and must hand it our files; undefined otherwise. */
+function squidOwner(): { uid: number; gid: number } | undefined {
+  if (process.getuid?.() !== 0) return undefined;
+  for (const line of readFileSync('/etc/passwd', 'utf8').split('\n')) {
+    const [name, , uid, gid] = line.split(':');
+    if (name === SQUID_USER) return { uid: Number(uid), gid: Number(gid) };
+  }
+  throw new TetherError(
+    'TETHER_INVALID_ARGUMENT',
+    `squid drops root privileges to user "${SQUID_USER}", which does not exist: install squid from the distribution`,
+  );
+}
+
+/** squid (as `owner`) must be able to enter `parent` and every directory above it. */
+function checkTraversable(parent: string, owner: { uid: number; gid: number }): void {
+  for (let d = parent; ; d = dirname(d)) {
+    const st = statSync(d);
+    const ok =
+      st.uid === owner.uid ? st.mode & 0o100 : st.gid === owner.gid ? st.mode & 0o010 : st.mode & 0o001;
+    if (!ok) {
+      throw new TetherError(
+        'TETHER_INVALID_ARGUMENT',
+        `squid runs as user "${SQUID_USER}" and cannot enter ${d}: use a parent directory every user can traverse (chmod o+x ${d})`,
+      );
+    }
+    if (d === dirname(d)) return;
+  }
+}
+
+/** An htpasswd line basic_ncsa_auth accepts (APR1 MD5); the password goes to openssl on stdin. */
+function htpasswdLine(username: string, password: string): string {
+  if (!username || /[:\s]/.test(username)) {
+    throw new TetherError(
+      'TETHER_INVALID_ARGUMENT',
+      'proxy username must be non-empty without ":" or spaces',
+    );
+  }
+  if (/[\r\n]/.test(password)) {
+    throw new TetherError('TETHER_INVALID_ARGUMENT', 'proxy password must not contain line breaks');
+  }
+  const hash = execFileSync('openssl', ['passwd', '-apr1', '-stdin'], { input: `${password}\n` })
+    .toString()
+    .trim();
+  return `${username}:${hash}\n`;
+}
+
+function squidConf(
+  dir: string,
+  port: number,
+  opts: StartSquidOptions,
+  files: { tlsCert?: string; tlsKey?: string; htpasswd?: string; ncsaAuth?: string },
+): string {
+  const listen =
+    files.tlsCert && files.tlsKey
+      ? `https_port 127.0.0.1:${port} tls-cert=${files.tlsCert} tls-key=${files.tlsKey}`
+      : `http_port 127.0.0.1:${port}`;
+  const lines = [
+    '# written by tether (src/localenv/squid.ts) for one local squid; removed on stop',
+    listen,
+    'visible_hostname tether-squid',
+    `cache_effective_user ${SQUID_USER}`,
+    `pid_filename ${join(dir, 'squid.pid')}`,
+    `access_log stdio:${join(dir, 'access.log')}`,
+    `cache_log ${join(dir, 'cache.log')}`,
+    'cache_store_log none',
+    `coredump_dir ${dir}`,
+    'netdb_filename none',
+    'pinger_enable off',
+    'logfile_rotate 0',
+    // memory only, and nothing worth keeping: tunnels are opaque anyway
+    'cache_mem 8 MB',
+    'cache deny all',
+    'shutdown_lifetime 0 seconds',
+    'acl CONNECT method CONNECT',
+  ];
+  const denied = opts.denyConnectPorts ?? [];
+  if (denied.length > 0) {
+    lines.push(
+      `acl tether_denied_ports port ${denied.join(' ')}`,
+      'http_access deny CONNECT tether_denied_ports',
+    );
+  }
+  if (files.htpasswd && files.ncsaAuth) {
+    lines.push(
+      `auth_param basic program ${files.ncsaAuth} ${files.htpasswd}`,
+      'auth_param basic children 2 startup=1 idle=1',
+      'auth_param basic realm tether',
+      'acl tether_authenticated proxy_auth REQUIRED',
+      'http_access allow tether_authenticated',
+      'http_access deny all',
+    );
+  } else {
+    lines.push('http_access allow all');
+  }
+  return `${lines.join('\n')}\n`;
+}
+
+function fileTail(path: string, lines: number): string {
+  try {
+    return readFileSync(path, 'utf8').trimEnd().split('\n').slice(-lines).join('\n');
+  } catch {
+    return '';
+  }
+}
+
+function acceptsConnections(port: number): Promise<boolean> {
+  return new Promise((resolveConnect) => {
+    const socket = connect({ host: '127.0.0.1', port });
+    socket.setTimeout(1000);
+    const done = (ok: boolean): void => {
+      socket.destroy();
+      resolveConnect(ok);
+    };
+    socket.once('connect', () => done(true));
+    socket.once('error', () => done(false));
+    socket.once('timeout', () => done(false));
+  });
+}
+
+/** Starts squid in the foreground on a free loopback port and waits until it accepts connections. */
+export async function startSquid(opts: StartSquidOptions = {}): Promise<Squid> {
+  const squidPath = findExecutable(SQUID_CANDIDATES, 'squid');
+  const ncsaAuth = opts.basicAuth ? findExecutable(NCSA_AUTH_CANDIDATES, 'basic_ncsa_auth') : undefined;
+  for (const p of opts.denyConnectPorts ?? []) {
+    if (!Number.isInteger(p) || p < 1 || p > 65535) {
+      throw new TetherError('TETHER_INVALID_ARGUMENT', `denyConnectPorts: ${p} is not a TCP port`);
+    }
+  }
+  const parent = resolve(opts.dir ?? tmpdir());
+  // squid.conf has no quoting for paths
+  if (/\s/.test(parent))
+    throw new TetherError('TETHER_INVALID_ARGUMENT', `squid directory "${parent}" contains spaces`);
+  mkdirSync(parent, { recursive: true });
+  const owner = squidOwner();
+  if (owner) checkTraversable(parent, owner);
+  const dir = mkdtempSync(join(parent, 'tether-squid-'));
+  const accessLogPath = join(dir, 'access.log');
+  const cacheLogPath = join(dir, 'cache.log');
+  let proc: SupervisedProcess | undefined;
+  let stopped = false;
+  const stop = async (): Promise<void> => {
+    if (stopped) return;
+    stopped = true;
+    await proc?.stop(5000);
+    rmSync(dir, { recursive: true, force: true });
+  };
+
+  try {
+    const files: { tlsCert?: string; tlsKey?: string; htpasswd?: string; ncsaAuth?: string } = {};
+    if (opts.tls) {
+      files.tlsCert = join(dir, 'proxy.crt');
+      files.tlsKey = join(dir, 'proxy.key');
+      writeFileSync(files.tlsCert, opts.tls.certPem, { mode: 0o644 });
+      writeFileSync(files.tlsKey, opts.tls.keyPem, { mode: 0o600 });
+    }
+    if (opts.basicAuth) {
+      files.htpasswd = join(dir, 'htpasswd');
+      files.ncsaAuth = ncsaAuth;
+      writeFileSync(files.htpasswd, htpasswdLine(opts.basicAuth.username, opts.basicAuth.password), {
+        mode: 0o600,
+      });
+    }
+    const port = await freePort();
+    const confPath = join(dir, 'squid.conf');
+    writeFileSync(confPath, squidConf(dir, port, opts, files), { mode: 0o644 });
+    if (owner) {
+      // squid writes its logs and pid file here after dropping to the proxy user
+      for (const f of [dir, confPath, files.tlsCert, files.tlsKey, files.htpasswd]) {
+        if (f) chownSync(f, owner.uid, owner.gid);
+      }
+    }
+
+    const squid = new SupervisedProcess({
+      name: 'squid',
+      command: squidPath,
+      args: ['-N', '-f', confPath],
+      logFile: join(dir, 'squid.out'),
+      cwd: dir,
+    });
+    proc = squid;
+    const logTail = (): string => [squid.tail(10), fileTail(cacheLogPath, 15)].filter(Boolean).join('\n');
+    const timeoutMs = opts.readyTimeoutMs ?? DEFAULT_READY_TIMEOUT_MS;
+    const outcome = await pollUntil(
+      async () => {
+        if (!squid.running) return 'exited';
+        return (await acceptsConnections(port)) && 'ready';
+      },
+      { timeoutMs, intervalMs: 100, description: `squid on 127.0.0.1:${port}` },
+    ).catch((err: unknown) => {
+      throw new ProcessFailedError(`squid did not accept connections: ${(err as Error).message}`, logTail());
+    });
+    if (outcome === 'exited') {
+      throw new ProcessFailedError('squid exited before it accepted connections', logTail());
+    }
+
+    return {
+      url: `${opts.tls ? 'https' : 'http'}://127.0.0.1:${port}`,
+      port,
+      accessLogPath,
+      accessLog: () => {
+        try {
+          return readFileSync(accessLogPath, 'utf8');
+        } catch {
+          return '';
+        }
+      },
+      stop,
+    };
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+}

@@ -1,0 +1,336 @@
+// The one HTTP CONNECT forward-proxy dialer of tether: which proxy a target goes through
+// (kubeconfig `proxy-url`, HTTPS_PROXY / HTTP_PROXY, NO_PROXY) and a raw tunnelled socket through it.
+// The tunnel is opaque: callers run TLS to the real destination inside it, so the proxy never sees
+// or terminates that TLS. Owns no connections after it hands the socket over. Credentials from the
+// proxy URL go into Proxy-Authorization only, never into an error message or log line.
+import { request as httpRequest, type IncomingMessage } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+import { BlockList, isIP, type Socket } from 'node:net';
+import { TetherError } from '../errors.ts';
+
+/** How long the whole dial (TCP, TLS to an https proxy, CONNECT answer) may take by default. */
+export const DEFAULT_PROXY_DIAL_TIMEOUT_MS = 10_000;
+/** Largest CONNECT response header we parse (node's own default, made explicit). */
+export const PROXY_RESPONSE_MAX_HEADER_BYTES = 16 * 1024;
+
+/** A proxy URL for logs and messages: scheme, host and port, never userinfo. */
+export function describeProxy(url: URL | string): string {
+  let parsed: URL;
+  try {
+    parsed = typeof url === 'string' ? new URL(url) : url;
+  } catch {
+    return String(url).replace(/\/\/[^/@]*@/, '//');
+  }
+  return `${parsed.protocol}//${parsed.host}`;
+}
+
+/** Parses a proxy setting the way curl and Go do: a missing scheme means http://. */
+function parseProxyUrl(raw: string, source: string): URL {
+  const withScheme = /^[a-z][a-z0-9+.-]*:\/\//i.test(raw) ? raw : `http://${raw}`;
+  let url: URL;
+  try {
+    url = new URL(withScheme);
+  } catch {
+    throw new TetherError('TETHER_INVALID_ARGUMENT', `${source} "${describeProxy(raw)}" is not a valid URL`);
+  }
+  checkProxyProtocol(url, source);
+  return url;
+}
+
+function checkProxyProtocol(url: URL, source: string): void {
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw new TetherError(
+      'TETHER_INVALID_ARGUMENT',
+      `${source} ${describeProxy(url)}: only http:// and https:// forward proxies (HTTP CONNECT) are supported`,
+    );
+  }
+  if (!url.hostname)
+    throw new TetherError('TETHER_INVALID_ARGUMENT', `${source} ${describeProxy(url)} has no host`);
+}
+
+function envValue(env: Record<string, string | undefined>, lower: string): [string, string] | undefined {
+  for (const name of [lower, lower.toUpperCase()]) {
+    const v = env[name]?.trim();
+    if (v) return [name, v];
+  }
+  return undefined;
+}
+
+function defaultPort(protocol: string): number {
+  return protocol === 'https:' || protocol === 'wss:' ? 443 : 80;
+}
+
+function stripBrackets(host: string): string {
+  return host.startsWith('[') && host.endsWith(']') ? host.slice(1, -1) : host;
+}
+
+/** Splits a NO_PROXY entry into host part and optional port (`host:port`, `[v6]:port`, `v6`). */
+function splitEntry(entry: string): { host: string; port?: number } {
+  const bracketed = /^\[([^\]]+)\](?::(\d+))?$/.exec(entry);
+  if (bracketed) return { host: bracketed[1] ?? '', port: bracketed[2] ? Number(bracketed[2]) : undefined };
+  const hostPort = /^([^:]+):(\d+)$/.exec(entry);
+  if (hostPort) return { host: hostPort[1] ?? '', port: Number(hostPort[2]) };
+  return { host: entry };
+}
+
+function cidrContains(cidr: string, ip: string): boolean {
+  const [net, bits] = cidr.split('/');
+  const family = isIP(net ?? '');
+  const prefix = Number(bits);
+  if (!net || family === 0 || family !== isIP(ip) || !Number.isInteger(prefix)) return false;
+  if (prefix < 0 || prefix > (family === 4 ? 32 : 128)) return false;
+  const list = new BlockList();
+  const type = family === 4 ? 'ipv4' : 'ipv6';
+  list.addSubnet(net, prefix, type);
+  return list.check(ip, type);
+}
+
+/**
+ * Whether NO_PROXY exempts host:port. Entries are comma separated: `*`, an exact host or IP,
+ * `.example.com` (subdomains), `example.com` (itself and subdomains), `*.example.com` (like
+ * `.example.com`), a CIDR (`10.0.0.0/8`, `fd00::/8`), each optionally with `:port`.
+ */
+export function noProxyMatches(noProxy: string, host: string, port: number): boolean {
+  const target = stripBrackets(host.toLowerCase()).replace(/\.$/, '');
+  for (const raw of noProxy.split(/[\s,]+/)) {
+    const entry = raw.trim().toLowerCase();
+    if (!entry) continue;
+    if (entry === '*') return true;
+    const { host: pattern, port: entryPort } = splitEntry(entry);
+    if (entryPort !== undefined && entryPort !== port) continue;
+    if (pattern.includes('/')) {
+      if (isIP(target) && cidrContains(pattern, target)) return true;
+      continue;
+    }
+    const name = pattern.replace(/^\*\./, '.').replace(/\.$/, '');
+    if (name.startsWith('.')) {
+      if (target.endsWith(name)) return true;
+    } else if (target === name || (!isIP(name) && target.endsWith(`.${name}`))) {
+      return true;
+    }
+  }
+  return false;
+}
+
+/**
+ * The forward proxy to use for `target`, or undefined for a direct connection. An explicit
+ * `proxyUrl` (kubeconfig `proxy-url`, a flag) wins and ignores NO_PROXY, as in client-go. Otherwise
+ * https:/wss: targets use https_proxy / HTTPS_PROXY and http:/ws: targets http_proxy / HTTP_PROXY
+ * (lowercase first, like curl), unless no_proxy / NO_PROXY exempts the target. Unlike Go's
+ * ProxyFromEnvironment, loopback targets are not exempt by default: the local environment puts a
+ * squid between agents and a hub that both live on 127.0.0.1. Throws TETHER_INVALID_ARGUMENT for
+ * proxies that are not http:// or https:// (socks5:// is not supported).
+ */
+export function proxyForUrl(
+  target: URL | string,
+  opts: { proxyUrl?: string; env?: Record<string, string | undefined> } = {},
+): URL | undefined {
+  if (opts.proxyUrl?.trim()) return parseProxyUrl(opts.proxyUrl.trim(), 'proxy URL');
+  const url = typeof target === 'string' ? new URL(target) : target;
+  const secure = url.protocol === 'https:' || url.protocol === 'wss:';
+  if (!secure && url.protocol !== 'http:' && url.protocol !== 'ws:') return undefined;
+  const env = opts.env ?? process.env;
+  const setting = envValue(env, secure ? 'https_proxy' : 'http_proxy');
+  if (!setting) return undefined;
+  const noProxy = envValue(env, 'no_proxy');
+  const port = url.port ? Number(url.port) : defaultPort(url.protocol);
+  if (noProxy && noProxyMatches(noProxy[1], url.hostname, port)) return undefined;
+  return parseProxyUrl(setting[1], setting[0]);
+}
+
+export interface DialThroughProxyOptions {
+  /** deadline for the whole dial (ms); default 10 s */
+  timeoutMs?: number;
+  /** PEM bundle that signs an https:// proxy's certificate (default: the system roots) */
+  proxyCa?: string | string[];
+  signal?: AbortSignal;
+}
+
+function proxyAuthorization(proxy: URL): string | undefined {
+  if (!proxy.username && !proxy.password) return undefined;
+  let user: string;
+  let pass: string;
+  try {
+    user = decodeURIComponent(proxy.username);
+    pass = decodeURIComponent(proxy.password);
+  } catch {
+    throw new TetherError(
+      'TETHER_INVALID_ARGUMENT',
+      `credentials in proxy URL ${describeProxy(proxy)} are not valid percent-encoding`,
+    );
+  }
+  return `Basic ${Buffer.from(`${user}:${pass}`).toString('base64')}`;
+}
+
+const TLS_ERROR = /CERT|SSL|TLS|SELF_SIGNED|UNABLE_TO_|HOSTNAME|ALTNAME|EPROTO/i;
+
+/**
+ * Opens a tunnel to host:port through `proxy` with HTTP CONNECT and resolves with the raw socket
+ * (a TLSSocket to the proxy when the proxy is https://). Basic credentials come from the proxy URL
+ * userinfo. Fails with TETHER_PROXY_UNREACHABLE (no connection to the proxy), TETHER_PROXY_TLS
+ * (TLS to an https proxy failed), TETHER_PROXY_AUTH (407), TETHER_PROXY_REFUSED (any other
+ * non-2xx), TETHER_PROTOCOL (not an HTTP answer, or headers over PROXY_RESPONSE_MAX_HEADER_BYTES)
+ * or TETHER_TIMEOUT; an abort rejects with the signal's reason.
+ */
+export function dialThroughProxy(
+  proxy: URL,
+  host: string,
+  port: number,
+  opts: DialThroughProxyOptions = {},
+): Promise<Socket> {
+  checkProxyProtocol(proxy, 'proxy URL');
+  const bareHost = stripBrackets(host);
+  if (!/^[A-Za-z0-9._:%-]+$/.test(bareHost)) {
+    throw new TetherError('TETHER_INVALID_ARGUMENT', `cannot CONNECT to host "${host}"`);
+  }
+  if (!Number.isInteger(port) || port < 1 || port > 65535) {
+    throw new TetherError('TETHER_INVALID_ARGUMENT', `cannot CONNECT to port ${port}`);
+  }
+  const authority = `${isIP(bareHost) === 6 ? `[${bareHost}]` : bareHost}:${port}`;
+  const auth = proxyAuthorization(proxy);
+  const name = describeProxy(proxy);
+  const secure = proxy.protocol === 'https:';
+  const timeoutMs = opts.timeoutMs ?? DEFAULT_PROXY_DIAL_TIMEOUT_MS;
+  const signal = opts.signal;
+  signal?.throwIfAborted();
+
+  return new Promise<Socket>((resolve, reject) => {
+    let settled = false;
+    let phase: 'connecting to' | 'waiting for the CONNECT answer from' = 'connecting to';
+    let tcpConnected = false;
+    const req = (secure ? httpsRequest : httpRequest)({
+      host: stripBrackets(proxy.hostname),
+      port: proxy.port ? Number(proxy.port) : defaultPort(proxy.protocol),
+      method: 'CONNECT',
+      path: authority,
+      headers: { host: authority, ...(auth ? { 'proxy-authorization': auth } : {}) },
+      agent: false,
+      maxHeaderSize: PROXY_RESPONSE_MAX_HEADER_BYTES,
+      ...(secure && opts.proxyCa ? { ca: opts.proxyCa } : {}),
+    });
+
+    const finish = (err: Error | undefined, socket?: Socket): void => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', onAbort);
+      if (err) {
+        socket?.destroy();
+        req.destroy();
+        reject(err);
+      } else if (socket) {
+        resolve(socket);
+      }
+    };
+    const onAbort = (): void =>
+      finish(signal?.reason instanceof Error ? signal.reason : new Error('aborted'));
+    signal?.addEventListener('abort', onAbort, { once: true });
+    const timer = setTimeout(() => {
+      finish(
+        new TetherError(
+          'TETHER_TIMEOUT',
+          `timed out after ${timeoutMs} ms ${phase} forward proxy ${name} (CONNECT ${authority})`,
+        ),
+      );
+    }, timeoutMs);
+
+    req.on('socket', (socket: Socket) => {
+      socket.once(secure ? 'secureConnect' : 'connect', () => {
+        phase = 'waiting for the CONNECT answer from';
+      });
+      socket.once('connect', () => {
+        tcpConnected = true;
+      });
+    });
+
+    req.on('connect', (res: IncomingMessage, socket: Socket, head: Buffer) => {
+      const status = res.statusCode ?? 0;
+      if (status >= 200 && status < 300) {
+        if (head.length > 0) socket.unshift(head);
+        finish(undefined, socket);
+        return;
+      }
+      const reason = res.statusMessage ? ` ${res.statusMessage}` : '';
+      if (status === 407) {
+        finish(
+          new TetherError(
+            'TETHER_PROXY_AUTH',
+            auth
+              ? `forward proxy ${name} rejected the credentials in the proxy URL (407${reason}): check the user name and password`
+              : `forward proxy ${name} requires authentication (407${reason}): put user:password in the proxy URL`,
+          ),
+          socket,
+        );
+        return;
+      }
+      finish(
+        new TetherError(
+          'TETHER_PROXY_REFUSED',
+          `forward proxy ${name} refused CONNECT ${authority}: ${status}${reason}; check the proxy's access rules for this destination`,
+        ),
+        socket,
+      );
+    });
+
+    req.on('error', (err: NodeJS.ErrnoException) => {
+      // OpenSSL messages span lines and name source files; one line is enough for a log
+      const detail = `${err.code ? `${err.code}: ` : ''}${err.message}`.replace(/\s+/g, ' ').trim();
+      if (
+        secure &&
+        tcpConnected &&
+        phase === 'connecting to' &&
+        /wrong.version.number|packet.length/i.test(detail)
+      ) {
+        finish(
+          new TetherError(
+            'TETHER_PROXY_TLS',
+            `forward proxy ${name} does not speak TLS (${detail}): use an http:// proxy URL for a plain proxy`,
+            { cause: err },
+          ),
+        );
+      } else if (secure && tcpConnected && phase === 'connecting to' && TLS_ERROR.test(detail)) {
+        finish(
+          new TetherError(
+            'TETHER_PROXY_TLS',
+            `TLS to forward proxy ${name} failed (${detail}): check the proxy CA bundle (proxyCa) matches the proxy's certificate`,
+            { cause: err },
+          ),
+        );
+      } else if (err.code === 'HPE_HEADER_OVERFLOW') {
+        finish(
+          new TetherError(
+            'TETHER_PROTOCOL',
+            `forward proxy ${name} sent a CONNECT response header over ${PROXY_RESPONSE_MAX_HEADER_BYTES} bytes`,
+            { cause: err },
+          ),
+        );
+      } else if (err.code?.startsWith('HPE_')) {
+        finish(
+          new TetherError(
+            'TETHER_PROTOCOL',
+            `forward proxy ${name} did not answer CONNECT with HTTP (${detail}): is the proxy URL's scheme (http/https) right?`,
+            { cause: err },
+          ),
+        );
+      } else if (tcpConnected) {
+        finish(
+          new TetherError(
+            'TETHER_PROXY_UNREACHABLE',
+            `forward proxy ${name} closed the connection before answering CONNECT ${authority} (${detail}): is the proxy URL's scheme (http/https) right?`,
+            { cause: err },
+          ),
+        );
+      } else {
+        finish(
+          new TetherError(
+            'TETHER_PROXY_UNREACHABLE',
+            `cannot reach forward proxy ${name} (${detail}): check the proxy URL and that the proxy is running`,
+            { cause: err },
+          ),
+        );
+      }
+    });
+
+    req.end();
+  });
+}
