@@ -9,7 +9,7 @@ import {
   createSecureContext,
   createServer as createTlsServer,
   type SecureContext,
-  TLSSocket,
+  type TLSSocket,
   type Server as TlsServer,
 } from 'node:tls';
 import { createWebSocketStream, WebSocketServer } from 'ws';
@@ -60,7 +60,7 @@ export class ProxyServer {
   private readonly opts: ProxyServerOptions;
   private readonly log: Logger;
   private tlsServer: TlsServer | undefined;
-  private readonly innerTls: SecureContext;
+  private readonly innerTlsServer: TlsServer;
   private readonly wss: WebSocketServer;
   private readonly upgradeServer = createHttpServer();
   private pendingDials = 0;
@@ -73,10 +73,22 @@ export class ProxyServer {
     this.limits = { ...defaultTunnelLimits, ...opts.limits };
     this.metrics = createProxyServerMetrics();
     this.log = opts.log ?? makeLogger('proxy-server', { serverId: opts.serverId });
-    this.innerTls = createSecureContext({
+    this.innerTlsServer = createTlsServer({
       cert: opts.tls.certPem,
       key: opts.tls.keyPem,
       ca: opts.tls.clientCaPem,
+      requestCert: true,
+      rejectUnauthorized: false,
+      ALPNProtocols: [TUNNEL_ALPN],
+      handshakeTimeout: this.limits.handshakeTimeoutMs,
+    });
+    this.innerTlsServer.on('secureConnection', (socket: TLSSocket) => {
+      socket.on('error', () => {});
+      this.acceptAgent(socket, 'websocket');
+    });
+    this.innerTlsServer.on('tlsClientError', (_err, socket) => {
+      this.metrics.errors.inc({ code: 'TETHER_UNAUTHORIZED' });
+      socket.destroy();
     });
     this.wss = new WebSocketServer({
       noServer: true,
@@ -153,20 +165,9 @@ export class ProxyServer {
     this.wss.handleUpgrade(req, socket, head, (ws) => {
       const stream = createWebSocketStream(ws, { allowHalfOpen: false });
       stream.on('error', () => {});
-      const inner = new TLSSocket(stream, {
-        isServer: true,
-        secureContext: this.innerTls,
-        requestCert: true,
-        rejectUnauthorized: false,
-        ALPNProtocols: [TUNNEL_ALPN],
-      });
-      inner.on('error', () => stream.destroy());
-      const timer = setTimeout(() => inner.destroy(), this.limits.handshakeTimeoutMs);
-      inner.once('secure', () => {
-        clearTimeout(timer);
-        this.acceptAgent(inner, req.socket.remoteAddress ?? '');
-      });
-      inner.once('close', () => clearTimeout(timer));
+      // The agent runs TLS (with its client certificate) inside the WebSocket, so its identity
+      // holds end to end even when an ingress terminates the outer TLS.
+      this.innerTlsServer.emit('connection', stream);
     });
   }
 
