@@ -97,3 +97,24 @@ export class ConflictError extends ApiError {
     this.name = 'ConflictError';
   }
 }
+
+/** One field a server-side apply could not take because another field manager owns it. */
+export interface FieldConflict {
+  /** the field path, e.g. `.spec.leaseDurationSeconds` */
+  field?: string;
+  /** the apiserver's text, e.g. `conflict with "agent" using cluster.open-cluster-management.io/v1` */
+  message?: string;
+}
+
+/**
+ * A server-side apply was refused (409) because other field managers own fields it set. Retrying
+ * the same apply will not help: drop those fields, or apply with force to take them over.
+ */
+export class ApplyConflictError extends ApiError {
+  readonly conflicts: FieldConflict[];
+  constructor(message: string, conflicts: FieldConflict[], options?: { cause?: unknown }) {
+    super(409, 'Conflict', message, options);
+    this.name = 'ApplyConflictError';
+    this.conflicts = conflicts;
+  }
+}

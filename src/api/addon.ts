@@ -2,7 +2,8 @@
 // AddOnDeploymentConfig (all on the hub) — TS types, resource descriptors, CRDs and add-on names.
 // Rarely used deep parts (install strategies, rollout progress) are kept as written, not typed.
 
-import type { V1ObjectMeta, V1Toleration } from '@kubernetes/client-node';
+import type { V1Toleration } from '@kubernetes/client-node';
+import type { ObjectMeta } from '../kube/types.ts';
 import { addonAgentNamespace } from './cluster.ts';
 import { type Condition, conditionsSchema } from './conditions.ts';
 import type { ApiResource } from './resource.ts';
@@ -86,7 +87,7 @@ export interface ClusterManagementAddOnSpec {
 export interface ClusterManagementAddOn {
   apiVersion: 'addon.open-cluster-management.io/v1alpha1';
   kind: 'ClusterManagementAddOn';
-  metadata: V1ObjectMeta;
+  metadata: ObjectMeta;
   spec: ClusterManagementAddOnSpec;
   status?: Record<string, unknown>;
 }
@@ -117,7 +118,7 @@ export interface ManagedClusterAddOnStatus {
 export interface ManagedClusterAddOn {
   apiVersion: 'addon.open-cluster-management.io/v1alpha1';
   kind: 'ManagedClusterAddOn';
-  metadata: V1ObjectMeta;
+  metadata: ObjectMeta;
   spec: ManagedClusterAddOnSpec;
   status?: ManagedClusterAddOnStatus;
 }
@@ -142,7 +143,7 @@ export interface AddOnDeploymentConfigSpec {
 export interface AddOnDeploymentConfig {
   apiVersion: 'addon.open-cluster-management.io/v1alpha1';
   kind: 'AddOnDeploymentConfig';
-  metadata: V1ObjectMeta;
+  metadata: ObjectMeta;
   spec: AddOnDeploymentConfigSpec;
 }
 

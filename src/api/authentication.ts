@@ -2,7 +2,7 @@
 // — TS type, resource descriptors for both served versions, CRD, and the condition, reason, label
 // and secret-key names the serviceaccount agent and its consumers share.
 
-import type { V1ObjectMeta } from '@kubernetes/client-node';
+import type { ObjectMeta } from '../kube/types.ts';
 import { type Condition, conditionsSchema } from './conditions.ts';
 import type { ApiResource } from './resource.ts';
 import * as s from './schema.ts';
@@ -82,7 +82,7 @@ export interface ManagedServiceAccount {
     | 'authentication.open-cluster-management.io/v1beta1'
     | 'authentication.open-cluster-management.io/v1alpha1';
   kind: 'ManagedServiceAccount';
-  metadata: V1ObjectMeta;
+  metadata: ObjectMeta;
   spec?: ManagedServiceAccountSpec;
   status?: ManagedServiceAccountStatus;
 }

@@ -2,7 +2,7 @@
 // their TS types, resource descriptors, CRDs, and the registration names (conditions, reasons,
 // taints, finalizer, labels, agent namespaces and secrets) that OCM components and tools key on.
 
-import type { V1ObjectMeta } from '@kubernetes/client-node';
+import type { ObjectMeta } from '../kube/types.ts';
 import { type Condition, conditionsSchema } from './conditions.ts';
 import type { ApiResource } from './resource.ts';
 import * as s from './schema.ts';
@@ -171,7 +171,7 @@ export interface ManagedClusterStatus {
 export interface ManagedCluster {
   apiVersion: 'cluster.open-cluster-management.io/v1';
   kind: 'ManagedCluster';
-  metadata: V1ObjectMeta;
+  metadata: ObjectMeta;
   spec: ManagedClusterSpec;
   status?: ManagedClusterStatus;
 }
@@ -183,7 +183,7 @@ export interface ClusterClaimSpec {
 export interface ClusterClaim {
   apiVersion: 'cluster.open-cluster-management.io/v1alpha1';
   kind: 'ClusterClaim';
-  metadata: V1ObjectMeta;
+  metadata: ObjectMeta;
   spec?: ClusterClaimSpec;
 }
 

@@ -2,7 +2,7 @@
 // AppliedManifestWork (managed cluster) — TS types, resource descriptors, CRDs, and the condition
 // types, reasons, finalizers and option values the work agent and hub controllers share.
 
-import type { V1ObjectMeta } from '@kubernetes/client-node';
+import type { ObjectMeta } from '../kube/types.ts';
 import { type Condition, conditionsSchema } from './conditions.ts';
 import type { ApiResource } from './resource.ts';
 import * as s from './schema.ts';
@@ -157,7 +157,7 @@ export interface ManifestConfigOption {
 export interface Manifest {
   apiVersion: string;
   kind: string;
-  metadata?: V1ObjectMeta;
+  metadata?: ObjectMeta;
   [field: string]: unknown;
 }
 
@@ -205,7 +205,7 @@ export interface ManifestWorkStatus {
 export interface ManifestWork {
   apiVersion: 'work.open-cluster-management.io/v1';
   kind: 'ManifestWork';
-  metadata: V1ObjectMeta;
+  metadata: ObjectMeta;
   spec: ManifestWorkSpec;
   status?: ManifestWorkStatus;
 }
@@ -234,7 +234,7 @@ export interface AppliedManifestWorkStatus {
 export interface AppliedManifestWork {
   apiVersion: 'work.open-cluster-management.io/v1';
   kind: 'AppliedManifestWork';
-  metadata: V1ObjectMeta;
+  metadata: ObjectMeta;
   spec: AppliedManifestWorkSpec;
   status?: AppliedManifestWorkStatus;
 }

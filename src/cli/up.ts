@@ -74,6 +74,14 @@ async function runUp(opts: UpOptions): Promise<void> {
         ...env.clusters.map(
           (c) => `  ${c.name}: kubectl --kubeconfig ${rel(`${env?.dir}/${c.name}.kubeconfig`)} get ns`,
         ),
+        ...(env.tunnel
+          ? [
+              '',
+              `  tunnel:   proxy-server ${env.tunnel.proxyServerAddress} (agents connect through squid ${env.tunnel.squidUrl})`,
+              `            hub services: CONNECT <cluster>:443 at ${env.tunnel.connectFrontendUrl}`,
+              `            (client cert ${rel(env.tunnel.proxyClientCertPath)}, CA ${rel(env.tunnel.hubCaPath)})`,
+            ]
+          : []),
         '',
         '  Ctrl-C stops everything.',
         '',

@@ -1,6 +1,13 @@
 // Public surface of src/kube: client-node helpers every tether component uses to talk to a
 // kube-apiserver. Import from here, not from the files behind it.
-export { isAlreadyExists, isConflict, isForbidden, isNotFound, toApiError } from './api-errors.ts';
+export {
+  isAlreadyExists,
+  isApplyConflict,
+  isConflict,
+  isForbidden,
+  isNotFound,
+  toApiError,
+} from './api-errors.ts';
 export {
   type Condition,
   type ConditionStatus,
@@ -40,6 +47,7 @@ export {
   leaseResource,
 } from './leader.ts';
 export {
+  type ApplyObject,
   type ApplyOptions,
   type CallOptions,
   type DeleteOptions,
@@ -47,6 +55,7 @@ export {
   ResourceClient,
   type ResourceClientOptions,
   type ResourceList,
+  type WriteObject,
   type WriteOptions,
 } from './resources.ts';
 export {

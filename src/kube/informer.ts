@@ -139,12 +139,13 @@ export class Informer<T extends KubeObject = KubeObject> {
 
   /**
    * Resolve once synced; TimeoutError after timeoutMs, when the informer is stopped first, or
-   * when `signal` aborts.
+   * when `signal` aborts (at once if it already has: an aborted signal fires no more 'abort').
    */
   async waitForSync(timeoutMs: number, signal?: AbortSignal): Promise<void> {
     if (this.synced) return;
     const what = `${this.options.name ?? this.client.descriptor.plural} informer`;
     if (this.abort.signal.aborted) throw new TimeoutError(`${what} was stopped before it synced`);
+    if (signal?.aborted) throw new TimeoutError(`gave up waiting for ${what} to sync`);
     let wake = (): void => {};
     const woken = new Promise<void>((resolve) => {
       wake = resolve;
@@ -376,12 +377,8 @@ export class Informer<T extends KubeObject = KubeObject> {
   }
 
   private withTypeMeta(obj: T): T {
-    if (obj.apiVersion && obj.kind) return obj;
-    return {
-      ...obj,
-      apiVersion: obj.apiVersion ?? this.client.apiVersion,
-      kind: obj.kind ?? this.client.descriptor.kind,
-    };
+    const { apiVersion = this.client.apiVersion, kind = this.client.descriptor.kind } = obj;
+    return obj.apiVersion && obj.kind ? obj : { ...obj, apiVersion, kind };
   }
 
   private backoff(failures: number): number {

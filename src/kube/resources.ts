@@ -9,7 +9,8 @@
 // the URL and decoding the body, so every object here is exactly the JSON the apiserver sent.
 //
 // Every ApiException leaving this module is an ApiError (src/errors.ts) carrying the HTTP status,
-// the apiserver's reason and message; 409 Conflict is a ConflictError.
+// the apiserver's reason and message; 409 Conflict is a ConflictError (stale resourceVersion) or,
+// for a server-side apply refused over fields other managers own, an ApplyConflictError.
 import {
   ApiException,
   HttpMethod,
@@ -114,6 +115,13 @@ class RawObjectApi extends KubernetesObjectApi {
 
 type Query = Record<string, string | number | boolean | undefined>;
 
+/** An object to create or replace: apiVersion and kind may be left out (filled in from the descriptor). */
+export type WriteObject<T extends KubeObject> = Omit<T, 'apiVersion' | 'kind'> &
+  KubeObject & { apiVersion?: T['apiVersion']; kind?: T['kind'] };
+
+/** What a server-side apply states: only the fields the manager owns, so any top-level field may go. */
+export type ApplyObject<T extends KubeObject> = Partial<T> & KubeObject;
+
 /** One request: `path` defaults to the object (or collection, without name) in `namespace`. */
 interface RequestSpec {
   op: string;
@@ -184,7 +192,7 @@ export class ResourceClient<T extends KubeObject = KubeObject> {
     return { items, resourceVersion };
   }
 
-  async create(obj: T, options: WriteOptions = {}): Promise<T> {
+  async create(obj: WriteObject<T>, options: WriteOptions = {}): Promise<T> {
     const namespace = obj.metadata?.namespace;
     const spec = { op: 'create', method: HttpMethod.POST, path: this.path(namespace), namespace };
     const query = writeQuery(options);
@@ -195,12 +203,12 @@ export class ResourceClient<T extends KubeObject = KubeObject> {
    * Write the whole object. It must carry the metadata.resourceVersion it was read at: when the
    * object changed since, the apiserver refuses and this throws ConflictError.
    */
-  async replace(obj: T, options: WriteOptions = {}): Promise<T> {
+  async replace(obj: WriteObject<T>, options: WriteOptions = {}): Promise<T> {
     return this.put(obj, undefined, options);
   }
 
   /** replace() of the status subresource (spec changes in `obj` are ignored by the apiserver). */
-  async replaceStatus(obj: T, options: WriteOptions = {}): Promise<T> {
+  async replaceStatus(obj: WriteObject<T>, options: WriteOptions = {}): Promise<T> {
     return this.put(obj, 'status', options);
   }
 
@@ -228,12 +236,12 @@ export class ResourceClient<T extends KubeObject = KubeObject> {
    * Server-side apply: `obj` states the fields `fieldManager` owns. apiVersion and kind are filled
    * in; leave resourceVersion out unless the apply must fail when the object changed.
    */
-  async apply(obj: T, options: ApplyOptions): Promise<T> {
+  async apply(obj: ApplyObject<T>, options: ApplyOptions): Promise<T> {
     return this.applyTo(obj, undefined, options);
   }
 
   /** Server-side apply of the status subresource. */
-  async applyStatus(obj: T, options: ApplyOptions): Promise<T> {
+  async applyStatus(obj: ApplyObject<T>, options: ApplyOptions): Promise<T> {
     return this.applyTo(obj, 'status', options);
   }
 
@@ -258,7 +266,7 @@ export class ResourceClient<T extends KubeObject = KubeObject> {
     return resourcePath(this.descriptor, namespace);
   }
 
-  private async put(obj: T, subresource: string | undefined, options: WriteOptions): Promise<T> {
+  private async put(obj: WriteObject<T>, subresource: string | undefined, options: WriteOptions): Promise<T> {
     const { name, namespace, resourceVersion } = obj.metadata ?? {};
     const what = `replace ${this.descriptor.kind} ${name ?? ''}`;
     if (!name) throw new InvalidArgumentError(`${what}: metadata.name is empty`);
@@ -286,7 +294,7 @@ export class ResourceClient<T extends KubeObject = KubeObject> {
     return this.typed(await this.request(spec, options));
   }
 
-  private async applyTo(obj: T, subresource: string | undefined, options: ApplyOptions): Promise<T> {
+  private async applyTo(obj: KubeObject, subresource: string | undefined, options: ApplyOptions): Promise<T> {
     const name = obj.metadata?.name;
     const what = `apply ${this.descriptor.kind} ${name ?? ''}`;
     if (!name) throw new InvalidArgumentError(`${what}: metadata.name is empty`);
@@ -304,8 +312,9 @@ export class ResourceClient<T extends KubeObject = KubeObject> {
     return resourcePath(this.descriptor, namespace, name, subresource);
   }
 
-  private withTypeMeta(obj: T): T {
-    return { ...obj, apiVersion: obj.apiVersion ?? this.apiVersion, kind: obj.kind ?? this.descriptor.kind };
+  private withTypeMeta(obj: KubeObject): T {
+    const { apiVersion = this.apiVersion, kind = this.descriptor.kind } = obj;
+    return { ...obj, apiVersion, kind } as T;
   }
 
   /** List items come without apiVersion/kind; put them back so every object describes itself. */

@@ -3,11 +3,13 @@
 
 /** Where a kind lives in the API: `group` is '' for the core group (Secret, Namespace, …). */
 export interface ResourceDescriptor {
-  group: string;
-  version: string;
-  plural: string;
-  kind: string;
-  namespaced: boolean;
+  readonly group: string;
+  readonly version: string;
+  /** lower-case plural used in URLs, e.g. `managedclusters` */
+  readonly plural: string;
+  readonly kind: string;
+  /** true for namespaced kinds, false for cluster-scoped ones */
+  readonly namespaced: boolean;
 }
 
 export interface OwnerReference {

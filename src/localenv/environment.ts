@@ -17,6 +17,7 @@ import { TetherError } from '../errors.ts';
 import { type BuildProgress, ensureBinaries } from './binaries.ts';
 import { type ControlPlane, startControlPlane } from './controlplane.ts';
 import { installCrds } from './crds.ts';
+import { startTunnelStack, type TunnelStack } from './tunnel-stack.ts';
 import type { ControlPlaneInfo } from './types.ts';
 
 export interface EnvironmentOptions {
@@ -25,12 +26,15 @@ export interface EnvironmentOptions {
   /** where kubeconfigs (hub.kubeconfig, cluster1.kubeconfig, …) and state go */
   dir: string;
   progress?: BuildProgress;
+  /** also start squid, the proxy-server and one proxy-agent per cluster (default true) */
+  tunnel?: boolean;
 }
 
 export interface Environment {
   dir: string;
   hub: ControlPlaneInfo;
   clusters: ControlPlaneInfo[];
+  tunnel?: TunnelStack;
   stop(): Promise<void>;
   onFailure(handler: (description: string) => void): void;
   pids(): number[];
@@ -83,7 +87,10 @@ export async function startEnvironment(opts: EnvironmentOptions): Promise<Enviro
   );
   const started = results.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
   const written: string[] = [];
+  let tunnel: TunnelStack | undefined;
+  const failureHandlers: Array<(d: string) => void> = [];
   const stop = async (): Promise<void> => {
+    await tunnel?.stop();
     await Promise.all(started.map((cp) => cp.stop()));
     for (const f of written) rmSync(f, { force: true });
     rmSync(stateDir, { recursive: true, force: true });
@@ -113,15 +120,31 @@ export async function startEnvironment(opts: EnvironmentOptions): Promise<Enviro
       copyFileSync(cp.kubeconfigPath, target);
       written.push(target);
     }
+    if (opts.tunnel !== false) {
+      progress(
+        'starting squid, the proxy-server and a proxy-agent per cluster (agents dial out through squid)…',
+      );
+      tunnel = await startTunnelStack({ dir: stateDir, hub, clusters });
+      for (const p of tunnel.processes) {
+        p.onUnexpectedExit((desc) => {
+          for (const h of failureHandlers) h(`${desc}; last log lines:\n${p.tail(10)}`);
+        });
+      }
+    }
     return {
       dir,
       hub,
       clusters,
+      tunnel,
       stop,
       onFailure: (h) => {
+        failureHandlers.push(h);
         for (const cp of started) cp.onFailure(h);
       },
-      pids: () => started.flatMap((cp) => cp.pids),
+      pids: () => [
+        ...started.flatMap((cp) => cp.pids),
+        ...(tunnel?.processes.flatMap((p) => (p.pid && p.running ? [p.pid] : [])) ?? []),
+      ],
     };
   } catch (err) {
     await stop();

@@ -16,3 +16,14 @@ export interface ControlPlaneInfo {
   /** directory holding this control plane's PKI, data and logs */
   dir: string;
 }
+
+/** How to reach the tunnel of a local environment (all paths are files on this machine). */
+export interface TunnelInfo {
+  squidUrl: string;
+  squidAccessLogPath: string;
+  proxyServerAddress: string;
+  connectFrontendUrl: string;
+  proxyClientCertPath: string;
+  proxyClientKeyPath: string;
+  hubCaPath: string;
+}

@@ -6,7 +6,9 @@ import { AuthenticationV1Api, AuthorizationV1Api } from '@kubernetes/client-node
 import { loadKubeconfig } from '../kube/kubeconfig.ts';
 import type { Caller } from './connect-frontend.ts';
 
+// Like the apiserver's webhook authorizer: remember answers briefly, denials shorter than grants.
 const CACHE_TTL_MS = 10_000;
+const DENIAL_TTL_MS = 3_000;
 const CACHE_MAX = 10_000;
 
 class TtlCache<V> {
@@ -20,9 +22,9 @@ class TtlCache<V> {
     }
     return e.value;
   }
-  set(key: string, value: V): void {
+  set(key: string, value: V, ttlMs = CACHE_TTL_MS): void {
     if (this.entries.size >= CACHE_MAX) this.entries.delete(this.entries.keys().next().value as string);
-    this.entries.set(key, { value, expires: Date.now() + CACHE_TTL_MS });
+    this.entries.set(key, { value, expires: Date.now() + ttlMs });
   }
 }
 
@@ -46,7 +48,7 @@ export function hubTokenAuth(kubeconfigPath: string): {
         review.status?.authenticated && review.status.user?.username
           ? { user: review.status.user.username, groups: review.status.user.groups ?? [] }
           : null;
-      tokens.set(key, caller);
+      tokens.set(key, caller, caller ? CACHE_TTL_MS : DENIAL_TTL_MS);
       return caller ?? undefined;
     },
     async authorize(caller, cluster) {
@@ -69,7 +71,7 @@ export function hubTokenAuth(kubeconfigPath: string): {
         },
       });
       const allowed = review.status?.allowed === true;
-      decisions.set(key, allowed);
+      decisions.set(key, allowed, allowed ? CACHE_TTL_MS : DENIAL_TTL_MS);
       return allowed;
     },
   };

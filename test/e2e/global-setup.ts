@@ -25,7 +25,21 @@ export async function setup(project: TestProject): Promise<void> {
   });
   const cluster1 = env.clusters[0];
   if (!cluster1) throw new Error('environment has no cluster1');
-  project.provide('tetherEnv', { hub: info(env.hub), cluster1: info(cluster1) });
+  const t = env.tunnel;
+  if (!t) throw new Error('environment has no tunnel');
+  project.provide('tetherEnv', {
+    hub: info(env.hub),
+    cluster1: info(cluster1),
+    tunnel: {
+      squidUrl: t.squidUrl,
+      squidAccessLogPath: t.squidAccessLogPath,
+      proxyServerAddress: t.proxyServerAddress,
+      connectFrontendUrl: t.connectFrontendUrl,
+      proxyClientCertPath: t.proxyClientCertPath,
+      proxyClientKeyPath: t.proxyClientKeyPath,
+      hubCaPath: t.hubCaPath,
+    },
+  });
   process.stderr.write(
     `[e2e setup] hub + cluster1 ready in ${((Date.now() - started) / 1000).toFixed(1)}s\n`,
   );

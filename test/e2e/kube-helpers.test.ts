@@ -3,15 +3,12 @@
 // on them rely on. Every test makes its own objects (unique names and labels) and removes them,
 // with every informer, controller and elector it started, in afterEach.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import {
-  type ManagedClusterSpec,
-  type ManagedClusterStatus,
-  managedClusterResource,
-} from '../../src/api/index.ts';
-import { ApiError, ConflictError } from '../../src/errors.ts';
+import { type ManagedCluster, managedClusterResource } from '../../src/api/index.ts';
+import { ApplyConflictError, ConflictError } from '../../src/errors.ts';
 import {
   formatTime,
   Informer,
+  isApplyConflict,
   isConflict,
   type KubeObject,
   LeaderElector,
@@ -29,9 +26,6 @@ import { pollUntil } from '../../src/wait.ts';
 import { testEnv } from './env.ts';
 import { uniqueName } from './helpers.ts';
 
-// src/api's ManagedCluster types metadata as client-node's V1ObjectMeta (Date timestamps), which is
-// not a KubeObject; ResourceClient returns the apiserver's JSON, so type it as that.
-type ManagedClusterJson = KubeObject & { spec?: ManagedClusterSpec; status?: ManagedClusterStatus };
 type ConfigMap = KubeObject & { data?: Record<string, string> };
 const coreKind = (plural: string, kind: string, namespaced: boolean): ResourceDescriptor => {
   return { group: '', version: 'v1', plural, kind, namespaced };
@@ -40,7 +34,7 @@ const configMapResource = coreKind('configmaps', 'ConfigMap', true);
 
 const env = testEnv();
 const hub = loadKubeconfig(env.hub.kubeconfigPath);
-const clusters = new ResourceClient<ManagedClusterJson>(hub, managedClusterResource);
+const clusters = new ResourceClient<ManagedCluster>(hub, managedClusterResource);
 const configMaps = new ResourceClient<ConfigMap>(hub, configMapResource);
 const leases = new ResourceClient<Lease>(hub, leaseResource);
 const namespaces = new ResourceClient(hub, coreKind('namespaces', 'Namespace', false));
@@ -64,7 +58,7 @@ afterAll(async () => {
 });
 
 type Named<T extends KubeObject> = T & { metadata: { name: string } };
-async function createCluster(labels: Record<string, string> = {}): Promise<Named<ManagedClusterJson>> {
+async function createCluster(labels: Record<string, string> = {}): Promise<Named<ManagedCluster>> {
   const name = uniqueName('kube-e2e');
   cleanup(() => clusters.delete(name, undefined, { ignoreNotFound: true }));
   const created = await clusters.create({ metadata: { name, labels }, spec: { hubAcceptsClient: false } });
@@ -111,6 +105,7 @@ describe('ResourceClient on ManagedCluster (a CRD)', () => {
       .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ConflictError);
     expect(isConflict(err)).toBe(true);
+    expect(isApplyConflict(err)).toBe(false);
     const stored = await clusters.get(stale.metadata.name);
     expect(stored?.metadata?.resourceVersion).toBe(fresh.metadata?.resourceVersion);
     expect(stored?.spec).toMatchObject({ hubAcceptsClient: true, leaseDurationSeconds: 60 });
@@ -127,8 +122,15 @@ describe('ResourceClient on ManagedCluster (a CRD)', () => {
 
     const rival = { metadata: { name }, spec: { leaseDurationSeconds: 90 } };
     const err = await clusters.apply(rival, { fieldManager: 'e2e-rival' }).catch((e: unknown) => e);
-    expect(err).toBeInstanceOf(ApiError);
-    expect(err).toMatchObject({ status: 409 });
+    console.log('BODY', (err as { cause?: { body?: unknown } }).cause?.body);
+    // A field-ownership conflict, not a stale write: retrying it would fail the same way.
+    expect(err).toBeInstanceOf(ApplyConflictError);
+    expect(err).toMatchObject({ status: 409, reason: 'Conflict', code: 'TETHER_API_ERROR' });
+    expect(isApplyConflict(err)).toBe(true);
+    expect(isConflict(err)).toBe(false);
+    expect((err as ApplyConflictError).conflicts).toEqual([
+      { field: '.spec.leaseDurationSeconds', message: expect.stringContaining('"e2e-owner"') },
+    ]);
     expect((err as Error).message).toContain('e2e-owner');
     expect((await clusters.get(name))?.spec?.leaseDurationSeconds).toBe(30);
 

@@ -64,11 +64,15 @@ describe('tether up', () => {
           'name',
         ]),
       ).toContain('managedclusters');
-      const ports = [hubKubeconfig, join(dir, 'cluster1.kubeconfig')].map((f) =>
+      const ports: number[] = [hubKubeconfig, join(dir, 'cluster1.kubeconfig')].map((f) =>
         Number(/server: https:\/\/127\.0\.0\.1:(\d+)/.exec(readFileSync(f, 'utf8'))?.[1]),
       );
       const children = processesMentioning(dir);
-      expect(children.length).toBeGreaterThanOrEqual(6); // etcd + apiserver + KCM for each of 2 control planes
+      // etcd + apiserver + KCM for each of 2 control planes, the proxy-server and one proxy-agent
+      expect(children.length).toBeGreaterThanOrEqual(8);
+      const squidPort = Number(/squid http:\/\/127\.0\.0\.1:(\d+)/.exec(output)?.[1]);
+      expect(squidPort).toBeGreaterThan(0);
+      ports.push(squidPort);
 
       child.kill('SIGTERM');
       expect(await exited).toBe(0);

@@ -1,0 +1,158 @@
+// The tunnel part of a local environment: a real squid forward proxy, `tether proxy-server` for the
+// hub and one `tether proxy-agent` per managed cluster (child processes, as in production), with
+// agents reaching the hub only through squid. Certificates come from the hub's cluster CA: agents
+// get the registration identity (system:open-cluster-management:<cluster>:<agent>).
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Agent, request } from 'undici';
+import { TetherError } from '../errors.ts';
+import { type CertificateAuthority, issueCertificate, loadCertificateAuthority } from '../pki/index.ts';
+import { agentSubject } from '../tunnel/identity.ts';
+import { pollUntil } from '../wait.ts';
+import { freePort, SupervisedProcess } from './process.ts';
+import { type Squid, startSquid } from './squid.ts';
+import type { ControlPlaneInfo, TunnelInfo } from './types.ts';
+
+const tetherBin = fileURLToPath(new URL('../../bin/tether.js', import.meta.url));
+
+export interface TunnelStack extends TunnelInfo {
+  squidUrl: string;
+  squidAccessLogPath: string;
+  proxyServerAddress: string;
+  connectFrontendUrl: string;
+  /** client certificate hub services can use on the CONNECT frontend */
+  proxyClientCertPath: string;
+  proxyClientKeyPath: string;
+  hubCaPath: string;
+  processes: SupervisedProcess[];
+  stop(): Promise<void>;
+}
+
+function writeFile(dir: string, name: string, content: string): string {
+  const p = join(dir, name);
+  writeFileSync(p, content, { mode: 0o600 });
+  return p;
+}
+
+async function waitReady(proc: SupervisedProcess, opsPort: number, timeoutMs: number): Promise<void> {
+  const dispatcher = new Agent({ connect: { timeout: 1000 } });
+  try {
+    await pollUntil(
+      async () => {
+        if (!proc.running)
+          throw new TetherError('TETHER_PROCESS_FAILED', `${proc.name} exited:\n${proc.tail()}`);
+        const res = await request(`http://127.0.0.1:${opsPort}/readyz`, { dispatcher });
+        const body = await res.body.text();
+        if (res.statusCode !== 200) throw new Error(body.trim());
+        return true;
+      },
+      { timeoutMs, intervalMs: 200, description: `${proc.name} to be ready` },
+    ).catch((err: Error) => {
+      throw new TetherError(
+        'TETHER_PROCESS_FAILED',
+        `${proc.name} did not become ready: ${err.message}\n--- last log lines ---\n${proc.tail()}`,
+      );
+    });
+  } finally {
+    await dispatcher.close();
+  }
+}
+
+export async function startTunnelStack(opts: {
+  dir: string;
+  hub: ControlPlaneInfo;
+  clusters: ControlPlaneInfo[];
+  readyTimeoutMs?: number;
+}): Promise<TunnelStack> {
+  const dir = join(opts.dir, 'tunnel');
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const timeoutMs = opts.readyTimeoutMs ?? 30_000;
+  const ca: CertificateAuthority = await loadCertificateAuthority(
+    readFileSync(opts.hub.caCertPath, 'utf8'),
+    readFileSync(opts.hub.caKeyPath, 'utf8'),
+  );
+  const hubCaPath = writeFile(dir, 'hub-ca.crt', ca.certPem);
+  const serving = await issueCertificate(ca, {
+    commonName: 'tether-proxy-server',
+    usage: 'server',
+    dnsNames: ['localhost'],
+    ipAddresses: ['127.0.0.1'],
+  });
+  const client = await issueCertificate(ca, { commonName: 'tether-hub-service', usage: 'client' });
+  const processes: SupervisedProcess[] = [];
+  let squid: Squid | undefined;
+  const stop = async (): Promise<void> => {
+    await Promise.all([...processes].reverse().map((p) => p.stop(5000)));
+    await squid?.stop();
+  };
+  try {
+    // squid runs as user proxy and needs a directory it can enter: the OS temp dir, not our 0700 one.
+    squid = await startSquid();
+    const [agentPort, connectPort, serverOps] = await Promise.all([freePort(), freePort(), freePort()]);
+    const server = new SupervisedProcess({
+      name: 'hub/proxy-server',
+      command: process.execPath,
+      logFile: join(dir, 'proxy-server.log'),
+      args: [
+        tetherBin,
+        'proxy-server',
+        '--server-id=hub-proxy-server-0',
+        '--bind-address=127.0.0.1',
+        `--agent-port=${agentPort}`,
+        `--connect-port=${connectPort}`,
+        `--ops-port=${serverOps}`,
+        `--tls-cert-file=${writeFile(dir, 'proxy-server.crt', serving.certPem)}`,
+        `--tls-key-file=${writeFile(dir, 'proxy-server.key', serving.keyPem)}`,
+        `--agent-ca-file=${hubCaPath}`,
+        `--hub-kubeconfig=${opts.hub.kubeconfigPath}`,
+      ],
+    });
+    processes.push(server);
+    await waitReady(server, serverOps, timeoutMs);
+    await Promise.all(
+      opts.clusters.map(async (cluster) => {
+        const cert = await issueCertificate(ca, {
+          ...agentSubject(cluster.name, 'proxy-agent'),
+          usage: 'client',
+        });
+        const ops = await freePort();
+        const apiserver = new URL(cluster.apiserverUrl);
+        const agent = new SupervisedProcess({
+          name: `${cluster.name}/proxy-agent`,
+          command: process.execPath,
+          logFile: join(dir, `${cluster.name}-proxy-agent.log`),
+          args: [
+            tetherBin,
+            'proxy-agent',
+            `--cluster-name=${cluster.name}`,
+            '--agent-id=proxy-agent',
+            `--proxy-server=127.0.0.1:${agentPort}`,
+            `--cert-file=${writeFile(dir, `${cluster.name}-agent.crt`, cert.certPem)}`,
+            `--key-file=${writeFile(dir, `${cluster.name}-agent.key`, cert.keyPem)}`,
+            `--hub-ca-file=${hubCaPath}`,
+            `--kube-apiserver=${apiserver.hostname}:${apiserver.port}`,
+            `--proxy-url=${squid?.url}`,
+            `--ops-port=${ops}`,
+          ],
+        });
+        processes.push(agent);
+        await waitReady(agent, ops, timeoutMs);
+      }),
+    );
+    return {
+      squidUrl: squid.url,
+      squidAccessLogPath: squid.accessLogPath,
+      proxyServerAddress: `127.0.0.1:${agentPort}`,
+      connectFrontendUrl: `https://127.0.0.1:${connectPort}`,
+      proxyClientCertPath: writeFile(dir, 'proxy-client.crt', client.certPem),
+      proxyClientKeyPath: writeFile(dir, 'proxy-client.key', client.keyPem),
+      hubCaPath,
+      processes,
+      stop,
+    };
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+}
