@@ -122,7 +122,6 @@ describe('ResourceClient on ManagedCluster (a CRD)', () => {
 
     const rival = { metadata: { name }, spec: { leaseDurationSeconds: 90 } };
     const err = await clusters.apply(rival, { fieldManager: 'e2e-rival' }).catch((e: unknown) => e);
-    console.log('BODY', (err as { cause?: { body?: unknown } }).cause?.body);
     // A field-ownership conflict, not a stale write: retrying it would fail the same way.
     expect(err).toBeInstanceOf(ApplyConflictError);
     expect(err).toMatchObject({ status: 409, reason: 'Conflict', code: 'TETHER_API_ERROR' });

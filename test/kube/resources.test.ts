@@ -1,8 +1,9 @@
 import { ApiException } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
-import { ApiError, ConflictError } from '../../src/errors.ts';
+import { ApiError, ApplyConflictError, ConflictError } from '../../src/errors.ts';
 import {
   isAlreadyExists,
+  isApplyConflict,
   isConflict,
   isForbidden,
   isNotFound,
@@ -65,6 +66,86 @@ describe('toApiError', () => {
     expect(exists).not.toBeInstanceOf(ConflictError);
     expect(isAlreadyExists(exists)).toBe(true);
     expect(isConflict(exists)).toBe(false);
+  });
+
+  it('tells a server-side apply field-manager conflict from a stale write, both 409 Conflict', () => {
+    // Both bodies as kube-apiserver sends them; the first is what test/e2e/kube-helpers provokes.
+    const applyBody = JSON.stringify({
+      kind: 'Status',
+      apiVersion: 'v1',
+      metadata: {},
+      status: 'Failure',
+      message:
+        'Apply failed with 2 conflicts: conflict with "agent": .spec.leaseDurationSeconds\n' +
+        'conflict with "admin" using cluster.open-cluster-management.io/v1: .spec.hubAcceptsClient',
+      reason: 'Conflict',
+      details: {
+        causes: [
+          {
+            reason: 'FieldManagerConflict',
+            message: 'conflict with "agent"',
+            field: '.spec.leaseDurationSeconds',
+          },
+          {
+            reason: 'FieldManagerConflict',
+            message: 'conflict with "admin" using cluster.open-cluster-management.io/v1',
+            field: '.spec.hubAcceptsClient',
+          },
+        ],
+      },
+      code: 409,
+    });
+    const staleBody = JSON.stringify({
+      kind: 'Status',
+      apiVersion: 'v1',
+      metadata: {},
+      status: 'Failure',
+      message:
+        'Operation cannot be fulfilled on managedclusters.cluster.open-cluster-management.io "c1": the ' +
+        'object has been modified; please apply your changes to the latest version and try again',
+      reason: 'Conflict',
+      details: { name: 'c1', group: 'cluster.open-cluster-management.io', kind: 'managedclusters' },
+      code: 409,
+    });
+    const apply = new ApiException(409, 'Unsuccessful HTTP Request', applyBody, {});
+    const stale = new ApiException(409, 'Unsuccessful HTTP Request', staleBody, {});
+
+    const applyErr = toApiError(apply, 'patch ManagedCluster c1');
+    expect(applyErr).toBeInstanceOf(ApplyConflictError);
+    expect(applyErr).not.toBeInstanceOf(ConflictError);
+    expect(applyErr).toMatchObject({ status: 409, reason: 'Conflict', code: 'TETHER_API_ERROR' });
+    expect(applyErr?.message).toMatch(/^patch ManagedCluster c1: Apply failed with 2 conflicts/);
+    expect((applyErr as ApplyConflictError).conflicts).toEqual([
+      { field: '.spec.leaseDurationSeconds', message: 'conflict with "agent"' },
+      {
+        field: '.spec.hubAcceptsClient',
+        message: 'conflict with "admin" using cluster.open-cluster-management.io/v1',
+      },
+    ]);
+    expect(isApplyConflict(apply)).toBe(true);
+    expect(isApplyConflict(applyErr)).toBe(true);
+    expect(isConflict(apply)).toBe(false);
+    expect(isConflict(applyErr)).toBe(false);
+    expect(isAlreadyExists(apply)).toBe(false);
+
+    const staleErr = toApiError(stale);
+    expect(staleErr).toBeInstanceOf(ConflictError);
+    expect(staleErr).not.toBeInstanceOf(ApplyConflictError);
+    expect(isConflict(stale)).toBe(true);
+    expect(isApplyConflict(stale)).toBe(false);
+  });
+
+  it('a 409 Conflict whose causes name no field manager stays an optimistic-concurrency conflict', () => {
+    const body = {
+      kind: 'Status',
+      code: 409,
+      reason: 'Conflict',
+      message: 'x',
+      details: { causes: [{ reason: 'FieldValueInvalid', field: 'spec' }, null, 'junk'] },
+    };
+    const err = toApiError(new ApiException(409, 'x', body, {}));
+    expect(err).toBeInstanceOf(ConflictError);
+    expect(isApplyConflict(err)).toBe(false);
   });
 
   it('falls back to the standard reason when the body is not a Status', () => {
