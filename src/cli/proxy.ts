@@ -19,6 +19,34 @@ function opt(flags: string, description: string, env: string): Option {
   return new Option(flags, description).env(env);
 }
 
+/** PING keepalive flags shared by both ends: a silent peer is dropped after interval + timeout. */
+function keepaliveOptions(cmd: Command): Command {
+  return cmd
+    .addOption(
+      opt('--ping-interval <ms>', 'send an HTTP/2 PING on each tunnel this often', 'TETHER_PING_INTERVAL')
+        .default(10_000)
+        .argParser(positiveInt('--ping-interval', 600_000)),
+    )
+    .addOption(
+      opt(
+        '--ping-timeout <ms>',
+        'drop a tunnel whose peer does not answer a PING within this time',
+        'TETHER_PING_TIMEOUT',
+      )
+        .default(20_000)
+        .argParser(positiveInt('--ping-timeout', 600_000)),
+    );
+}
+
+function keepaliveLimits(flags: { pingInterval: number; pingTimeout: number }): {
+  pingIntervalMs: number;
+  pingTimeoutMs: number;
+} {
+  if (flags.pingInterval < 100 || flags.pingTimeout < 100)
+    throw new InvalidArgumentError('--ping-interval and --ping-timeout must be at least 100 ms');
+  return { pingIntervalMs: flags.pingInterval, pingTimeoutMs: flags.pingTimeout };
+}
+
 /** Resolves when SIGINT/SIGTERM arrives. */
 export function untilSignal(): Promise<NodeJS.Signals> {
   return new Promise((resolve) => {
@@ -33,6 +61,8 @@ export function untilSignal(): Promise<NodeJS.Signals> {
 }
 
 interface ServerFlags {
+  pingInterval: number;
+  pingTimeout: number;
   serverId: string;
   serverCount: number;
   bindAddress: string;
@@ -47,7 +77,7 @@ interface ServerFlags {
 }
 
 export function registerProxyCommands(program: Command): void {
-  program
+  const serverCmd = program
     .command('proxy-server')
     .description('hub end of the tunnel: accepts proxy-agents, serves CONNECT <cluster>:443 to hub services')
     .addOption(
@@ -112,51 +142,52 @@ export function registerProxyCommands(program: Command): void {
         'hub kubeconfig for bearer-token auth on the CONNECT frontend (TokenReview + SubjectAccessReview)',
         'TETHER_HUB_KUBECONFIG',
       ),
-    )
-    .action(async (flags: ServerFlags) => {
-      const log = logger('proxy-server', { serverId: flags.serverId });
-      const tls = {
-        certPem: readPemFlag('--tls-cert-file', flags.tlsCertFile, 'CERTIFICATE'),
-        keyPem: readPemFlag('--tls-key-file', flags.tlsKeyFile, 'PRIVATE KEY'),
-      };
-      const agentCa = readPemFlag('--agent-ca-file', flags.agentCaFile, 'CERTIFICATE');
-      const clientCa = flags.proxyClientCaFile
-        ? readPemFlag('--proxy-client-ca-file', flags.proxyClientCaFile, 'CERTIFICATE')
-        : agentCa;
-      const auth = flags.hubKubeconfig ? hubTokenAuth(flags.hubKubeconfig) : undefined;
-      const server = new ProxyServer({
-        serverId: flags.serverId,
-        serverCount: flags.serverCount,
-        host: flags.bindAddress,
-        port: flags.agentPort,
-        tls: { ...tls, clientCaPem: agentCa },
-        log,
-      });
-      const agentPort = await server.start();
-      const frontend = new ConnectFrontend({
-        host: flags.bindAddress,
-        port: flags.connectPort,
-        tls: { ...tls, clientCaPem: clientCa },
-        dial: (cluster, target) => server.dial(cluster, target),
-        authenticateToken: auth?.authenticate,
-        authorize: auth?.authorize,
-        log: logger('connect-frontend', { serverId: flags.serverId }),
-      });
-      const connectPort = await frontend.start();
-      const ops = await startOpsServer({
-        host: flags.bindAddress,
-        port: flags.opsPort,
-        registries: [server.metrics.registry],
-        ready: () => ({ ok: true, detail: `serving; ${server.registry.all().length} agents connected` }),
-      });
-      log.info({ agentPort, connectPort, opsPort: ops.port }, 'proxy-server ready');
-      const sig = await untilSignal();
-      log.info({ signal: sig }, 'draining');
-      await Promise.all([frontend.stop(), server.stop()]);
-      await ops.close();
+    );
+  keepaliveOptions(serverCmd).action(async (flags: ServerFlags) => {
+    const log = logger('proxy-server', { serverId: flags.serverId });
+    const tls = {
+      certPem: readPemFlag('--tls-cert-file', flags.tlsCertFile, 'CERTIFICATE'),
+      keyPem: readPemFlag('--tls-key-file', flags.tlsKeyFile, 'PRIVATE KEY'),
+    };
+    const agentCa = readPemFlag('--agent-ca-file', flags.agentCaFile, 'CERTIFICATE');
+    const clientCa = flags.proxyClientCaFile
+      ? readPemFlag('--proxy-client-ca-file', flags.proxyClientCaFile, 'CERTIFICATE')
+      : agentCa;
+    const auth = flags.hubKubeconfig ? hubTokenAuth(flags.hubKubeconfig) : undefined;
+    const server = new ProxyServer({
+      serverId: flags.serverId,
+      serverCount: flags.serverCount,
+      host: flags.bindAddress,
+      port: flags.agentPort,
+      tls: { ...tls, clientCaPem: agentCa },
+      limits: keepaliveLimits(flags),
+      log,
     });
+    const agentPort = await server.start();
+    const frontend = new ConnectFrontend({
+      host: flags.bindAddress,
+      port: flags.connectPort,
+      tls: { ...tls, clientCaPem: clientCa },
+      dial: (cluster, target) => server.dial(cluster, target),
+      authenticateToken: auth?.authenticate,
+      authorize: auth?.authorize,
+      log: logger('connect-frontend', { serverId: flags.serverId }),
+    });
+    const connectPort = await frontend.start();
+    const ops = await startOpsServer({
+      host: flags.bindAddress,
+      port: flags.opsPort,
+      registries: [server.metrics.registry],
+      ready: () => ({ ok: true, detail: `serving; ${server.registry.all().length} agents connected` }),
+    });
+    log.info({ agentPort, connectPort, opsPort: ops.port }, 'proxy-server ready');
+    const sig = await untilSignal();
+    log.info({ signal: sig }, 'draining');
+    await Promise.all([frontend.stop(), server.stop()]);
+    await ops.close();
+  });
 
-  program
+  const agentCmd = program
     .command('proxy-agent')
     .description('managed end of the tunnel: dials out to the proxy-server(s) and serves allowed targets')
     .addOption(
@@ -223,71 +254,74 @@ export function registerProxyCommands(program: Command): void {
     )
     .addOption(
       opt('--ops-address <ip>', 'address for the ops port', 'TETHER_OPS_ADDRESS').default('127.0.0.1'),
-    )
-    .action(
-      async (flags: {
-        clusterName: string;
-        agentId: string;
-        proxyServer?: string[];
-        certFile: string;
-        keyFile: string;
-        hubCaFile: string;
-        serverName?: string;
-        kubeApiserver?: string;
-        export?: string[];
-        proxyUrl?: string;
-        proxyCaFile?: string;
-        opsPort: number;
-        opsAddress: string;
-      }) => {
-        const servers = (flags.proxyServer ?? []).flatMap((s) => s.split(',')).filter(Boolean);
-        if (servers.length === 0)
-          throw new InvalidArgumentError('--proxy-server is required (host:port or wss://…)');
-        const apiserver =
-          flags.kubeApiserver ??
-          (process.env.KUBERNETES_SERVICE_HOST
-            ? `${process.env.KUBERNETES_SERVICE_HOST}:${process.env.KUBERNETES_SERVICE_PORT ?? '443'}`
-            : undefined);
-        if (!apiserver)
-          throw new InvalidArgumentError(
-            '--kube-apiserver is required outside a pod (host:port of this cluster apiserver)',
-          );
-        const exportsList = (flags.export ?? [])
-          .flatMap((s) => s.split(','))
-          .filter(Boolean)
-          .map(parseExport);
-        const log = logger('proxy-agent', { cluster: flags.clusterName, agent: flags.agentId });
-        const agent = new ProxyAgent({
-          cluster: flags.clusterName,
-          agentId: flags.agentId,
-          servers,
-          tls: {
-            certPem: readPemFlag('--cert-file', flags.certFile, 'CERTIFICATE'),
-            keyPem: readPemFlag('--key-file', flags.keyFile, 'PRIVATE KEY'),
-            hubCaPem: readPemFlag('--hub-ca-file', flags.hubCaFile, 'CERTIFICATE'),
-            serverName: flags.serverName,
-          },
-          resolveTarget: targetPolicy(parseHostPort(apiserver, '--kube-apiserver'), exportsList),
-          proxyUrl: flags.proxyUrl,
-          proxyCaPem: flags.proxyCaFile
-            ? readPemFlag('--proxy-ca-file', flags.proxyCaFile, 'CERTIFICATE')
-            : undefined,
-          log,
-        });
-        const ops = await startOpsServer({
-          host: flags.opsAddress,
-          port: flags.opsPort,
-          registries: [agent.registry],
-          ready: () => agent.readiness(),
-        });
-        agent.start();
-        log.info(
-          { servers, opsPort: ops.port, exports: exportsList.map((e) => e.name) },
-          'proxy-agent started',
-        );
-        await untilSignal();
-        await agent.stop();
-        await ops.close();
-      },
     );
+  keepaliveOptions(agentCmd).action(
+    async (flags: {
+      pingInterval: number;
+      pingTimeout: number;
+      clusterName: string;
+      agentId: string;
+      proxyServer?: string[];
+      certFile: string;
+      keyFile: string;
+      hubCaFile: string;
+      serverName?: string;
+      kubeApiserver?: string;
+      export?: string[];
+      proxyUrl?: string;
+      proxyCaFile?: string;
+      opsPort: number;
+      opsAddress: string;
+    }) => {
+      const servers = (flags.proxyServer ?? []).flatMap((s) => s.split(',')).filter(Boolean);
+      if (servers.length === 0)
+        throw new InvalidArgumentError('--proxy-server is required (host:port or wss://…)');
+      const apiserver =
+        flags.kubeApiserver ??
+        (process.env.KUBERNETES_SERVICE_HOST
+          ? `${process.env.KUBERNETES_SERVICE_HOST}:${process.env.KUBERNETES_SERVICE_PORT ?? '443'}`
+          : undefined);
+      if (!apiserver)
+        throw new InvalidArgumentError(
+          '--kube-apiserver is required outside a pod (host:port of this cluster apiserver)',
+        );
+      const exportsList = (flags.export ?? [])
+        .flatMap((s) => s.split(','))
+        .filter(Boolean)
+        .map(parseExport);
+      const log = logger('proxy-agent', { cluster: flags.clusterName, agent: flags.agentId });
+      const agent = new ProxyAgent({
+        cluster: flags.clusterName,
+        agentId: flags.agentId,
+        servers,
+        tls: {
+          certPem: readPemFlag('--cert-file', flags.certFile, 'CERTIFICATE'),
+          keyPem: readPemFlag('--key-file', flags.keyFile, 'PRIVATE KEY'),
+          hubCaPem: readPemFlag('--hub-ca-file', flags.hubCaFile, 'CERTIFICATE'),
+          serverName: flags.serverName,
+        },
+        resolveTarget: targetPolicy(parseHostPort(apiserver, '--kube-apiserver'), exportsList),
+        proxyUrl: flags.proxyUrl,
+        proxyCaPem: flags.proxyCaFile
+          ? readPemFlag('--proxy-ca-file', flags.proxyCaFile, 'CERTIFICATE')
+          : undefined,
+        limits: keepaliveLimits(flags),
+        log,
+      });
+      const ops = await startOpsServer({
+        host: flags.opsAddress,
+        port: flags.opsPort,
+        registries: [agent.registry],
+        ready: () => agent.readiness(),
+      });
+      agent.start();
+      log.info(
+        { servers, opsPort: ops.port, exports: exportsList.map((e) => e.name) },
+        'proxy-agent started',
+      );
+      await untilSignal();
+      await agent.stop();
+      await ops.close();
+    },
+  );
 }

@@ -162,6 +162,13 @@ export class HubTunnelSession {
         clearTimeout(timer);
         reject(new TetherError('TETHER_DIAL_FAILED', `tunnel stream to ${target} failed: ${err.message}`));
       });
+      // A session torn down under a pending dial closes the stream without an error: fail fast.
+      req.once('close', () => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        reject(new TetherError('TETHER_NO_AGENT', `tunnel to the agent closed while dialling ${target}`));
+      });
     });
   }
 

@@ -5,11 +5,11 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { connect as tlsConnect, type TLSSocket } from 'node:tls';
+import { type TLSSocket, connect as tlsConnect } from 'node:tls';
 import { request } from 'undici';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { issueCertificate } from '../../src/pki/index.ts';
 import { freePort } from '../../src/localenv/process.ts';
+import { issueCertificate } from '../../src/pki/index.ts';
 import { pollUntil } from '../../src/wait.ts';
 import { echoServer, type HubPki, hubPki, roundTrip } from './tunnel-fixtures.ts';
 
@@ -56,7 +56,10 @@ interface Proc {
 }
 
 function tether(args: string[]): Proc {
-  const child = spawn(process.execPath, ['bin/tether.js', ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, TETHER_LOG_LEVEL: 'info' } });
+  const child = spawn(process.execPath, ['bin/tether.js', ...args], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, TETHER_LOG_LEVEL: 'info' },
+  });
   children.push(child);
   let out = '';
   child.stdout?.on('data', (d: Buffer) => {
@@ -79,7 +82,10 @@ async function ready(opsPort: number, timeoutMs = 15_000): Promise<void> {
   );
 }
 
-async function startServer(ports: { agent: number; connect: number; ops: number }): Promise<Proc> {
+async function startServer(
+  ports: { agent: number; connect: number; ops: number },
+  extra: string[] = [],
+): Promise<Proc> {
   const p = tether([
     'proxy-server',
     '--bind-address=127.0.0.1',
@@ -89,12 +95,13 @@ async function startServer(ports: { agent: number; connect: number; ops: number 
     `--tls-cert-file=${files.serverCert}`,
     `--tls-key-file=${files.serverKey}`,
     `--agent-ca-file=${files.ca}`,
+    ...extra,
   ]);
   await ready(ports.ops);
   return p;
 }
 
-function startAgent(agentPort: number, opsPort: number): Proc {
+function startAgent(agentPort: number, opsPort: number, extra: string[] = []): Proc {
   return tether([
     'proxy-agent',
     '--cluster-name=cluster1',
@@ -105,6 +112,7 @@ function startAgent(agentPort: number, opsPort: number): Proc {
     `--hub-ca-file=${files.ca}`,
     `--kube-apiserver=127.0.0.1:${echo.port}`,
     `--ops-port=${opsPort}`,
+    ...extra,
   ]);
 }
 
@@ -182,8 +190,48 @@ describe('tunnel processes', () => {
     expect(after.status).toBe(503);
   });
 
+  it('drops a frozen agent once PINGs go unanswered, and takes it back when it thaws', async () => {
+    const keepalive = ['--ping-interval=300', '--ping-timeout=700'];
+    const ports = { agent: await freePort(), connect: await freePort(), ops: await freePort() };
+    const agentOps = await freePort();
+    await startServer(ports, keepalive);
+    const agent = startAgent(ports.agent, agentOps, keepalive);
+    await ready(agentOps);
+    const frozenAt = Date.now();
+    agent.child.kill('SIGSTOP');
+    try {
+      await pollUntil(
+        async () => {
+          const r = await connectFrontend(ports.connect);
+          r.socket.destroy();
+          return r.status === 503;
+        },
+        { timeoutMs: 10_000, intervalMs: 100, description: 'the hub to drop the frozen agent' },
+      );
+      // interval + timeout, plus scheduling slack on a busy machine
+      expect(Date.now() - frozenAt).toBeLessThan(5000);
+    } finally {
+      agent.child.kill('SIGCONT');
+    }
+    const back = await pollUntil(
+      async () => {
+        const r = await connectFrontend(ports.connect);
+        if (r.status !== 200) r.socket.destroy();
+        return r.status === 200 ? r : undefined;
+      },
+      { timeoutMs: 15_000, intervalMs: 200, description: 'the thawed agent to reconnect' },
+    );
+    expect((await roundTrip(back.socket, Buffer.from('thawed'))).bytes).toBe(6);
+  });
+
   it('stops at startup with a clear message for a bad flag or a missing file', async () => {
-    const noName = tether(['proxy-agent', '--proxy-server=127.0.0.1:1', `--cert-file=${files.agentCert}`, `--key-file=${files.agentKey}`, `--hub-ca-file=${files.ca}`]);
+    const noName = tether([
+      'proxy-agent',
+      '--proxy-server=127.0.0.1:1',
+      `--cert-file=${files.agentCert}`,
+      `--key-file=${files.agentKey}`,
+      `--hub-ca-file=${files.ca}`,
+    ]);
     expect(await noName.exited).not.toBe(0);
     expect(noName.output()).toContain('--cluster-name');
     const missing = tether([
@@ -209,7 +257,13 @@ describe('tunnel processes', () => {
     ]);
     expect(await badExport.exited).not.toBe(0);
     expect(badExport.output()).toContain('--export must be name=host:port');
-    const badPort = tether(['proxy-server', '--agent-port=99999', `--tls-cert-file=${files.serverCert}`, `--tls-key-file=${files.serverKey}`, `--agent-ca-file=${files.ca}`]);
+    const badPort = tether([
+      'proxy-server',
+      '--agent-port=99999',
+      `--tls-cert-file=${files.serverCert}`,
+      `--tls-key-file=${files.serverKey}`,
+      `--agent-ca-file=${files.ca}`,
+    ]);
     expect(await badPort.exited).not.toBe(0);
     expect(badPort.output()).toContain('--agent-port must be a whole number between 0 and 65535');
   });
