@@ -5,13 +5,7 @@
 import { createServer as createHttpServer, type IncomingMessage } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
-import {
-  createSecureContext,
-  createServer as createTlsServer,
-  type SecureContext,
-  type TLSSocket,
-  type Server as TlsServer,
-} from 'node:tls';
+import { createServer as createTlsServer, type TLSSocket, type Server as TlsServer } from 'node:tls';
 import { createWebSocketStream, WebSocketServer } from 'ws';
 import { TetherError } from '../errors.ts';
 import { type Logger, logger as makeLogger } from '../log.ts';
