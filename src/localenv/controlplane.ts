@@ -76,6 +76,7 @@ async function writePki(dir: string, name: string): Promise<Pki> {
       commonName: 'kube-apiserver',
       usage: 'server',
       dnsNames: [
+        name,
         'localhost',
         'kubernetes',
         'kubernetes.default',
