@@ -3,6 +3,7 @@
 import { Command, CommanderError } from 'commander';
 import { isTetherError } from '../errors.ts';
 import { registerInitCommand } from './init.ts';
+import { registerJoinCommands } from './join.ts';
 import { registerProxyCommands } from './proxy.ts';
 import { registerUpCommand } from './up.ts';
 
@@ -17,6 +18,7 @@ export function buildProgram(): Command {
   registerUpCommand(program);
   registerInitCommand(program);
   registerProxyCommands(program);
+  registerJoinCommands(program);
   return program;
 }
 

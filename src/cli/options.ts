@@ -1,5 +1,6 @@
 // Parsers for command-line option values, each failing with a message that says what to fix.
 import { InvalidArgumentError } from 'commander';
+import { InvalidArgumentError as TetherInvalidArgument } from '../errors.ts';
 
 export function positiveInt(name: string, max: number): (value: string) => number {
   return (value: string) => {
@@ -9,4 +10,21 @@ export function positiveInt(name: string, max: number): (value: string) => numbe
     }
     return n;
   };
+}
+
+const DURATION_UNITS: Record<string, number> = { h: 3600, m: 60, s: 1 };
+
+/** Parses Go-style durations ("24h", "1h30m", "90s") into whole seconds (for use inside actions). */
+export function parseDurationSeconds(name: string, value: string): number {
+  const re = /(\d+)(h|m|s)/gy;
+  let total = 0;
+  let matched = 0;
+  for (let m = re.exec(value); m; m = re.exec(value)) {
+    total += Number(m[1]) * (DURATION_UNITS[m[2] as string] ?? 0);
+    matched = re.lastIndex;
+  }
+  if (matched !== value.length || value.length === 0 || total <= 0) {
+    throw new TetherInvalidArgument(`${name} must be a duration like 24h, 90m or 1h30m, got "${value}"`);
+  }
+  return total;
 }

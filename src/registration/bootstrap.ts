@@ -1,0 +1,118 @@
+// Hub-side bootstrap for joining clusters (what `tether init` sets up, like clusteradm): a
+// ServiceAccount whose token lets a new agent create its ManagedCluster and its first CSR, and
+// nothing else. Plus building and storing the bootstrap kubeconfig on the managed side (`tether join`).
+import {
+  CoreV1Api,
+  type KubeConfig,
+  type KubernetesObject,
+  KubernetesObjectApi,
+  PatchStrategy,
+} from '@kubernetes/client-node';
+import { agentNamespace, bootstrapHubKubeconfigSecretName } from '../api/index.ts';
+import { isAlreadyExists, kubeconfigFromParts, kubeconfigToYaml } from '../kube/index.ts';
+
+export const BOOTSTRAP_NAMESPACE = 'open-cluster-management';
+export const BOOTSTRAP_SERVICE_ACCOUNT = 'cluster-bootstrap';
+export const BOOTSTRAP_CLUSTER_ROLE = 'open-cluster-management:bootstrap';
+export const BOOTSTRAP_USER = `system:serviceaccount:${BOOTSTRAP_NAMESPACE}:${BOOTSTRAP_SERVICE_ACCOUNT}`;
+const FIELD_MANAGER = 'tether-init';
+
+async function apply(kc: KubeConfig, obj: KubernetesObject): Promise<void> {
+  await KubernetesObjectApi.makeApiClient(kc).patch(
+    obj,
+    undefined,
+    undefined,
+    FIELD_MANAGER,
+    true,
+    PatchStrategy.ServerSideApply,
+  );
+}
+
+/** Creates (idempotently) the bootstrap ServiceAccount and its narrow RBAC on the hub. */
+export async function ensureBootstrapIdentity(hub: KubeConfig): Promise<void> {
+  await apply(hub, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: BOOTSTRAP_NAMESPACE } });
+  await apply(hub, {
+    apiVersion: 'v1',
+    kind: 'ServiceAccount',
+    metadata: { name: BOOTSTRAP_SERVICE_ACCOUNT, namespace: BOOTSTRAP_NAMESPACE },
+  });
+  await apply(hub, {
+    apiVersion: 'rbac.authorization.k8s.io/v1',
+    kind: 'ClusterRole',
+    metadata: { name: BOOTSTRAP_CLUSTER_ROLE },
+    rules: [
+      {
+        apiGroups: ['certificates.k8s.io'],
+        resources: ['certificatesigningrequests'],
+        verbs: ['create', 'get', 'list', 'watch'],
+      },
+      {
+        apiGroups: ['cluster.open-cluster-management.io'],
+        resources: ['managedclusters'],
+        verbs: ['create', 'get'],
+      },
+    ],
+  } as KubernetesObject);
+  await apply(hub, {
+    apiVersion: 'rbac.authorization.k8s.io/v1',
+    kind: 'ClusterRoleBinding',
+    metadata: { name: BOOTSTRAP_CLUSTER_ROLE },
+    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: BOOTSTRAP_CLUSTER_ROLE },
+    subjects: [{ kind: 'ServiceAccount', name: BOOTSTRAP_SERVICE_ACCOUNT, namespace: BOOTSTRAP_NAMESPACE }],
+  } as KubernetesObject);
+}
+
+/** A bootstrap token (TokenRequest) valid for `expirationSeconds`. */
+export async function createBootstrapToken(
+  hub: KubeConfig,
+  expirationSeconds: number,
+): Promise<{ token: string; expires: string }> {
+  const tr = await hub.makeApiClient(CoreV1Api).createNamespacedServiceAccountToken({
+    name: BOOTSTRAP_SERVICE_ACCOUNT,
+    namespace: BOOTSTRAP_NAMESPACE,
+    body: { spec: { audiences: [], expirationSeconds } },
+  });
+  const token = tr.status?.token;
+  if (!token) throw new Error('the hub returned no bootstrap token');
+  return { token, expires: String(tr.status?.expirationTimestamp ?? '') };
+}
+
+export interface BootstrapKubeconfigParts {
+  hubApiserver: string;
+  hubCaPem: string;
+  token: string;
+  proxyUrl?: string;
+}
+
+export function bootstrapKubeconfigYaml(p: BootstrapKubeconfigParts): string {
+  return kubeconfigToYaml(
+    kubeconfigFromParts({
+      name: 'hub',
+      server: p.hubApiserver,
+      caPem: p.hubCaPem,
+      token: p.token,
+      ...(p.proxyUrl ? { proxyUrl: p.proxyUrl } : {}),
+    }),
+  );
+}
+
+/** Stores the bootstrap kubeconfig as Secret `bootstrap-hub-kubeconfig` on the managed cluster. */
+export async function writeBootstrapSecret(
+  managed: KubeConfig,
+  kubeconfigYaml: string,
+  namespace = agentNamespace,
+): Promise<void> {
+  const core = managed.makeApiClient(CoreV1Api);
+  try {
+    await core.createNamespace({ body: { metadata: { name: namespace } } });
+  } catch (err) {
+    if (!isAlreadyExists(err)) throw err;
+  }
+  await apply(managed, {
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: { name: bootstrapHubKubeconfigSecretName, namespace },
+    type: 'Opaque',
+    stringData: { kubeconfig: kubeconfigYaml },
+  } as KubernetesObject);
+}
