@@ -11,7 +11,17 @@ export const rootLogger: Logger = pino({
   level,
   base: undefined,
   redact: {
-    paths: ['token', '*.token', 'authorization', '*.authorization', 'headers.authorization', 'key', '*.key'],
+    paths: [
+      'token',
+      '*.token',
+      'authorization',
+      '*.authorization',
+      'headers.authorization',
+      'keyPem',
+      '*.keyPem',
+      'password',
+      '*.password',
+    ],
     censor: '[redacted]',
   },
 });

@@ -2,9 +2,13 @@
 // code (TetherError) print their message alone; anything else prints its stack.
 import { Command, CommanderError } from 'commander';
 import { isTetherError } from '../errors.ts';
+import { registerAgentCommand } from './agent.ts';
+import { registerClusterCommands } from './clusters.ts';
+import { registerHubCommand } from './hub.ts';
 import { registerInitCommand } from './init.ts';
 import { registerJoinCommands } from './join.ts';
 import { registerProxyCommands } from './proxy.ts';
+import { registerResourceCommands } from './resources.ts';
 import { registerUpCommand } from './up.ts';
 
 export function buildProgram(): Command {
@@ -19,6 +23,13 @@ export function buildProgram(): Command {
   registerInitCommand(program);
   registerProxyCommands(program);
   registerJoinCommands(program);
+  registerHubCommand(program);
+  registerAgentCommand(program);
+  const get = program.command('get').description('list clusters, works or service accounts');
+  const create = program.command('create').description('create a work or a managed service account');
+  const del = program.command('delete').description('delete a work');
+  registerClusterCommands(program, get);
+  registerResourceCommands(create, get, del);
   return program;
 }
 

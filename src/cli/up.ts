@@ -53,7 +53,7 @@ async function runUp(opts: UpOptions): Promise<void> {
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
   try {
-    env = await startEnvironment({ clusters: opts.clusters, dir: opts.dir, progress: say });
+    env = await startEnvironment({ clusters: opts.clusters, dir: opts.dir, progress: say, mode: 'full' });
     if (stopping) {
       await env.stop();
       return;

@@ -11,12 +11,10 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { KubeConfig } from '@kubernetes/client-node';
 import { hubCrds, managedCrds } from '../api/index.ts';
 import { TetherError } from '../errors.ts';
 import { type BuildProgress, ensureBinaries } from './binaries.ts';
 import { type ControlPlane, startControlPlane } from './controlplane.ts';
-import { installCrds } from './crds.ts';
 import { startTunnelStack, type TunnelStack } from './tunnel-stack.ts';
 import type { ControlPlaneInfo } from './types.ts';
 
@@ -28,6 +26,8 @@ export interface EnvironmentOptions {
   progress?: BuildProgress;
   /** also start squid, the proxy-server and one proxy-agent per cluster (default true) */
   tunnel?: boolean;
+  /** 'full' (tether up): hub controllers + registered agents; 'tunnel' (tests): proxy-agents only */
+  mode?: 'tunnel' | 'full';
 }
 
 export interface Environment {
@@ -81,9 +81,15 @@ export async function startEnvironment(opts: EnvironmentOptions): Promise<Enviro
   const stateDir = join(dir, 'state');
   const binaries = await ensureBinaries(progress);
   const names = ['hub', ...Array.from({ length: opts.clusters }, (_, i) => `cluster${i + 1}`)];
-  progress(`starting ${names.length} control planes (${names.join(', ')})…`);
+  progress(`starting ${names.length} control planes (${names.join(', ')}) with the OCM CRDs…`);
   const results = await Promise.allSettled(
-    names.map((name) => startControlPlane(name, { baseDir: stateDir, binaries })),
+    names.map((name) =>
+      startControlPlane(name, {
+        baseDir: stateDir,
+        binaries,
+        crds: name === 'hub' ? hubCrds() : managedCrds(),
+      }),
+    ),
   );
   const started = results.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
   const written: string[] = [];
@@ -105,16 +111,6 @@ export async function startEnvironment(opts: EnvironmentOptions): Promise<Enviro
   }
   try {
     const [hub, ...clusters] = started as [ControlPlane, ...ControlPlane[]];
-    progress('installing OCM CRDs…');
-    const kcFor = (cp: ControlPlaneInfo): KubeConfig => {
-      const kc = new KubeConfig();
-      kc.loadFromFile(cp.kubeconfigPath);
-      return kc;
-    };
-    await Promise.all([
-      installCrds(kcFor(hub), hubCrds()),
-      ...clusters.map((c) => installCrds(kcFor(c), managedCrds())),
-    ]);
     for (const cp of started) {
       const target = join(dir, `${cp.name}.kubeconfig`);
       copyFileSync(cp.kubeconfigPath, target);
@@ -124,7 +120,7 @@ export async function startEnvironment(opts: EnvironmentOptions): Promise<Enviro
       progress(
         'starting squid, the proxy-server and a proxy-agent per cluster (agents dial out through squid)…',
       );
-      tunnel = await startTunnelStack({ dir: stateDir, hub, clusters });
+      tunnel = await startTunnelStack({ dir: stateDir, hub, clusters, mode: opts.mode ?? 'tunnel' });
       for (const p of tunnel.processes) {
         p.onUnexpectedExit((desc) => {
           for (const h of failureHandlers) h(`${desc}; last log lines:\n${p.tail(10)}`);

@@ -1,16 +1,16 @@
 // The tunnel part of a local environment: a real squid forward proxy, `tether proxy-server` for the
 // hub and one `tether proxy-agent` per managed cluster (child processes, as in production), with
 // agents reaching the hub only through squid. Certificates come from the hub's cluster CA: agents
-// get the registration identity (system:open-cluster-management:<cluster>:<agent>).
+// get the registration identity (system:open-cluster-management:<cluster>:<agent>) — minted here in
+// 'tunnel' mode, obtained through the CSR flow by `tether agent` in 'full' mode.
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Agent, request } from 'undici';
-import { TetherError } from '../errors.ts';
 import { type CertificateAuthority, issueCertificate, loadCertificateAuthority } from '../pki/index.ts';
 import { agentSubject } from '../tunnel/identity.ts';
-import { pollUntil } from '../wait.ts';
 import { freePort, SupervisedProcess } from './process.ts';
+import { waitReady } from './ready.ts';
+import { startRegisteredAgents } from './registered-agents.ts';
 import { type Squid, startSquid } from './squid.ts';
 import type { ControlPlaneInfo, TunnelInfo } from './types.ts';
 
@@ -29,34 +29,10 @@ export interface TunnelStack extends TunnelInfo {
   stop(): Promise<void>;
 }
 
-function writeFile(dir: string, name: string, content: string): string {
+export function writeFile(dir: string, name: string, content: string): string {
   const p = join(dir, name);
   writeFileSync(p, content, { mode: 0o600 });
   return p;
-}
-
-async function waitReady(proc: SupervisedProcess, opsPort: number, timeoutMs: number): Promise<void> {
-  const dispatcher = new Agent({ connect: { timeout: 1000 } });
-  try {
-    await pollUntil(
-      async () => {
-        if (!proc.running)
-          throw new TetherError('TETHER_PROCESS_FAILED', `${proc.name} exited:\n${proc.tail()}`);
-        const res = await request(`http://127.0.0.1:${opsPort}/readyz`, { dispatcher });
-        const body = await res.body.text();
-        if (res.statusCode !== 200) throw new Error(body.trim());
-        return true;
-      },
-      { timeoutMs, intervalMs: 200, description: `${proc.name} to be ready` },
-    ).catch((err: Error) => {
-      throw new TetherError(
-        'TETHER_PROCESS_FAILED',
-        `${proc.name} did not become ready: ${err.message}\n--- last log lines ---\n${proc.tail()}`,
-      );
-    });
-  } finally {
-    await dispatcher.close();
-  }
 }
 
 export async function startTunnelStack(opts: {
@@ -64,6 +40,12 @@ export async function startTunnelStack(opts: {
   hub: ControlPlaneInfo;
   clusters: ControlPlaneInfo[];
   readyTimeoutMs?: number;
+  /**
+   * 'tunnel': standalone proxy-agents with certificates minted here (the e2e tests' environment);
+   * 'full': `tether hub` and one `tether agent` per cluster that join through squid, get their
+   * certificate through the CSR flow and run the proxy-agent with it (what `tether up` runs).
+   */
+  mode?: 'tunnel' | 'full';
 }): Promise<TunnelStack> {
   const dir = join(opts.dir, 'tunnel');
   mkdirSync(dir, { recursive: true, mode: 0o700 });
@@ -110,36 +92,49 @@ export async function startTunnelStack(opts: {
     });
     processes.push(server);
     await waitReady(server, serverOps, timeoutMs);
-    await Promise.all(
-      opts.clusters.map(async (cluster) => {
-        const cert = await issueCertificate(ca, {
-          ...agentSubject(cluster.name, 'proxy-agent'),
-          usage: 'client',
-        });
-        const ops = await freePort();
-        const apiserver = new URL(cluster.apiserverUrl);
-        const agent = new SupervisedProcess({
-          name: `${cluster.name}/proxy-agent`,
-          command: process.execPath,
-          logFile: join(dir, `${cluster.name}-proxy-agent.log`),
-          args: [
-            tetherBin,
-            'proxy-agent',
-            `--cluster-name=${cluster.name}`,
-            '--agent-id=proxy-agent',
-            `--proxy-server=127.0.0.1:${agentPort}`,
-            `--cert-file=${writeFile(dir, `${cluster.name}-agent.crt`, cert.certPem)}`,
-            `--key-file=${writeFile(dir, `${cluster.name}-agent.key`, cert.keyPem)}`,
-            `--hub-ca-file=${hubCaPath}`,
-            `--kube-apiserver=${apiserver.hostname}:${apiserver.port}`,
-            `--proxy-url=${squid?.url}`,
-            `--ops-port=${ops}`,
-          ],
-        });
-        processes.push(agent);
-        await waitReady(agent, ops, timeoutMs);
-      }),
-    );
+    if (opts.mode === 'full') {
+      await startRegisteredAgents({
+        dir,
+        hub: opts.hub,
+        clusters: opts.clusters,
+        squidUrl: squid.url,
+        proxyServerAddress: `127.0.0.1:${agentPort}`,
+        hubCaPath,
+        processes,
+        timeoutMs: Math.max(timeoutMs, 60_000),
+      });
+    } else {
+      await Promise.all(
+        opts.clusters.map(async (cluster) => {
+          const cert = await issueCertificate(ca, {
+            ...agentSubject(cluster.name, 'proxy-agent'),
+            usage: 'client',
+          });
+          const ops = await freePort();
+          const apiserver = new URL(cluster.apiserverUrl);
+          const agent = new SupervisedProcess({
+            name: `${cluster.name}/proxy-agent`,
+            command: process.execPath,
+            logFile: join(dir, `${cluster.name}-proxy-agent.log`),
+            args: [
+              tetherBin,
+              'proxy-agent',
+              `--cluster-name=${cluster.name}`,
+              '--agent-id=proxy-agent',
+              `--proxy-server=127.0.0.1:${agentPort}`,
+              `--cert-file=${writeFile(dir, `${cluster.name}-agent.crt`, cert.certPem)}`,
+              `--key-file=${writeFile(dir, `${cluster.name}-agent.key`, cert.keyPem)}`,
+              `--hub-ca-file=${hubCaPath}`,
+              `--kube-apiserver=${apiserver.hostname}:${apiserver.port}`,
+              `--proxy-url=${squid?.url}`,
+              `--ops-port=${ops}`,
+            ],
+          });
+          processes.push(agent);
+          await waitReady(agent, ops, timeoutMs);
+        }),
+      );
+    }
     return {
       squidUrl: squid.url,
       squidAccessLogPath: squid.accessLogPath,

@@ -36,7 +36,7 @@ function portOpen(port: number): Promise<boolean> {
 }
 
 describe('tether up', () => {
-  it('starts hub + 1 cluster, reports ready, and SIGTERM tears everything down', async () => {
+  it('starts hub + 1 cluster that joins through squid (JOINED and AVAILABLE True), and SIGTERM tears everything down', async () => {
     const child = spawn(process.execPath, ['bin/tether.js', 'up', '--clusters', '1', '--dir', dir], {
       stdio: ['ignore', 'pipe', 'pipe'],
     });
@@ -64,12 +64,14 @@ describe('tether up', () => {
           'name',
         ]),
       ).toContain('managedclusters');
+      const clusters = await kubectl(hubKubeconfig, ['get', 'managedclusters']);
+      expect(clusters).toMatch(/^cluster1\s+true\s+https:\/\/127\.0\.0\.1:\d+\s+True\s+True\s+/m);
       const ports: number[] = [hubKubeconfig, join(dir, 'cluster1.kubeconfig')].map((f) =>
         Number(/server: https:\/\/127\.0\.0\.1:(\d+)/.exec(readFileSync(f, 'utf8'))?.[1]),
       );
       const children = processesMentioning(dir);
-      // etcd + apiserver + KCM for each of 2 control planes, the proxy-server and one proxy-agent
-      expect(children.length).toBeGreaterThanOrEqual(8);
+      // etcd + apiserver + KCM for each of 2 control planes, the proxy-server, `tether hub`, `tether agent`
+      expect(children.length).toBeGreaterThanOrEqual(9);
       const squidPort = Number(/squid http:\/\/127\.0\.0\.1:(\d+)/.exec(output)?.[1]);
       expect(squidPort).toBeGreaterThan(0);
       ports.push(squidPort);

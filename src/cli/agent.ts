@@ -1,0 +1,251 @@
+// `tether agent`: every managed-cluster component in one process ("singleton mode", like OCM's
+// klusterlet): the registration agent joins the hub and keeps the cluster's certificate fresh; the
+// work agent, the ManagedServiceAccount agent and (with --proxy-server) the proxy-agent run with
+// that certificate and are restarted with the new one whenever it rotates.
+import { hostname } from 'node:os';
+import type { KubeConfig } from '@kubernetes/client-node';
+import { type Command, Option } from 'commander';
+import { agentNamespace } from '../api/index.ts';
+import { InvalidArgumentError } from '../errors.ts';
+import { loadKubeconfig } from '../kube/index.ts';
+import { logger } from '../log.ts';
+import { startOpsServer } from '../ops.ts';
+import { ProxyAgent } from '../proxy-agent/agent.ts';
+import { parseExport, parseHostPort, targetPolicy } from '../proxy-agent/targets.ts';
+import { startRegistrationAgent } from '../registration/agent/index.ts';
+import { startServiceAccountAgent } from '../serviceaccount/index.ts';
+import { startWorkAgent } from '../work/agent/index.ts';
+import { readPemFlag } from './files.ts';
+import { positiveInt } from './options.ts';
+import { untilSignal } from './proxy.ts';
+
+const collect = (value: string, prev: string[] = []): string[] => [
+  ...prev,
+  ...value.split(',').filter(Boolean),
+];
+
+interface AgentFlags {
+  clusterName: string;
+  agentName: string;
+  kubeconfig?: string;
+  bootstrapKubeconfig?: string;
+  agentNamespace: string;
+  proxyUrl?: string;
+  leaseDuration: number;
+  maxCustomClusterClaims: number;
+  work: boolean;
+  serviceaccount: boolean;
+  proxyServer?: string[];
+  hubCaFile?: string;
+  proxyCaFile?: string;
+  kubeApiserver?: string;
+  export?: string[];
+  opsPort: number;
+}
+
+interface Stoppable {
+  stop(): Promise<void>;
+}
+
+function pem(data: string | undefined, what: string): string {
+  if (!data) throw new InvalidArgumentError(`the hub kubeconfig has no embedded ${what}`);
+  return Buffer.from(data, 'base64').toString('utf8');
+}
+
+export function registerAgentCommand(program: Command): void {
+  program
+    .command('agent')
+    .description(
+      'run every managed-cluster component: registration, work, managed service accounts, proxy-agent',
+    )
+    .addOption(
+      new Option('--cluster-name <name>', 'name of this cluster on the hub')
+        .env('TETHER_CLUSTER_NAME')
+        .makeOptionMandatory(),
+    )
+    .addOption(
+      new Option('--agent-name <name>', 'this agent (certificate CN suffix)')
+        .env('TETHER_AGENT_NAME')
+        .default(hostname()),
+    )
+    .addOption(new Option('--kubeconfig <path>', 'kubeconfig of this managed cluster').env('KUBECONFIG'))
+    .addOption(
+      new Option(
+        '--bootstrap-kubeconfig <path>',
+        `bootstrap hub kubeconfig file (default: Secret bootstrap-hub-kubeconfig)`,
+      ).env('TETHER_BOOTSTRAP_KUBECONFIG'),
+    )
+    .addOption(
+      new Option('--agent-namespace <ns>', 'namespace for the agent secrets')
+        .env('TETHER_AGENT_NAMESPACE')
+        .default(agentNamespace),
+    )
+    .addOption(
+      new Option('--proxy-url <url>', 'HTTP CONNECT forward proxy for every hub connection').env(
+        'TETHER_PROXY_URL',
+      ),
+    )
+    .addOption(
+      new Option('--lease-duration <seconds>', 'ManagedCluster leaseDurationSeconds')
+        .default(60)
+        .argParser(positiveInt('--lease-duration', 3600)),
+    )
+    .addOption(
+      new Option('--max-custom-cluster-claims <n>', 'custom ClusterClaims synced to the hub')
+        .default(20)
+        .argParser(positiveInt('--max-custom-cluster-claims', 1000)),
+    )
+    .option('--no-work', 'do not run the ManifestWork agent')
+    .option('--no-serviceaccount', 'do not run the ManagedServiceAccount agent')
+    .addOption(
+      new Option(
+        '--proxy-server <address>',
+        'also run the proxy-agent: proxy-server host:port or wss:// URL (repeatable)',
+      )
+        .env('TETHER_PROXY_SERVER')
+        .argParser(collect),
+    )
+    .addOption(
+      new Option('--hub-ca-file <path>', 'CA that verifies the proxy-server (default: the hub CA)').env(
+        'TETHER_HUB_CA_FILE',
+      ),
+    )
+    .addOption(
+      new Option(
+        '--proxy-ca-file <path>',
+        'CA bundle for TLS to an https:// forward proxy (proxy-agent)',
+      ).env('TETHER_PROXY_CA_FILE'),
+    )
+    .addOption(
+      new Option(
+        '--kube-apiserver <host:port>',
+        'this cluster apiserver for the tunnel (default: from --kubeconfig)',
+      ).env('TETHER_KUBE_APISERVER'),
+    )
+    .addOption(
+      new Option('--export <name=host:port>', 'services the hub may reach through the tunnel (repeatable)')
+        .env('TETHER_EXPORT')
+        .argParser(collect),
+    )
+    .addOption(
+      new Option('--ops-port <port>', '/healthz, /readyz, /metrics (0 = random)')
+        .env('TETHER_OPS_PORT')
+        .default(8095)
+        .argParser(positiveInt('--ops-port', 65535)),
+    )
+    .action(async (flags: AgentFlags) => {
+      await runAgent(flags);
+    });
+}
+
+async function runAgent(flags: AgentFlags): Promise<void> {
+  if (!flags.kubeconfig)
+    throw new InvalidArgumentError('--kubeconfig (or KUBECONFIG) must name this managed cluster kubeconfig');
+  const managed = loadKubeconfig(flags.kubeconfig, { proxyEnv: false });
+  const log = logger('agent', { cluster: flags.clusterName, agent: flags.agentName });
+  const exportsList = (flags.export ?? []).map(parseExport);
+  const managedServer = new URL(managed.getCurrentCluster()?.server ?? '');
+  const apiserver = parseHostPort(
+    flags.kubeApiserver ?? `${managedServer.hostname}:${managedServer.port || '443'}`,
+    '--kube-apiserver',
+  );
+  const proxyCaPem = flags.proxyCaFile
+    ? readPemFlag('--proxy-ca-file', flags.proxyCaFile, 'CERTIFICATE')
+    : undefined;
+  const hubCaOverride = flags.hubCaFile
+    ? readPemFlag('--hub-ca-file', flags.hubCaFile, 'CERTIFICATE')
+    : undefined;
+
+  let components: Stoppable[] = [];
+  let proxyAgent: ProxyAgent | undefined;
+  let chain: Promise<void> = Promise.resolve();
+  let stopping = false;
+
+  const startComponents = async (hub: KubeConfig): Promise<void> => {
+    const next: Stoppable[] = [];
+    if (flags.work)
+      next.push(
+        await startWorkAgent({
+          clusterName: flags.clusterName,
+          agentId: flags.agentName,
+          hubKubeConfig: hub,
+          managedKubeConfig: managed,
+        }),
+      );
+    if (flags.serviceaccount)
+      next.push(
+        await startServiceAccountAgent({
+          clusterName: flags.clusterName,
+          hubKubeConfig: hub,
+          managedKubeConfig: managed,
+        }),
+      );
+    let nextProxy: ProxyAgent | undefined;
+    if (flags.proxyServer && flags.proxyServer.length > 0) {
+      const user = hub.getCurrentUser();
+      nextProxy = new ProxyAgent({
+        cluster: flags.clusterName,
+        agentId: flags.agentName,
+        servers: flags.proxyServer,
+        tls: {
+          certPem: pem(user?.certData, 'client certificate'),
+          keyPem: pem(user?.keyData, 'client key'),
+          hubCaPem: hubCaOverride ?? pem(hub.getCurrentCluster()?.caData, 'hub CA'),
+        },
+        resolveTarget: targetPolicy(apiserver, exportsList),
+        proxyUrl: flags.proxyUrl,
+        proxyCaPem,
+        log: logger('proxy-agent', { cluster: flags.clusterName }),
+      });
+      nextProxy.start();
+    }
+    // Swap: the new set runs before the old one stops, so the tunnel never goes to zero agents.
+    const old = components;
+    const oldProxy = proxyAgent;
+    components = next;
+    proxyAgent = nextProxy;
+    await Promise.all([...old.map((c) => c.stop()), oldProxy?.stop()]);
+  };
+
+  const registration = await startRegistrationAgent({
+    clusterName: flags.clusterName,
+    agentName: flags.agentName,
+    managedKubeConfig: managed,
+    bootstrapKubeconfigPath: flags.bootstrapKubeconfig,
+    agentNamespace: flags.agentNamespace,
+    proxyUrl: flags.proxyUrl,
+    leaseDurationSeconds: flags.leaseDuration,
+    maxCustomClusterClaims: flags.maxCustomClusterClaims,
+    onHubKubeconfigChanged: (kc) => {
+      chain = chain
+        .then(async () => {
+          if (stopping) return;
+          log.info('hub credential ready; (re)starting work, serviceaccount and proxy agents');
+          await startComponents(kc);
+        })
+        .catch((err: Error) =>
+          log.error({ err: err.message }, 'cannot start agents with the new hub credential'),
+        );
+    },
+    log: logger('registration-agent', { cluster: flags.clusterName }),
+  });
+  const ops = await startOpsServer({
+    host: '127.0.0.1',
+    port: flags.opsPort,
+    registries: [],
+    ready: () => {
+      const hub = registration.hubKubeConfig() !== undefined;
+      const tunnel = proxyAgent ? proxyAgent.readiness() : { ok: true, detail: 'no proxy-server configured' };
+      return {
+        ok: hub && tunnel.ok,
+        detail: `${hub ? 'joined the hub' : 'waiting for a hub certificate'}; ${tunnel.detail}`,
+      };
+    },
+  });
+  log.info({ opsPort: ops.port }, 'agent started');
+  await untilSignal();
+  stopping = true;
+  await chain;
+  await Promise.all([...components.map((c) => c.stop()), proxyAgent?.stop(), registration.stop()]);
+  await ops.close();
+}

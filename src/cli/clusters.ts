@@ -1,0 +1,72 @@
+// `tether accept` and `tether get clusters`: the hub admin's side of joining.
+import type { Command } from 'commander';
+import { type ManagedCluster, ManagedClusterCondition, managedClusterResource } from '../api/index.ts';
+import { InvalidArgumentError, TetherError } from '../errors.ts';
+import { findCondition, loadKubeconfig, ResourceClient } from '../kube/index.ts';
+import { approveClusterCsrs } from '../registration/hub/index.ts';
+import { formatTable } from './table.ts';
+
+function clusterList(value: string): string[] {
+  const names = value
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+  if (names.length === 0) throw new InvalidArgumentError('--clusters needs at least one cluster name');
+  return names;
+}
+
+export function registerClusterCommands(program: Command, get: Command): void {
+  // get is the `tether get` verb group; its `clusters` resource lives here.
+  program
+    .command('accept')
+    .description('accept managed clusters: approve their pending CSRs and set hubAcceptsClient')
+    .requiredOption('--clusters <c1,c2>', 'comma-separated cluster names', clusterList)
+    .option('--kubeconfig <path>', 'kubeconfig of the hub', process.env.KUBECONFIG)
+    .action(async (opts: { clusters: string[]; kubeconfig?: string }) => {
+      if (!opts.kubeconfig)
+        throw new InvalidArgumentError('--kubeconfig (or KUBECONFIG) must name the hub kubeconfig');
+      const hub = loadKubeconfig(opts.kubeconfig, { proxyEnv: false });
+      const clusters = new ResourceClient<ManagedCluster>(hub, managedClusterResource);
+      for (const name of opts.clusters) {
+        if (!(await clusters.get(name))) {
+          throw new TetherError(
+            'TETHER_INVALID_ARGUMENT',
+            `no ManagedCluster named ${name}: has its agent run (tether join, then tether agent)?`,
+          );
+        }
+      }
+      for (const name of opts.clusters) {
+        const result = await approveClusterCsrs(hub, name);
+        const n = result.approved.length;
+        process.stdout.write(`accepted ${name}${n > 0 ? ` (approved ${n} CSR${n === 1 ? '' : 's'})` : ''}\n`);
+        for (const s of result.skipped) process.stdout.write(`  not approved: CSR ${s.name}: ${s.problem}\n`);
+      }
+    });
+
+  get
+    .command('clusters')
+    .description('list managed clusters')
+    .option('--kubeconfig <path>', 'kubeconfig of the hub', process.env.KUBECONFIG)
+    .action(async (opts: { kubeconfig?: string }) => {
+      if (!opts.kubeconfig)
+        throw new InvalidArgumentError('--kubeconfig (or KUBECONFIG) must name the hub kubeconfig');
+      const hub = loadKubeconfig(opts.kubeconfig, { proxyEnv: false });
+      const { items } = await new ResourceClient<ManagedCluster>(hub, managedClusterResource).list();
+      const rows = items
+        .sort((a, b) => (a.metadata?.name ?? '').localeCompare(b.metadata?.name ?? ''))
+        .map((mc) => {
+          const available = findCondition(mc.status?.conditions ?? [], ManagedClusterCondition.Available);
+          return [
+            mc.metadata?.name ?? '',
+            String(mc.spec?.hubAcceptsClient ?? false),
+            available?.status ?? 'Unknown',
+            String(mc.status?.capacity?.cpu ?? ''),
+            String(mc.status?.capacity?.memory ?? ''),
+            mc.status?.version?.kubernetes ?? '',
+          ];
+        });
+      process.stdout.write(
+        formatTable(['NAME', 'ACCEPTED', 'AVAILABLE', 'CPU', 'MEMORY', 'KUBERNETES VERSION'], rows),
+      );
+    });
+}

@@ -1,0 +1,120 @@
+// `tether create|get|delete` for ManifestWorks and ManagedServiceAccounts (clusteradm's habits):
+// thin wrappers over the hub helpers in src/work/hub and src/serviceaccount/hub.
+import type { Command } from 'commander';
+import { InvalidArgumentError } from '../errors.ts';
+import { loadKubeconfig } from '../kube/index.ts';
+import { createManagedServiceAccount, listManagedServiceAccounts } from '../serviceaccount/index.ts';
+import {
+  createManifestWork,
+  deleteManifestWork,
+  listManifestWorks,
+  loadManifests,
+} from '../work/hub/index.ts';
+import { formatTable } from './table.ts';
+
+function clusterList(value: string): string[] {
+  const names = value
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+  if (names.length === 0) throw new InvalidArgumentError('--clusters needs at least one cluster name');
+  return names;
+}
+
+function hubKubeconfig(path: string | undefined) {
+  if (!path) throw new InvalidArgumentError('--kubeconfig (or KUBECONFIG) must name the hub kubeconfig');
+  return loadKubeconfig(path, { proxyEnv: false });
+}
+
+export function registerResourceCommands(create: Command, get: Command, del: Command): void {
+  create
+    .command('work <name>')
+    .description('create a ManifestWork from files in the namespaces of the given clusters')
+    .requiredOption('-f, --file <fileOrDir>', 'YAML/JSON manifests (a file or a directory)')
+    .requiredOption('--clusters <c1,c2>', 'target clusters', clusterList)
+    .option('--overwrite', 'replace the manifests of an existing work', false)
+    .option('--kubeconfig <path>', 'kubeconfig of the hub', process.env.KUBECONFIG)
+    .action(
+      async (
+        name: string,
+        opts: { file: string; clusters: string[]; overwrite: boolean; kubeconfig?: string },
+      ) => {
+        const manifests = loadManifests(opts.file);
+        const results = await createManifestWork(hubKubeconfig(opts.kubeconfig), {
+          name,
+          clusters: opts.clusters,
+          manifests,
+          overwrite: opts.overwrite,
+        });
+        for (const r of results)
+          process.stdout.write(
+            `manifestwork ${r.cluster}/${name} ${r.action} (${manifests.length} manifests)\n`,
+          );
+      },
+    );
+
+  create
+    .command('serviceaccount <name>')
+    .description('create a ManagedServiceAccount in the namespaces of the given clusters')
+    .requiredOption('--clusters <c1,c2>', 'target clusters', clusterList)
+    .option('--validity <duration>', 'token lifetime (Go duration, e.g. 24h; default 8640h0m0s)')
+    .option('--kubeconfig <path>', 'kubeconfig of the hub', process.env.KUBECONFIG)
+    .action(async (name: string, opts: { clusters: string[]; validity?: string; kubeconfig?: string }) => {
+      const results = await createManagedServiceAccount(hubKubeconfig(opts.kubeconfig), {
+        name,
+        clusters: opts.clusters,
+        validity: opts.validity,
+      });
+      let failed = false;
+      for (const r of results) {
+        if (r.error) {
+          failed = true;
+          process.stderr.write(`managedserviceaccount ${r.cluster}/${name}: ${r.error}\n`);
+        } else process.stdout.write(`managedserviceaccount ${r.cluster}/${name} created\n`);
+      }
+      if (failed) process.exitCode = 1;
+    });
+
+  get
+    .command('works')
+    .description('list the ManifestWorks of a cluster')
+    .requiredOption('--cluster <name>', 'managed cluster (its namespace on the hub)')
+    .option('--kubeconfig <path>', 'kubeconfig of the hub', process.env.KUBECONFIG)
+    .action(async (opts: { cluster: string; kubeconfig?: string }) => {
+      const rows = await listManifestWorks(hubKubeconfig(opts.kubeconfig), opts.cluster);
+      process.stdout.write(
+        formatTable(
+          ['NAME', 'APPLIED', 'AVAILABLE', 'AGE'],
+          rows.map((r) => [r.name, r.applied, r.available, r.age]),
+        ),
+      );
+    });
+
+  get
+    .command('serviceaccounts')
+    .description('list ManagedServiceAccounts')
+    .option('--cluster <name>', 'only this cluster')
+    .option('--kubeconfig <path>', 'kubeconfig of the hub', process.env.KUBECONFIG)
+    .action(async (opts: { cluster?: string; kubeconfig?: string }) => {
+      const rows = await listManagedServiceAccounts(hubKubeconfig(opts.kubeconfig), {
+        cluster: opts.cluster,
+      });
+      process.stdout.write(
+        formatTable(
+          ['CLUSTER', 'NAME', 'TOKEN REPORTED', 'EXPIRATION', 'AGE'],
+          rows.map((r) => [r.cluster, r.name, r.tokenReported, r.expiration, r.age]),
+        ),
+      );
+    });
+
+  del
+    .command('work <name>')
+    .description('delete a ManifestWork from the given clusters (the agents remove what it applied)')
+    .requiredOption('--clusters <c1,c2>', 'clusters', clusterList)
+    .option('--kubeconfig <path>', 'kubeconfig of the hub', process.env.KUBECONFIG)
+    .action(async (name: string, opts: { clusters: string[]; kubeconfig?: string }) => {
+      const results = await deleteManifestWork(hubKubeconfig(opts.kubeconfig), name, opts.clusters);
+      for (const r of results)
+        process.stdout.write(`manifestwork ${r.cluster}/${name} ${r.deleted ? 'deleted' : 'not found'}\n`);
+    });
+}

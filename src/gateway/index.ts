@@ -1,0 +1,34 @@
+// Public surface of src/gateway: the ClusterGateway aggregated API (cluster.core.oam.dev/v1alpha1)
+// that forwards Kubernetes API requests from the hub into managed clusters, its APIService
+// registration, dialers, and kubeconfigs that point at it. Import from here.
+export {
+  type ApiServiceRegistration,
+  issueGatewayServingCertificate,
+  registerGatewayApiService,
+  unregisterGatewayApiService,
+} from './apiservice.ts';
+export { type ConnectFrontendDialerOptions, connectAuthority, connectFrontendDialer } from './dialers.ts';
+export { gatewayKubeconfig, gatewayServerUrl, kubeConfigForCluster } from './kubeconfig.ts';
+export { type LocalGateway, type LocalGatewayOptions, startLocalGateway } from './local.ts';
+export type { GatewayMetrics } from './metrics.ts';
+export { gatewayHubRbac, gatewayHubRules } from './rbac.ts';
+export { type Gateway, type GatewayOptions, startGateway } from './server.ts';
+export type { Upstream } from './store.ts';
+export {
+  type ClusterGateway,
+  type ClusterGatewaySpec,
+  type ClusterGatewayStatus,
+  CredentialSecretKey,
+  clusterGatewayResource,
+  credentialTypeLabel,
+  defaultCredentialNamespace,
+  defaultGatewayMsaName,
+  endpointTypeLabel,
+  gatewayApiServiceName,
+  gatewayGroup,
+  gatewayGroupVersion,
+  gatewayVersion,
+  HealthyReason,
+  impersonateAnnotation,
+} from './types.ts';
+export type { ClusterDialer } from './upstream.ts';

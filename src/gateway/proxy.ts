@@ -1,0 +1,233 @@
+// The `proxy` subresource: `/apis/cluster.core.oam.dev/v1alpha1/clustergateways/<c>/proxy/<path>`
+// becomes `<path>?<query>` on cluster <c>'s apiserver, any verb. The caller's Authorization,
+// Impersonate-* and identity headers never leave the gateway; the cluster's credential goes in
+// instead, plus Impersonate-User/-Group/-Extra-* of the hub caller when the gateway or the
+// ClusterGateway asks for impersonation. Responses stream through as bytes arrive (watch, logs -f):
+// no buffering and no deadline once headers are in. Upgrade requests (SPDY/3.1, WebSocket) get a
+// connection of their own: request head written raw, then bytes piped both ways with backpressure.
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import type { TLSSocket } from 'node:tls';
+import type { Dispatcher } from 'undici';
+import { errorMessage } from '../errors.ts';
+import type { Logger } from '../log.ts';
+import type { Caller } from './front-proxy.ts';
+import type { HealthMonitor } from './health.ts';
+import type { GatewayMetrics } from './metrics.ts';
+import { sendStatus, sendStatusOnSocket, statusForUpstreamError } from './status.ts';
+import type { Upstream } from './store.ts';
+import { credentialHeaders, type UpstreamPools, upstreamBasePath } from './upstream.ts';
+
+export interface ProxyContext {
+  pools: UpstreamPools;
+  health: HealthMonitor;
+  metrics: GatewayMetrics;
+  /** impersonate the hub caller on every cluster (else only where the ClusterGateway asks) */
+  impersonate: boolean;
+  /** identity headers of the front proxy (stripped) */
+  identity: { names: Set<string>; prefixes: string[] };
+  log: Logger;
+}
+
+const HOP_BY_HOP = new Set([
+  'connection',
+  'keep-alive',
+  'proxy-connection',
+  'proxy-authorization',
+  'proxy-authenticate',
+  'te',
+  'trailer',
+  'transfer-encoding',
+  'upgrade',
+  'host',
+  'expect',
+]);
+
+/** Long-running kind of a proxied request (for metrics), or undefined for ordinary ones. */
+export function longRunningKind(method: string, path: string, query: URLSearchParams): string | undefined {
+  if (method === 'GET' && (/^(true|1)$/.test(query.get('watch') ?? '') || path.includes('/watch/')))
+    return 'watch';
+  if (/^(true|1)$/.test(query.get('follow') ?? '')) return 'follow';
+  return undefined;
+}
+
+/** The headers to send upstream: the caller's, minus hop-by-hop, credentials and identity; plus ours. */
+export function upstreamHeaders(
+  incoming: Record<string, string[] | undefined>,
+  up: Upstream,
+  caller: Caller | undefined,
+  ctx: Pick<ProxyContext, 'impersonate' | 'identity'>,
+  upgrade: boolean,
+): Record<string, string | string[]> {
+  const listedInConnection = new Set(
+    (incoming.connection ?? []).flatMap((v) => v.split(',')).map((v) => v.trim().toLowerCase()),
+  );
+  const out: Record<string, string | string[]> = {};
+  for (const [name, values] of Object.entries(incoming)) {
+    if (!values) continue;
+    if (HOP_BY_HOP.has(name) || listedInConnection.has(name)) continue;
+    if (name === 'authorization' || name.startsWith('impersonate-')) continue;
+    if (ctx.identity.names.has(name) || ctx.identity.prefixes.some((p) => name.startsWith(p))) continue;
+    out[name] = values.length === 1 ? (values[0] as string) : values;
+  }
+  if (upgrade) {
+    out.connection = 'Upgrade';
+    out.upgrade = incoming.upgrade?.join(', ') ?? '';
+  }
+  Object.assign(out, credentialHeaders(up));
+  if (caller && (ctx.impersonate || up.impersonate)) {
+    out['impersonate-user'] = caller.user;
+    if (caller.groups.length > 0) out['impersonate-group'] = caller.groups;
+    for (const [key, values] of Object.entries(caller.extra)) {
+      out[`impersonate-extra-${encodeURIComponent(key).toLowerCase()}`] = values;
+    }
+  }
+  return out;
+}
+
+function verbLabel(method: string, longRunning: string | undefined): string {
+  return longRunning === 'watch' ? 'WATCH' : method;
+}
+
+const RETRYABLE = new Set(['UND_ERR_SOCKET', 'ECONNRESET', 'EPIPE', 'UND_ERR_CLOSED']);
+
+/** Forwards one ordinary (non-Upgrade) request. */
+export async function proxyRequest(
+  ctx: ProxyContext,
+  req: IncomingMessage,
+  res: ServerResponse,
+  up: Upstream,
+  caller: Caller | undefined,
+  path: string,
+  query: string,
+): Promise<void> {
+  const method = req.method ?? 'GET';
+  const params = new URLSearchParams(query);
+  const longRunning = longRunningKind(method, path, params);
+  const verb = verbLabel(method, longRunning);
+  const cluster = up.cluster;
+  const started = process.hrtime.bigint();
+  const abort = new AbortController();
+  const onClose = (): void => {
+    if (!res.writableFinished) abort.abort();
+  };
+  res.once('close', onClose);
+  const hasBody =
+    req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0;
+  const options: Dispatcher.RequestOptions = {
+    method: method as Dispatcher.HttpMethod,
+    path: `${upstreamBasePath(up)}${path}${query ? `?${query}` : ''}`,
+    headers: upstreamHeaders(req.headersDistinct, up, caller, ctx, false),
+    body: hasBody ? req : null,
+    signal: abort.signal,
+  };
+  let response: Dispatcher.ResponseData;
+  try {
+    try {
+      response = await ctx.pools.pool(up).request(options);
+    } catch (err) {
+      // A pooled connection the upstream closed a moment ago: once more on a fresh one.
+      const code = (err as { code?: string }).code ?? '';
+      if (hasBody || abort.signal.aborted || !RETRYABLE.has(code)) throw err;
+      response = await ctx.pools.pool(up).request(options);
+    }
+  } catch (err) {
+    if (abort.signal.aborted) return;
+    const status = statusForUpstreamError(err, cluster);
+    if (status.code === 503 || status.code === 504) ctx.health.reportFailure(cluster, err);
+    ctx.log.debug({ cluster, method, path, err: errorMessage(err) }, 'upstream request failed');
+    ctx.metrics.requests.inc({ cluster, verb, code: String(status.code) });
+    if (!hasBody) req.resume();
+    sendStatus(res, status);
+    return;
+  }
+  ctx.metrics.latency.observe({ cluster, verb }, Number(process.hrtime.bigint() - started) / 1e9);
+  ctx.metrics.requests.inc({ cluster, verb, code: String(response.statusCode) });
+  const headers: Record<string, string | string[]> = {};
+  for (const [name, value] of Object.entries(response.headers)) {
+    if (value === undefined || HOP_BY_HOP.has(name)) continue;
+    headers[name] = value;
+  }
+  res.writeHead(response.statusCode, headers);
+  let gauge: { dec(): void } | undefined;
+  if (longRunning) {
+    // Let the client see the watch is established before the first event.
+    res.flushHeaders();
+    const g = ctx.metrics.longRunning.labels({ cluster, kind: longRunning });
+    g.inc();
+    gauge = g;
+  }
+  try {
+    await pipeline(response.body, res);
+  } catch {
+    // Either side went away mid-stream; pipeline destroyed both.
+  } finally {
+    gauge?.dec();
+    res.off('close', onClose);
+  }
+}
+
+/** Forwards an Upgrade request: its own upstream connection, then raw bytes both ways. */
+export async function proxyUpgrade(
+  ctx: ProxyContext,
+  req: IncomingMessage,
+  client: Duplex,
+  head: Buffer,
+  up: Upstream,
+  caller: Caller | undefined,
+  path: string,
+  query: string,
+): Promise<void> {
+  const cluster = up.cluster;
+  const started = process.hrtime.bigint();
+  let upstream: TLSSocket;
+  try {
+    upstream = await ctx.pools.connect(up);
+  } catch (err) {
+    const status = statusForUpstreamError(err, cluster);
+    if (status.code === 503 || status.code === 504) ctx.health.reportFailure(cluster, err);
+    ctx.metrics.requests.inc({ cluster, verb: 'CONNECT', code: String(status.code) });
+    sendStatusOnSocket(client, status);
+    return;
+  }
+  if (client.destroyed) {
+    upstream.destroy();
+    return;
+  }
+  const headers = upstreamHeaders(req.headersDistinct, up, caller, ctx, true);
+  headers.host = up.url.host;
+  let headText = `${req.method ?? 'GET'} ${upstreamBasePath(up)}${path}${query ? `?${query}` : ''} HTTP/1.1\r\n`;
+  for (const [name, value] of Object.entries(headers)) {
+    for (const v of Array.isArray(value) ? value : [value]) {
+      headText += `${name}: ${v.replace(/[\r\n]/g, ' ')}\r\n`;
+    }
+  }
+  upstream.write(`${headText}\r\n`);
+  if (head.length > 0) upstream.write(head);
+  const gauge = ctx.metrics.longRunning.labels({ cluster, kind: 'upgrade' });
+  gauge.inc();
+  upstream.once('data', (chunk: Buffer) => {
+    const code = /^HTTP\/1\.[01] (\d{3})/.exec(chunk.toString('latin1', 0, 16))?.[1] ?? '502';
+    ctx.metrics.requests.inc({ cluster, verb: 'CONNECT', code });
+    ctx.metrics.latency.observe(
+      { cluster, verb: 'CONNECT' },
+      Number(process.hrtime.bigint() - started) / 1e9,
+    );
+  });
+  let done = false;
+  const finish = (): void => {
+    if (done) return;
+    done = true;
+    gauge.dec();
+    upstream.destroy();
+    client.destroy();
+  };
+  client.on('error', finish);
+  upstream.on('error', finish);
+  client.once('close', finish);
+  upstream.once('close', finish);
+  // Half-close passes through: a peer that ends its side still receives the other's bytes.
+  client.pipe(upstream);
+  upstream.pipe(client);
+}

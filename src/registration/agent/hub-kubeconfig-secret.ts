@@ -1,0 +1,197 @@
+// Secret `hub-kubeconfig-secret` in the agent namespace on the managed cluster: the agent's own hub
+// credential once the hub signed its CSR. Keys as OCM writes them (kubeconfig, tls.crt, tls.key,
+// cluster-name, agent-name), so other OCM agents (work, add-ons) can mount the same secret. Owns
+// building that kubeconfig (hub server and CA from the bootstrap kubeconfig, the client certificate
+// embedded, the configured proxy-url kept) and deciding whether a stored secret can be reused.
+import { createPrivateKey, X509Certificate } from 'node:crypto';
+import { KubeConfig } from '@kubernetes/client-node';
+import { HubKubeconfigSecretKey, hubKubeconfigSecretName } from '../../api/index.ts';
+import { errorMessage } from '../../errors.ts';
+import {
+  applyEnvProxy,
+  checkKubeconfig,
+  isAlreadyExists,
+  isForbidden,
+  kubeconfigFromParts,
+  kubeconfigToYaml,
+  type ProxyEnv,
+  ResourceClient,
+} from '../../kube/index.ts';
+import { certificateInfo } from '../../pki/index.ts';
+import { agentSubject } from '../../tunnel/identity.ts';
+import type { HubEndpoint } from './bootstrap-kubeconfig.ts';
+import { b64, namespaceResource, type Secret, secretResource, unb64 } from './kinds.ts';
+
+/** Field manager of everything the registration agent writes. */
+export const fieldManager = 'registration-agent';
+
+/** A hub credential the agent can use: client certificate, key and the kubeconfig around them. */
+export interface HubCredentials {
+  /** ready for hub calls (proxy from the environment applied) */
+  kubeconfig: KubeConfig;
+  /** the kubeconfig YAML as stored in the secret */
+  kubeconfigYaml: string;
+  /** the hub it points at, with the configured (not environment) proxy */
+  hub: HubEndpoint;
+  certPem: string;
+  keyPem: string;
+  /** hex serial of the client certificate */
+  serial: string;
+  notBefore: Date;
+  notAfter: Date;
+}
+
+export interface Identity {
+  clusterName: string;
+  agentName: string;
+}
+
+/** Credentials from a freshly issued certificate: the kubeconfig points at the bootstrap hub. */
+export function credentialsFromCertificate(
+  hub: HubEndpoint,
+  certPem: string,
+  keyPem: string,
+  identity: Identity,
+  proxyEnv: ProxyEnv = process.env,
+): HubCredentials {
+  const stored = kubeconfigFromParts({
+    name: 'hub',
+    server: hub.server,
+    caPem: hub.caPem,
+    certPem,
+    keyPem,
+    ...(hub.proxyUrl ? { proxyUrl: hub.proxyUrl } : {}),
+    ...(hub.tlsServerName ? { tlsServerName: hub.tlsServerName } : {}),
+  });
+  const kubeconfigYaml = kubeconfigToYaml(stored);
+  const checked = checkCertificate(certPem, keyPem, identity);
+  if (typeof checked === 'string') throw new Error(`the hub issued an unusable certificate: ${checked}`);
+  const { kubeconfig } = loadStored(kubeconfigYaml, proxyEnv);
+  return { ...checked, kubeconfig, kubeconfigYaml, hub, certPem, keyPem };
+}
+
+/**
+ * The credentials in a stored hub kubeconfig secret, or why they cannot be reused: a key missing, a
+ * different cluster or agent name, a certificate for another identity, expired, or not matching its
+ * key, a kubeconfig that does not load, or (when `hub` is given) a different hub server.
+ */
+export function credentialsFromSecret(
+  secret: Secret,
+  identity: Identity,
+  hub?: HubEndpoint,
+  proxyEnv: ProxyEnv = process.env,
+): HubCredentials | string {
+  const data = secret.data ?? {};
+  for (const key of Object.values(HubKubeconfigSecretKey)) {
+    if (!data[key]) return `key "${key}" is missing`;
+  }
+  const clusterName = unb64(data[HubKubeconfigSecretKey.ClusterName]);
+  const agentName = unb64(data[HubKubeconfigSecretKey.AgentName]);
+  if (clusterName !== identity.clusterName) return `it is for cluster "${clusterName}"`;
+  if (agentName !== identity.agentName) return `it is for agent "${agentName}"`;
+  const certPem = unb64(data[HubKubeconfigSecretKey.TlsCert]);
+  const keyPem = unb64(data[HubKubeconfigSecretKey.TlsKey]);
+  const checked = checkCertificate(certPem, keyPem, identity);
+  if (typeof checked === 'string') return checked;
+  const kubeconfigYaml = unb64(data[HubKubeconfigSecretKey.Kubeconfig]);
+  let loaded: { kubeconfig: KubeConfig; hub: HubEndpoint };
+  try {
+    // OCM's own secret points at tls.crt/tls.key files; the secret's keys are what counts.
+    loaded = loadStored(kubeconfigYaml, proxyEnv, { certPem, keyPem });
+  } catch (err) {
+    return `its kubeconfig is unusable: ${errorMessage(err)}`;
+  }
+  if (hub && loaded.hub.server !== hub.server) {
+    return `it is for hub ${loaded.hub.server}, the bootstrap kubeconfig names ${hub.server}`;
+  }
+  return { ...checked, ...loaded, kubeconfigYaml, certPem, keyPem };
+}
+
+function checkCertificate(
+  certPem: string,
+  keyPem: string,
+  identity: Identity,
+): Pick<HubCredentials, 'serial' | 'notBefore' | 'notAfter'> | string {
+  let cert: X509Certificate;
+  try {
+    cert = new X509Certificate(certPem);
+  } catch (err) {
+    return `tls.crt is not a certificate: ${errorMessage(err)}`;
+  }
+  const info = certificateInfo(certPem);
+  const want = agentSubject(identity.clusterName, identity.agentName).commonName;
+  if (info.commonName !== want) return `its certificate is for "${info.commonName}", not "${want}"`;
+  if (Date.now() >= info.notAfter.getTime())
+    return `its certificate expired at ${info.notAfter.toISOString()}`;
+  try {
+    if (!cert.checkPrivateKey(createPrivateKey(keyPem))) return 'tls.key does not belong to tls.crt';
+  } catch (err) {
+    return `tls.key is not a private key: ${errorMessage(err)}`;
+  }
+  return { serial: cert.serialNumber, notBefore: info.notBefore, notAfter: info.notAfter };
+}
+
+/** A stored kubeconfig ready for hub calls, and the hub endpoint it names (before the env proxy). */
+function loadStored(
+  yaml: string,
+  env: ProxyEnv,
+  client?: { certPem: string; keyPem: string },
+): { kubeconfig: KubeConfig; hub: HubEndpoint } {
+  const kc = new KubeConfig();
+  kc.loadFromString(yaml);
+  if (client) {
+    const name = kc.getCurrentUser()?.name;
+    kc.users = kc.users.map((u) =>
+      u.name === name
+        ? { ...u, certData: b64(client.certPem), keyData: b64(client.keyPem), certFile: '', keyFile: '' }
+        : u,
+    );
+  }
+  checkKubeconfig(kc, `secret ${hubKubeconfigSecretName}`);
+  const cluster = kc.getCurrentCluster();
+  const hub: HubEndpoint = {
+    server: (cluster?.server ?? '').replace(/\/$/, ''),
+    caPem: unb64(cluster?.caData),
+    ...(cluster?.proxyUrl ? { proxyUrl: cluster.proxyUrl } : {}),
+    ...(cluster?.tlsServerName ? { tlsServerName: cluster.tlsServerName } : {}),
+  };
+  if (!hub.caPem.includes('BEGIN CERTIFICATE')) throw new Error('no certificate-authority-data for the hub');
+  applyEnvProxy(kc, env);
+  return { kubeconfig: kc, hub };
+}
+
+/** The secret's data for these credentials. */
+export function hubKubeconfigSecretData(creds: HubCredentials, identity: Identity): Record<string, string> {
+  return {
+    [HubKubeconfigSecretKey.Kubeconfig]: b64(creds.kubeconfigYaml),
+    [HubKubeconfigSecretKey.TlsCert]: b64(creds.certPem),
+    [HubKubeconfigSecretKey.TlsKey]: b64(creds.keyPem),
+    [HubKubeconfigSecretKey.ClusterName]: b64(identity.clusterName),
+    [HubKubeconfigSecretKey.AgentName]: b64(identity.agentName),
+  };
+}
+
+/** Write (create or take over) the hub kubeconfig secret; creates the agent namespace if it is missing. */
+export async function writeHubKubeconfigSecret(
+  managed: KubeConfig,
+  namespace: string,
+  creds: HubCredentials,
+  identity: Identity,
+  signal?: AbortSignal,
+): Promise<Secret> {
+  const namespaces = new ResourceClient(managed, namespaceResource);
+  if (!(await namespaces.get(namespace, undefined, { signal }))) {
+    await namespaces.create({ metadata: { name: namespace } }, { signal }).catch((err: unknown) => {
+      if (!isAlreadyExists(err) && !isForbidden(err)) throw err;
+    });
+  }
+  const secrets = new ResourceClient<Secret>(managed, secretResource);
+  return secrets.apply(
+    {
+      metadata: { name: hubKubeconfigSecretName, namespace },
+      type: 'Opaque',
+      data: hubKubeconfigSecretData(creds, identity),
+    },
+    { fieldManager, force: true, signal },
+  );
+}

@@ -1,0 +1,101 @@
+// HubSession: everything the agent runs against the hub with one hub credential — the informer on
+// its own ManagedCluster (list/watch with fieldSelector metadata.name=<cluster>: the agent's RBAC
+// names only that object), the status reconciler and the lease updater. A new credential gets a
+// new session; the old one is stopped only after the new one runs, and stopping waits for the
+// reconcile in flight, so no work is dropped at a certificate rotation. Managed-cluster state it
+// reads (claims, probe) belongs to the agent and outlives sessions.
+import type { KubeConfig } from '@kubernetes/client-node';
+import {
+  type ClientConfig,
+  type ClusterClaim,
+  type ManagedCluster,
+  managedClusterResource,
+} from '../../api/index.ts';
+import { type Controller, Informer, ResourceClient, runController } from '../../kube/index.ts';
+import type { Logger } from '../../log.ts';
+import type { ManagedClusterProbe } from './availability.ts';
+import { ManagedClusterLeaseUpdater } from './lease.ts';
+import { ManagedClusterStatusReconciler } from './status.ts';
+
+export interface HubSessionOptions {
+  hubKubeConfig: KubeConfig;
+  clusterName: string;
+  claimInformer: Informer<ClusterClaim>;
+  probe: ManagedClusterProbe;
+  clientConfigs: ClientConfig[];
+  maxCustomClusterClaims: number;
+  statusIntervalMs: number;
+  onUnauthorized(): void;
+  onJoined(): void;
+  log: Logger;
+}
+
+export class HubSession {
+  private readonly opts: HubSessionOptions;
+  private readonly clusterInformer: Informer<ManagedCluster>;
+  private readonly lease: ManagedClusterLeaseUpdater;
+  private controller?: Controller;
+  private removeHandlers: Array<() => void> = [];
+
+  constructor(opts: HubSessionOptions) {
+    this.opts = opts;
+    const clusters = new ResourceClient<ManagedCluster>(opts.hubKubeConfig, managedClusterResource);
+    this.clusterInformer = new Informer(clusters, {
+      fieldSelector: `metadata.name=${opts.clusterName}`,
+      name: 'managedcluster',
+      backoffMaxMs: 10_000,
+      log: opts.log,
+    });
+    this.lease = new ManagedClusterLeaseUpdater({
+      hubKubeConfig: opts.hubKubeConfig,
+      clusterName: opts.clusterName,
+      cluster: () => this.clusterInformer.getByName(opts.clusterName),
+      log: opts.log.child({ loop: 'lease' }),
+    });
+  }
+
+  start(): void {
+    if (this.controller) return;
+    const { clusterName } = this.opts;
+    const status = new ManagedClusterStatusReconciler({
+      ...this.opts,
+      clusterInformer: this.clusterInformer,
+      intervalMs: this.opts.statusIntervalMs,
+      log: this.opts.log.child({ loop: 'status' }),
+    });
+    this.controller = runController({
+      name: 'managedcluster-status',
+      informers: [this.clusterInformer],
+      keyFunc: () => clusterName,
+      reconcile: () => status.reconcile(),
+      queue: { baseDelayMs: 500, maxDelayMs: Math.max(1000, this.opts.statusIntervalMs) },
+      log: this.opts.log.child({ loop: 'status' }),
+    });
+    const controller = this.controller;
+    const enqueue = () => controller.queue.add(clusterName);
+    this.removeHandlers = [
+      this.opts.claimInformer.addHandlers({
+        add: enqueue,
+        update: (a, b) => a !== b && enqueue(),
+        delete: enqueue,
+      }),
+      this.clusterInformer.addHandlers({
+        add: () => this.lease.poke(),
+        update: () => this.lease.poke(),
+        delete: () => this.lease.poke(),
+      }),
+    ];
+    this.lease.start();
+  }
+
+  /** Lease renewals this session made. */
+  get leaseRenewals(): number {
+    return this.lease.renewed;
+  }
+
+  /** Stop the lease loop and the controller (waits for a running reconcile). */
+  async stop(): Promise<void> {
+    for (const remove of this.removeHandlers.splice(0)) remove();
+    await Promise.all([this.lease.stop(), this.controller?.stop()]);
+  }
+}

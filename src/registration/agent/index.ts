@@ -1,0 +1,231 @@
+// The OCM registration agent (what klusterlet's registration-agent does), run on or for a managed
+// cluster: bootstrap kubeconfig → ManagedCluster → CSR → hub-kubeconfig-secret → lease, status,
+// claims and certificate rotation. Public surface: startRegistrationAgent and its handle. One loop
+// per concern, each in its own file:
+//   hub-credentials.ts  bootstrap, CSR, secret reuse/recovery, rotation (the only hub-credential owner)
+//   hub-session.ts      per credential: ManagedCluster informer, status reconciler, lease updater
+//   status.ts           Joined / Available conditions, version, capacity, clusterClaims
+//   availability.ts     managed apiserver probe;  claims.ts  ClusterClaim CRD, informer, exposure
+//   lease.ts            managed-cluster-lease renewals
+// Every hub call goes through client-node with the bootstrap kubeconfig's proxy (or the proxy
+// option, or HTTPS_PROXY/NO_PROXY). Never writes hub objects other than its ManagedCluster, its
+// CSRs and its lease; never touches the hub's conditions.
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { KubeConfig } from '@kubernetes/client-node';
+import {
+  agentNamespace as defaultAgentNamespace,
+  defaultLeaseDurationSeconds,
+  defaultMaxCustomClusterClaims,
+} from '../../api/index.ts';
+import { errorMessage, InvalidArgumentError, TimeoutError } from '../../errors.ts';
+import { type Logger, logger } from '../../log.ts';
+import { ManagedClusterProbe } from './availability.ts';
+import { clusterClaimInformer, ensureClusterClaimCrd } from './claims.ts';
+import { type CredentialSource, HubCredentialsReconciler } from './hub-credentials.ts';
+import type { HubCredentials } from './hub-kubeconfig-secret.ts';
+import { HubSession } from './hub-session.ts';
+import { managedClusterClientConfigs } from './managed-cluster.ts';
+
+export { exposeClaims, reservedClusterClaimNames, spokeOnlyClaimLabel } from './claims.ts';
+export { formatQuantity, parseQuantity, sumResourceLists } from './quantity.ts';
+export { jitteredRotationFraction, rotationTime } from './rotation.ts';
+
+export interface RegistrationAgentOptions {
+  /** name of this cluster on the hub (a DNS label) */
+  clusterName: string;
+  /** this agent's name: the certificate CN is system:open-cluster-management:<cluster>:<agent> */
+  agentName: string;
+  /** credential for this managed cluster's apiserver (secrets, claims, probes) */
+  managedKubeConfig: KubeConfig;
+  /** bootstrap kubeconfig file; without it Secret bootstrap-hub-kubeconfig in agentNamespace */
+  bootstrapKubeconfigPath?: string;
+  /** namespace on the managed cluster for the agent's secrets (default open-cluster-management-agent) */
+  agentNamespace?: string;
+  /** forward proxy for every hub call; overrides the bootstrap kubeconfig's proxy-url */
+  proxyUrl?: string;
+  /** spec.leaseDurationSeconds of a ManagedCluster this agent creates (default 60) */
+  leaseDurationSeconds?: number;
+  /** custom ClusterClaims exposed beyond the reserved ones (default 20) */
+  maxCustomClusterClaims?: number;
+  /** CSR spec.expirationSeconds (≥ 600, the signer's minimum); default: the signer's own */
+  csrExpirationSeconds?: number;
+  /** renew when this fraction of the certificate lifetime is left; default 0.20–0.25 jittered */
+  rotationFraction?: number;
+  /** how often status is re-probed and reconciled without events (default 60 s) */
+  statusIntervalSeconds?: number;
+  /** failed probes in a row before Available turns False (default 3) */
+  unavailableAfterFailures?: number;
+  /** called with every new hub kubeconfig (first join, rotation, re-bootstrap) once it is stored */
+  onHubKubeconfigChanged?: (kc: KubeConfig) => void;
+  log?: Logger;
+}
+
+export interface RegistrationAgent {
+  readonly clusterName: string;
+  readonly agentName: string;
+  /** the hub kubeconfig in use, undefined until the first certificate is issued (or reused) */
+  hubKubeConfig(): KubeConfig | undefined;
+  /** resolves with the hub kubeconfig once there is one; TimeoutError after timeoutMs */
+  waitForHubKubeConfig(timeoutMs?: number): Promise<KubeConfig>;
+  /** resolves once the hub ManagedCluster shows ManagedClusterJoined True; TimeoutError after timeoutMs */
+  joined(timeoutMs?: number): Promise<void>;
+  /** serial of the client certificate in use */
+  certificateSerial(): string | undefined;
+  /** stop every loop and watch; in-flight reconciles finish first. Idempotent. */
+  stop(): Promise<void>;
+}
+
+const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
+
+function validate(opts: RegistrationAgentOptions): void {
+  const fail = (problem: string) => {
+    throw new InvalidArgumentError(`registration agent: ${problem}`);
+  };
+  if (!DNS_LABEL.test(opts.clusterName)) fail(`clusterName "${opts.clusterName}" must be a DNS label`);
+  if (!opts.agentName || opts.agentName.length > 253 || opts.agentName.includes(':')) {
+    fail(`agentName "${opts.agentName}" must be 1–253 characters without ":"`);
+  }
+  const positive = (name: string, v: number | undefined, min: number) => {
+    if (v !== undefined && !(Number.isFinite(v) && v >= min)) fail(`${name} must be a number ≥ ${min}`);
+  };
+  positive('leaseDurationSeconds', opts.leaseDurationSeconds, 1);
+  positive('maxCustomClusterClaims', opts.maxCustomClusterClaims, 0);
+  positive('csrExpirationSeconds', opts.csrExpirationSeconds, 600);
+  positive('statusIntervalSeconds', opts.statusIntervalSeconds, 0.1);
+  positive('unavailableAfterFailures', opts.unavailableAfterFailures, 1);
+  const f = opts.rotationFraction;
+  if (f !== undefined && !(f > 0 && f < 1)) fail('rotationFraction must be between 0 and 1');
+}
+
+/**
+ * Start the registration agent. Returns at once: joining waits for the hub (acceptance and CSR
+ * approval may take a human), retrying with backoff and logging what it waits for.
+ */
+export async function startRegistrationAgent(opts: RegistrationAgentOptions): Promise<RegistrationAgent> {
+  validate(opts);
+  const { clusterName, agentName, managedKubeConfig } = opts;
+  const log = opts.log ?? logger('registration-agent', { cluster: clusterName, agent: agentName });
+  const namespace = opts.agentNamespace ?? defaultAgentNamespace;
+  const statusIntervalMs = (opts.statusIntervalSeconds ?? 60) * 1000;
+  const clientConfigs = managedClusterClientConfigs(managedKubeConfig);
+  const stopping = new AbortController();
+
+  const claimInformer = clusterClaimInformer(managedKubeConfig, log.child({ loop: 'claims' }));
+  const claimsReady = (async () => {
+    for (let attempt = 0; !stopping.signal.aborted; attempt++) {
+      try {
+        await ensureClusterClaimCrd(managedKubeConfig, { signal: stopping.signal });
+        if (!stopping.signal.aborted) claimInformer.start();
+        return;
+      } catch (err) {
+        if (stopping.signal.aborted) return;
+        const delay = Math.min(1000 * 2 ** attempt, 60_000);
+        log.warn({ err: errorMessage(err), retryInMs: delay }, 'cannot install the ClusterClaim CRD yet');
+        await sleep(delay, undefined, { signal: stopping.signal }).catch(() => {});
+      }
+    }
+  })();
+
+  const probe = new ManagedClusterProbe(managedKubeConfig, {
+    unavailableAfterFailures: opts.unavailableAfterFailures,
+    minProbeIntervalMs: Math.min(statusIntervalMs / 2, 5000),
+    log: log.child({ loop: 'availability' }),
+  });
+
+  let session: HubSession | undefined;
+  let current: HubCredentials | undefined;
+  const waiters = { hub: new Set<() => void>(), joined: new Set<() => void>() };
+  let isJoined = false;
+  const notify = (set: Set<() => void>) => {
+    for (const wake of [...set]) wake();
+  };
+
+  const credentials: HubCredentialsReconciler = new HubCredentialsReconciler({
+    clusterName,
+    agentName,
+    agentNamespace: namespace,
+    managedKubeConfig,
+    bootstrapKubeconfigPath: opts.bootstrapKubeconfigPath,
+    proxyUrl: opts.proxyUrl,
+    leaseDurationSeconds: opts.leaseDurationSeconds ?? defaultLeaseDurationSeconds,
+    csrExpirationSeconds: opts.csrExpirationSeconds,
+    rotationFraction: opts.rotationFraction,
+    log: log.child({ loop: 'hub-credentials' }),
+    async onChange(creds: HubCredentials, source: CredentialSource) {
+      if (stopping.signal.aborted) return;
+      const next = new HubSession({
+        hubKubeConfig: creds.kubeconfig,
+        clusterName,
+        claimInformer,
+        probe,
+        clientConfigs,
+        maxCustomClusterClaims: opts.maxCustomClusterClaims ?? defaultMaxCustomClusterClaims,
+        statusIntervalMs,
+        onUnauthorized: () => credentials.reportUnauthorized(),
+        onJoined: () => {
+          if (isJoined) return;
+          isJoined = true;
+          log.info('managed cluster joined the hub');
+          notify(waiters.joined);
+        },
+        log,
+      });
+      next.start();
+      const previous = session;
+      session = next;
+      current = creds;
+      notify(waiters.hub);
+      await previous?.stop();
+      log.info({ source, serial: creds.serial }, 'hub clients switched to the new hub kubeconfig');
+      try {
+        opts.onHubKubeconfigChanged?.(creds.kubeconfig);
+      } catch (err) {
+        log.error({ err: errorMessage(err) }, 'onHubKubeconfigChanged threw');
+      }
+    },
+  });
+  credentials.start();
+
+  const waitFor = async (set: Set<() => void>, done: () => boolean, what: string, timeoutMs: number) => {
+    if (done()) return;
+    let wake = () => {};
+    const woken = new Promise<void>((resolve) => {
+      wake = resolve;
+    });
+    set.add(wake);
+    const timer = setTimeout(wake, timeoutMs);
+    try {
+      await woken;
+    } finally {
+      clearTimeout(timer);
+      set.delete(wake);
+    }
+    if (!done())
+      throw new TimeoutError(`${what} within ${timeoutMs} ms (see the agent log for what it waits for)`);
+  };
+
+  let stopped: Promise<void> | undefined;
+  return {
+    clusterName,
+    agentName,
+    hubKubeConfig: () => current?.kubeconfig,
+    certificateSerial: () => current?.serial,
+    async waitForHubKubeConfig(timeoutMs = 120_000) {
+      await waitFor(waiters.hub, () => current !== undefined, 'no hub kubeconfig', timeoutMs);
+      return current!.kubeconfig;
+    },
+    joined: (timeoutMs = 120_000) =>
+      waitFor(waiters.joined, () => isJoined, `cluster ${clusterName} did not join the hub`, timeoutMs),
+    stop() {
+      stopped ??= (async () => {
+        stopping.abort();
+        notify(waiters.hub);
+        notify(waiters.joined);
+        await credentials.stop();
+        await Promise.all([session?.stop(), claimsReady, claimInformer.stop()]);
+        log.info('registration agent stopped');
+      })();
+      return stopped;
+    },
+  };
+}

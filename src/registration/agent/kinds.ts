@@ -1,0 +1,92 @@
+// The built-in Kubernetes kinds the registration agent reads and writes besides the OCM ones, typed
+// as the plain JSON ResourceClient hands back (only the fields the agent uses). OCM kinds come from
+// src/api; nothing here talks to an apiserver.
+import type { KubeObject, ResourceDescriptor } from '../../kube/index.ts';
+
+export const secretResource: ResourceDescriptor = {
+  group: '',
+  version: 'v1',
+  plural: 'secrets',
+  kind: 'Secret',
+  namespaced: true,
+};
+
+export const namespaceResource: ResourceDescriptor = {
+  group: '',
+  version: 'v1',
+  plural: 'namespaces',
+  kind: 'Namespace',
+  namespaced: false,
+};
+
+export const nodeResource: ResourceDescriptor = {
+  group: '',
+  version: 'v1',
+  plural: 'nodes',
+  kind: 'Node',
+  namespaced: false,
+};
+
+export const csrResource: ResourceDescriptor = {
+  group: 'certificates.k8s.io',
+  version: 'v1',
+  plural: 'certificatesigningrequests',
+  kind: 'CertificateSigningRequest',
+  namespaced: false,
+};
+
+export const crdResource: ResourceDescriptor = {
+  group: 'apiextensions.k8s.io',
+  version: 'v1',
+  plural: 'customresourcedefinitions',
+  kind: 'CustomResourceDefinition',
+  namespaced: false,
+};
+
+export interface Secret extends KubeObject {
+  type?: string;
+  /** base64 values */
+  data?: Record<string, string>;
+}
+
+export interface Node extends KubeObject {
+  spec?: { unschedulable?: boolean };
+  status?: { capacity?: Record<string, string>; allocatable?: Record<string, string> };
+}
+
+export interface CsrCondition {
+  type: 'Approved' | 'Denied' | 'Failed' | string;
+  status: string;
+  reason?: string;
+  message?: string;
+}
+
+export interface CertificateSigningRequest extends KubeObject {
+  spec: {
+    /** base64 PEM of the PKCS#10 request */
+    request: string;
+    signerName: string;
+    usages: string[];
+    expirationSeconds?: number;
+    username?: string;
+  };
+  status?: {
+    conditions?: CsrCondition[];
+    /** base64 PEM, set by the signer once approved */
+    certificate?: string;
+  };
+}
+
+export interface CustomResourceDefinition extends KubeObject {
+  status?: { conditions?: Array<{ type: string; status: string }> };
+}
+
+/** The signer of client certificates the hub kube-apiserver trusts (OCM's registration signer). */
+export const kubeApiserverClientSigner = 'kubernetes.io/kube-apiserver-client';
+
+/** Key usages OCM's agent asks for; all allowed by the kube-apiserver-client signer. */
+export const clientCertificateUsages = ['digital signature', 'key encipherment', 'client auth'];
+
+export const b64 = (text: string): string => Buffer.from(text, 'utf8').toString('base64');
+export const unb64 = (data: string | undefined): string =>
+  data ? Buffer.from(data, 'base64').toString('utf8') : '';

@@ -1,0 +1,154 @@
+// ManagedClusterLeaseUpdater: the agent's heartbeat. While the hub accepts the cluster, it moves
+// renewTime of Lease `managed-cluster-lease` in the cluster namespace on the hub every
+// spec.leaseDurationSeconds (plus up to 25% jitter, OCM's leaseUpdateJitterFactor); the hub's lease
+// watchdog turns Available Unknown when it stops. The hub normally creates the lease when it
+// accepts the cluster; if it is missing the agent tries to create it, and when its identity may
+// not (no create permission), waits for the hub. A changed lease duration applies at once.
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { KubeConfig } from '@kubernetes/client-node';
+import {
+  clusterNameLabel,
+  defaultLeaseDurationSeconds,
+  type ManagedCluster,
+  ManagedClusterCondition,
+  managedClusterLeaseName,
+} from '../../api/index.ts';
+import { errorMessage } from '../../errors.ts';
+import {
+  formatMicroTime,
+  isConditionTrue,
+  isConflict,
+  isForbidden,
+  type Lease,
+  leaseResource,
+  ResourceClient,
+} from '../../kube/index.ts';
+import type { Logger } from '../../log.ts';
+import { describeError } from './describe-error.ts';
+
+const jitterFactor = 0.25;
+
+export interface LeaseUpdaterOptions {
+  hubKubeConfig: KubeConfig;
+  clusterName: string;
+  /** the ManagedCluster as last seen on the hub (informer cache) */
+  cluster(): ManagedCluster | undefined;
+  log: Logger;
+}
+
+export class ManagedClusterLeaseUpdater {
+  private readonly opts: LeaseUpdaterOptions;
+  private readonly leases: ResourceClient<Lease>;
+  private readonly abort = new AbortController();
+  private running?: Promise<void>;
+  private wake: () => void = () => {};
+  private woken = false;
+  private waitingForHub = false;
+  private renewals = 0;
+
+  constructor(opts: LeaseUpdaterOptions) {
+    this.opts = opts;
+    this.leases = new ResourceClient<Lease>(opts.hubKubeConfig, leaseResource, { requestTimeoutMs: 15_000 });
+  }
+
+  start(): void {
+    this.running ??= this.run();
+  }
+
+  async stop(): Promise<void> {
+    this.abort.abort();
+    this.wake();
+    await this.running;
+  }
+
+  /** The ManagedCluster changed: look again at acceptance and lease duration. */
+  poke(): void {
+    this.woken = true;
+    this.wake();
+  }
+
+  /** Successful renewals so far. */
+  get renewed(): number {
+    return this.renewals;
+  }
+
+  private async run(): Promise<void> {
+    const signal = this.abort.signal;
+    let nextAt = 0;
+    let lastDuration = 0;
+    while (!signal.aborted) {
+      this.woken = false;
+      const cluster = this.opts.cluster();
+      if (!cluster || !isConditionTrue(cluster.status?.conditions, ManagedClusterCondition.HubAccepted)) {
+        nextAt = 0; // renew as soon as the hub accepts (again)
+        await this.pause(60_000);
+        continue;
+      }
+      const duration = cluster.spec.leaseDurationSeconds || defaultLeaseDurationSeconds;
+      if (Date.now() >= nextAt || duration !== lastDuration) {
+        await this.renew(duration);
+        lastDuration = duration;
+        nextAt = Date.now() + duration * 1000 * (1 + jitterFactor * Math.random());
+      }
+      await this.pause(nextAt - Date.now());
+    }
+  }
+
+  private async renew(durationSeconds: number): Promise<void> {
+    const { clusterName: namespace, log } = this.opts;
+    const signal = this.abort.signal;
+    try {
+      for (let attempt = 0; ; attempt++) {
+        const lease = await this.leases.get(managedClusterLeaseName, namespace, { signal });
+        const renewTime = formatMicroTime(new Date());
+        try {
+          if (lease) await this.leases.replace({ ...lease, spec: { ...lease.spec, renewTime } }, { signal });
+          else await this.create(namespace, durationSeconds, renewTime);
+          break;
+        } catch (err) {
+          if (!isConflict(err) || attempt >= 2) throw err;
+        }
+      }
+      this.renewals++;
+      if (this.waitingForHub) log.info('managed cluster lease renewed');
+      this.waitingForHub = false;
+    } catch (err) {
+      if (signal.aborted) return;
+      if (isForbidden(err)) {
+        if (!this.waitingForHub) {
+          log.warn(
+            { err: errorMessage(err) },
+            'cannot create or renew the managed cluster lease yet: waiting for the hub',
+          );
+        }
+        this.waitingForHub = true;
+        return;
+      }
+      log.warn({ err: describeError(err) }, 'managed cluster lease renewal failed');
+    }
+  }
+
+  private async create(namespace: string, leaseDurationSeconds: number, renewTime: string): Promise<void> {
+    await this.leases.create(
+      {
+        metadata: { name: managedClusterLeaseName, namespace, labels: { [clusterNameLabel]: namespace } },
+        spec: { leaseDurationSeconds, renewTime },
+      },
+      { signal: this.abort.signal },
+    );
+    this.opts.log.info('managed cluster lease created (the hub had not yet)');
+  }
+
+  private async pause(ms: number): Promise<void> {
+    if (this.woken || this.abort.signal.aborted || ms <= 0) return;
+    const stop = new AbortController();
+    this.wake = () => stop.abort();
+    try {
+      await sleep(ms, undefined, { signal: stop.signal });
+    } catch {
+      // poked or stopped
+    } finally {
+      this.wake = () => {};
+    }
+  }
+}

@@ -1,0 +1,160 @@
+// ClusterCsrApprovingReconciler: approves the CSRs of managed-cluster agents the policy in
+// csr-policy.ts allows (renewals by the same identity, bootstrap requests of listed users), and
+// approveClusterCsrs: the human path behind `tether accept`. Only CSRs carrying the cluster-name
+// label are looked at; nothing is ever denied, so other approvers stay free to decide the rest.
+//
+// Approval goes through client-node's CertificatesV1Api: the `approval` subresource is not one
+// ResourceClient writes (it has `status` only). A fresh read precedes every approval, so a CSR
+// someone else decided meanwhile is left alone, and the write carries the resourceVersion read.
+import {
+  CertificatesV1Api,
+  type KubeConfig,
+  V1CertificateSigningRequestCondition,
+} from '@kubernetes/client-node';
+import { clusterNameLabel } from '../../api/index.ts';
+import { type Informer, isNotFound, ResourceClient, toApiError } from '../../kube/index.ts';
+import type { Logger } from '../../log.ts';
+import { clusterClient, patchCluster } from './context.ts';
+import { autoApprovalReason, checkClusterCsr, isCsrDecided } from './csr-policy.ts';
+import {
+  type CertificateSigningRequest,
+  CsrApprovalReason,
+  certificateSigningRequestResource,
+  hubFieldManager,
+  kubeApiserverClientSignerName,
+} from './resources.ts';
+
+/** Label selector of the CSRs the approver watches. */
+export const clusterCsrSelector = clusterNameLabel;
+
+/**
+ * Add an Approved condition to CSR `name` unless it is already approved or denied, or gone.
+ * True when this call approved it.
+ */
+export async function approveCsr(
+  kubeconfig: KubeConfig,
+  name: string,
+  approval: { reason: string; message: string },
+): Promise<boolean> {
+  const api = kubeconfig.makeApiClient(CertificatesV1Api);
+  const what = `approve ${certificateSigningRequestResource.kind} ${name}`;
+  try {
+    const csr = await api.readCertificateSigningRequest({ name });
+    const conditions = csr.status?.conditions ?? [];
+    if (conditions.some((c) => (c.type === 'Approved' || c.type === 'Denied') && c.status === 'True')) {
+      return false;
+    }
+    const approved = Object.assign(new V1CertificateSigningRequestCondition(), {
+      type: 'Approved',
+      status: 'True',
+      ...approval,
+      lastUpdateTime: new Date(),
+    });
+    csr.status = { ...csr.status, conditions: [...conditions, approved] };
+    await api.replaceCertificateSigningRequestApproval({ name, body: csr, fieldManager: hubFieldManager });
+    return true;
+  } catch (err) {
+    const apiErr = toApiError(err, what) ?? err;
+    if (isNotFound(apiErr)) return false;
+    throw apiErr;
+  }
+}
+
+export interface ClusterCsrApproverOptions {
+  autoApprovedUsers: readonly string[];
+  /** signers whose cluster CSRs may be approved (kube-apiserver-client, plus the built-in signer's) */
+  signerNames: readonly string[];
+  log: Logger;
+}
+
+export class ClusterCsrApprovingReconciler {
+  private readonly kubeconfig: KubeConfig;
+  private readonly informer: Informer<CertificateSigningRequest>;
+  private readonly options: ClusterCsrApproverOptions;
+
+  constructor(
+    kubeconfig: KubeConfig,
+    informer: Informer<CertificateSigningRequest>,
+    options: ClusterCsrApproverOptions,
+  ) {
+    this.kubeconfig = kubeconfig;
+    this.informer = informer;
+    this.options = options;
+  }
+
+  async reconcile(name: string): Promise<void> {
+    const csr = this.informer.getByName(name);
+    if (!csr || isCsrDecided(csr)) return;
+    const log = this.options.log.child({ csr: name });
+    const check = checkClusterCsr(csr, this.options.signerNames);
+    if (!check.ok) {
+      log.info(
+        { problem: check.problem },
+        'cluster CSR left alone: it is not a valid agent identity request',
+      );
+      return;
+    }
+    const approval = autoApprovalReason(csr, check.identity, this.options.autoApprovedUsers);
+    if (!approval) {
+      log.info(
+        { cluster: check.identity.cluster, requester: csr.spec.username },
+        'cluster CSR waits for `tether accept`: neither a renewal nor from an auto-approved user',
+      );
+      return;
+    }
+    if (await approveCsr(this.kubeconfig, name, approval)) {
+      log.info({ cluster: check.identity.cluster, user: check.identity.user }, approval.message);
+    }
+  }
+}
+
+export interface ApproveClusterCsrsOptions {
+  /** signers whose CSRs may be approved (default kubernetes.io/kube-apiserver-client) */
+  signerNames?: readonly string[];
+}
+
+export interface ApproveClusterCsrsResult {
+  /** CSRs this call approved */
+  approved: string[];
+  /** pending CSRs labelled for the cluster that were not approved, and why */
+  skipped: { name: string; problem: string }[];
+  /** false when there is no ManagedCluster of that name (yet) to accept */
+  accepted: boolean;
+}
+
+/**
+ * What a hub admin's `tether accept <cluster>` does: approve every pending CSR labelled for the
+ * cluster whose subject is a valid agent identity of that cluster (whoever requested it), then
+ * set spec.hubAcceptsClient on its ManagedCluster. Other pending CSRs are reported, not denied.
+ */
+export async function approveClusterCsrs(
+  hubKubeConfig: KubeConfig,
+  clusterName: string,
+  options: ApproveClusterCsrsOptions = {},
+): Promise<ApproveClusterCsrsResult> {
+  const signerNames = options.signerNames ?? [kubeApiserverClientSignerName];
+  const csrs = new ResourceClient<CertificateSigningRequest>(
+    hubKubeConfig,
+    certificateSigningRequestResource,
+  );
+  const { items } = await csrs.list({ labelSelector: `${clusterNameLabel}=${clusterName}` });
+  const result: ApproveClusterCsrsResult = { approved: [], skipped: [], accepted: false };
+  for (const csr of items) {
+    const name = csr.metadata?.name ?? '';
+    if (isCsrDecided(csr)) continue;
+    const check = checkClusterCsr(csr, signerNames);
+    if (!check.ok) {
+      result.skipped.push({ name, problem: check.problem });
+      continue;
+    }
+    const message = `agent ${check.identity.agent} of cluster ${clusterName}, approved by a hub admin`;
+    if (await approveCsr(hubKubeConfig, name, { reason: CsrApprovalReason.Manual, message })) {
+      result.approved.push(name);
+    }
+  }
+  const cluster = await patchCluster(clusterClient(hubKubeConfig), clusterName, 'object', (mc) =>
+    mc.spec?.hubAcceptsClient === true ? undefined : { spec: { hubAcceptsClient: true } },
+  );
+  result.accepted = cluster !== undefined;
+  return result;
+}

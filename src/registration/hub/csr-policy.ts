@@ -1,0 +1,98 @@
+// Which CertificateSigningRequests name a managed cluster's agent identity, and which of those the
+// hub approves without a human. Pure functions over the CSR object; no I/O.
+//
+// A CSR is the cluster's when it carries the cluster-name label, asks a signer we approve for, and
+// its PKCS#10 subject is exactly that cluster's agent identity (CN
+// system:open-cluster-management:<cluster>:<agent>, O = {system:open-cluster-management:<cluster>,
+// system:open-cluster-management:managed-clusters}) with client-certificate usages only. Approved
+// without a human: renewals (the requester is that same identity) and bootstrap requests of the
+// users listed in autoApprovedCsrUsers. Everything else waits; nothing is ever denied.
+import { clusterAgentGroups, clusterAgentUser, clusterNameLabel } from '../../api/index.ts';
+import { certificateRequestSubject } from '../../pki/index.ts';
+import { clusterNameProblem } from './context.ts';
+import { type CertificateSigningRequest, CsrApprovalReason, clusterGroup } from './resources.ts';
+
+/** Usages a client certificate may ask for; 'client auth' is required. */
+const allowedUsages: readonly string[] = ['client auth', 'digital signature', 'key encipherment'];
+
+/** Longest agent name accepted in a CN (the part after the cluster). */
+const maxAgentNameLength = 253;
+
+export interface ClusterCsrIdentity {
+  cluster: string;
+  agent: string;
+  /** the CN, which is also the user name the certificate authenticates as */
+  user: string;
+}
+
+export type ClusterCsrCheck = { ok: true; identity: ClusterCsrIdentity } | { ok: false; problem: string };
+
+/** Approved or Denied already (a Failed CSR is also finished, but only signers set that). */
+export function isCsrDecided(csr: CertificateSigningRequest): boolean {
+  return (csr.status?.conditions ?? []).some(
+    (c) => (c.type === 'Approved' || c.type === 'Denied') && c.status === 'True',
+  );
+}
+
+export function isCsrApproved(csr: CertificateSigningRequest): boolean {
+  return (csr.status?.conditions ?? []).some((c) => c.type === 'Approved' && c.status === 'True');
+}
+
+/** Whether `csr` asks for exactly the agent identity of the cluster its label names. */
+export function checkClusterCsr(
+  csr: CertificateSigningRequest,
+  signerNames: readonly string[],
+): ClusterCsrCheck {
+  const fail = (problem: string): ClusterCsrCheck => ({ ok: false, problem });
+  const cluster = csr.metadata?.labels?.[clusterNameLabel];
+  if (!cluster) return fail(`has no ${clusterNameLabel} label`);
+  const nameProblem = clusterNameProblem(cluster);
+  if (nameProblem) return fail(`labels cluster "${cluster}", which ${nameProblem}`);
+  if (!signerNames.includes(csr.spec?.signerName)) {
+    return fail(`asks signer "${csr.spec?.signerName}", not one of ${signerNames.join(', ')}`);
+  }
+  const usages = csr.spec.usages ?? [];
+  const foreign = usages.filter((u) => !allowedUsages.includes(u));
+  if (foreign.length > 0) return fail(`asks for usages ${foreign.join(', ')} beyond a client certificate`);
+  if (!usages.includes('client auth')) return fail('does not ask for the client auth usage');
+
+  let subject: { commonName: string; organizations: string[] };
+  try {
+    subject = certificateRequestSubject(Buffer.from(csr.spec.request ?? '', 'base64').toString('utf8'));
+  } catch {
+    return fail('spec.request is not a PEM PKCS#10 certificate request');
+  }
+  const expected = [...clusterAgentGroups(cluster)].sort();
+  const organizations = [...subject.organizations].sort();
+  if (organizations.length !== expected.length || organizations.some((o, i) => o !== expected[i])) {
+    return fail(`organizations [${subject.organizations.join(', ')}] are not [${expected.join(', ')}]`);
+  }
+  const prefix = clusterAgentUser(cluster, '');
+  const agent = subject.commonName.startsWith(prefix) ? subject.commonName.slice(prefix.length) : '';
+  if (!agent || agent.includes(':') || agent.length > maxAgentNameLength) {
+    return fail(`common name "${subject.commonName}" is not ${prefix}<agent>`);
+  }
+  return { ok: true, identity: { cluster, agent, user: subject.commonName } };
+}
+
+/**
+ * The reason to approve a valid cluster CSR without a human, or undefined when it must wait:
+ * a renewal (requested by the very identity it names) or a bootstrap request by a listed user.
+ */
+export function autoApprovalReason(
+  csr: CertificateSigningRequest,
+  identity: ClusterCsrIdentity,
+  autoApprovedUsers: readonly string[],
+): { reason: string; message: string } | undefined {
+  const requester = csr.spec.username ?? '';
+  if (requester === identity.user && (csr.spec.groups ?? []).includes(clusterGroup(identity.cluster))) {
+    return { reason: CsrApprovalReason.Auto, message: `renewal of ${identity.user} by the same identity` };
+  }
+  if (requester && autoApprovedUsers.includes(requester)) {
+    return {
+      reason: CsrApprovalReason.Auto,
+      message: `bootstrap of cluster ${identity.cluster} by ${requester}, an auto-approved user`,
+    };
+  }
+  return undefined;
+}

@@ -1,0 +1,119 @@
+// ManagedClusterLeaseReconciler: the hub's watchdog on each accepted cluster's
+// `managed-cluster-lease`. The agent renews the lease every spec.leaseDurationSeconds; once
+// renewTime + graceFactor × leaseDurationSeconds has passed (OCM: 5×), ManagedClusterConditionAvailable
+// becomes Unknown (ManagedClusterLeaseUpdateStopped). No polling: each reconcile asks the work
+// queue to come back exactly at the deadline, and every renewal the informer sees re-arms it.
+// The hub only ever takes Available away; setting it True again is the agent's job.
+// renewTime is the agent's clock against ours, as in OCM (the ClockSynced condition reports skew).
+import {
+  clusterNameLabel,
+  defaultLeaseDurationSeconds,
+  type ManagedCluster,
+  ManagedClusterCondition,
+  ManagedClusterReason,
+  managedClusterLeaseName,
+} from '../../api/index.ts';
+import {
+  findCondition,
+  formatMicroTime,
+  isAlreadyExists,
+  isNotFound,
+  type Lease,
+  type ReconcileResult,
+  type ResourceClient,
+} from '../../kube/index.ts';
+import { type HubContext, setClusterConditions } from './context.ts';
+import { leaseStoppedMessage } from './resources.ts';
+
+/**
+ * When (ms since the epoch) the cluster counts as gone quiet: the lease's last renewal (or
+ * acquisition, or creation) plus graceFactor × the cluster's lease duration.
+ */
+export function leaseDeadline(cluster: ManagedCluster, lease: Lease, graceFactor: number): number {
+  const durationSeconds = cluster.spec?.leaseDurationSeconds || defaultLeaseDurationSeconds;
+  const renewed = lease.spec?.renewTime ?? lease.spec?.acquireTime ?? lease.metadata?.creationTimestamp;
+  const renewedAt = renewed ? Date.parse(renewed) : Number.NaN;
+  // A lease without a readable time has never been renewed: its deadline has passed.
+  if (Number.isNaN(renewedAt)) return 0;
+  return renewedAt + graceFactor * durationSeconds * 1000;
+}
+
+/** Create the cluster's lease (renewed now) unless it exists; OCM's hub does this on accept too. */
+export async function ensureClusterLease(
+  leases: ResourceClient<Lease>,
+  cluster: ManagedCluster,
+  cached: Lease | undefined,
+): Promise<void> {
+  if (cached) return;
+  const name = cluster.metadata.name ?? '';
+  const now = formatMicroTime(new Date());
+  try {
+    await leases.create({
+      metadata: { name: managedClusterLeaseName, namespace: name, labels: { [clusterNameLabel]: name } },
+      spec: {
+        holderIdentity: managedClusterLeaseName,
+        leaseDurationSeconds: cluster.spec?.leaseDurationSeconds || defaultLeaseDurationSeconds,
+        renewTime: now,
+      },
+    });
+  } catch (err) {
+    if (!isAlreadyExists(err)) throw err;
+  }
+}
+
+export class ManagedClusterLeaseReconciler {
+  private readonly ctx: HubContext;
+  private readonly leases: ResourceClient<Lease>;
+  private readonly graceFactor: number;
+
+  constructor(ctx: HubContext, leases: ResourceClient<Lease>, graceFactor: number) {
+    this.ctx = ctx;
+    this.leases = leases;
+    this.graceFactor = graceFactor;
+  }
+
+  /** `name` is the cluster's (and its namespace's) name. */
+  async reconcile(name: string): Promise<ReconcileResult | undefined> {
+    const cluster = this.ctx.clusterInformer.getByName(name);
+    if (!cluster || cluster.metadata.deletionTimestamp || cluster.spec?.hubAcceptsClient !== true) {
+      return undefined;
+    }
+    const lease = this.ctx.leaseInformer.getByName(managedClusterLeaseName, name);
+    if (!lease) {
+      try {
+        await ensureClusterLease(this.leases, cluster, undefined);
+      } catch (err) {
+        // No namespace yet: accepting the cluster creates it, and the lease with it.
+        if (!isNotFound(err)) throw err;
+      }
+      return undefined; // the informer brings the new lease back here
+    }
+    const leftMs = leaseDeadline(cluster, lease, this.graceFactor) - Date.now();
+    if (leftMs > 0) return { requeueAfterMs: leftMs + 1 };
+
+    const available = findCondition(cluster.status?.conditions, ManagedClusterCondition.Available);
+    if (available?.status === 'Unknown') return undefined;
+    // The cache may not have the latest renewal yet: only a live read may take availability away.
+    const live = await this.leases.get(managedClusterLeaseName, name);
+    if (!live) return undefined;
+    const liveLeftMs = leaseDeadline(cluster, live, this.graceFactor) - Date.now();
+    if (liveLeftMs > 0) return { requeueAfterMs: liveLeftMs + 1 };
+    this.ctx.log.info(
+      { cluster: name, renewTime: lease.spec?.renewTime },
+      'lease expired: availability unknown',
+    );
+    await setClusterConditions(this.ctx.clusters, name, (fresh) => {
+      const current = findCondition(fresh.status?.conditions, ManagedClusterCondition.Available);
+      if (current?.status === 'Unknown') return [];
+      return [
+        {
+          type: ManagedClusterCondition.Available,
+          status: 'Unknown',
+          reason: ManagedClusterReason.ManagedClusterLeaseUpdateStopped,
+          message: leaseStoppedMessage,
+        },
+      ];
+    });
+    return undefined;
+  }
+}

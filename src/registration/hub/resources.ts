@@ -1,0 +1,145 @@
+// What the registration hub reads and writes besides the OCM kinds of src/api: descriptors and
+// minimal JSON types for namespaces, RBAC and CertificateSigningRequests, and the names the hub
+// writes (condition types and reasons, CSR approval reasons, RBAC object names, field manager).
+// Names OCM defines are spelled exactly as OCM spells them; the ones src/api does not have yet
+// live here until they move there.
+import { clusterAgentGroups, managedClustersGroup } from '../../api/index.ts';
+import type { KubeObject, ResourceDescriptor } from '../../kube/index.ts';
+
+const core = (plural: string, kind: string, namespaced: boolean): ResourceDescriptor => ({
+  group: '',
+  version: 'v1',
+  plural,
+  kind,
+  namespaced,
+});
+const rbacGroup = 'rbac.authorization.k8s.io';
+const rbac = (plural: string, kind: string, namespaced: boolean): ResourceDescriptor => ({
+  group: rbacGroup,
+  version: 'v1',
+  plural,
+  kind,
+  namespaced,
+});
+
+export const namespaceResource = core('namespaces', 'Namespace', false);
+export const clusterRoleResource = rbac('clusterroles', 'ClusterRole', false);
+export const clusterRoleBindingResource = rbac('clusterrolebindings', 'ClusterRoleBinding', false);
+export const roleResource = rbac('roles', 'Role', true);
+export const roleBindingResource = rbac('rolebindings', 'RoleBinding', true);
+export const certificateSigningRequestResource: ResourceDescriptor = {
+  group: 'certificates.k8s.io',
+  version: 'v1',
+  plural: 'certificatesigningrequests',
+  kind: 'CertificateSigningRequest',
+  namespaced: false,
+};
+
+export interface PolicyRule {
+  apiGroups: string[];
+  resources: string[];
+  verbs: string[];
+  resourceNames?: string[];
+}
+
+export interface RoleRef {
+  apiGroup: typeof rbacGroup;
+  kind: 'ClusterRole' | 'Role';
+  name: string;
+}
+
+export interface Subject {
+  apiGroup: typeof rbacGroup;
+  kind: 'Group' | 'User';
+  name: string;
+}
+
+/** A ClusterRole or a Role (same shape). */
+export interface RbacRole extends KubeObject {
+  rules: PolicyRule[];
+}
+
+/** A ClusterRoleBinding or a RoleBinding (same shape). */
+export interface RbacBinding extends KubeObject {
+  roleRef: RoleRef;
+  subjects: Subject[];
+}
+
+export interface CsrCondition {
+  type: 'Approved' | 'Denied' | 'Failed' | string;
+  status: 'True' | 'False' | 'Unknown';
+  reason?: string;
+  message?: string;
+  lastUpdateTime?: string;
+  lastTransitionTime?: string;
+}
+
+export interface CertificateSigningRequest extends KubeObject {
+  spec: {
+    /** base64 of the PEM PKCS#10 request */
+    request: string;
+    signerName: string;
+    usages?: string[];
+    expirationSeconds?: number;
+    /** set by the apiserver: who created the request */
+    username?: string;
+    uid?: string;
+    groups?: string[];
+  };
+  status?: {
+    conditions?: CsrCondition[];
+    /** base64 of the PEM certificate, once signed */
+    certificate?: string;
+  };
+}
+
+/** The signer every OCM registration agent asks for its hub client certificate. */
+export const kubeApiserverClientSignerName = 'kubernetes.io/kube-apiserver-client';
+
+/** Reasons on the Approved condition of CSRs the hub approves. */
+export const CsrApprovalReason = {
+  /** renewals by the same identity, bootstrap requests of listed users (OCM's reason) */
+  Auto: 'AutoApprovedByHubCSRApprovingController',
+  /** approveClusterCsrs (`tether accept`) */
+  Manual: 'ApprovedByTether',
+} as const;
+
+/** OCM's condition on a ManagedCluster being deleted (clusterv1.ManagedClusterConditionDeleting). */
+export const ManagedClusterDeleting = {
+  type: 'Deleting',
+  /** status False: ManifestWorks / add-ons in the cluster namespace are still going away */
+  ResourceRemaining: 'ResourceRemaining',
+  /** status True: nothing left in the cluster namespace */
+  NoResource: 'NoResource',
+  /** status False: cleaning up failed */
+  DeletingError: 'DeletingError',
+} as const;
+
+/** Messages OCM writes with HubAcceptedManagedCluster. */
+export const hubAcceptedMessage = 'Accepted by hub cluster admin';
+export const hubDeniedMessage = 'Denied by hub cluster admin';
+export const leaseStoppedMessage = 'Registration agent stopped updating its lease.';
+
+/** Field manager of every server-side apply and patch the registration hub makes. */
+export const hubFieldManager = 'tether-registration-hub';
+
+/** Lease the hub replicas elect their leader on (in kube-system unless told otherwise). */
+export const hubLeaderLeaseName = 'tether-registration-hub';
+
+/** ClusterRole and ClusterRoleBinding of one cluster's agents (OCM's name). */
+export function clusterRbacName(cluster: string): string {
+  return `open-cluster-management:managedcluster:${cluster}`;
+}
+
+/** Roles and RoleBindings in the cluster namespace, one per agent concern. */
+export const namespaceGrants = ['registration', 'work', 'serviceaccount'] as const;
+export type NamespaceGrant = (typeof namespaceGrants)[number];
+
+export function namespaceRbacName(cluster: string, grant: NamespaceGrant): string {
+  return `${clusterRbacName(cluster)}:${grant}`;
+}
+
+/** The group every certificate of this cluster's agents carries (and all its grants are bound to). */
+export function clusterGroup(cluster: string): string {
+  return clusterAgentGroups(cluster).find((group) => group !== managedClustersGroup) ?? '';
+}

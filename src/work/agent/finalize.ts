@@ -1,0 +1,128 @@
+// Tear-down paths of the work agent. (1) A ManifestWork being deleted: delete its applied
+// resources, then its AppliedManifestWork, then the hub finalizer — resources held by finalizers
+// keep both objects until the apiserver has really removed them. (2) An AppliedManifestWork
+// deleted on the managed cluster: remove its resources and let it go (a live ManifestWork then
+// gets a fresh one). (3) An AppliedManifestWork whose ManifestWork vanished while nobody removed
+// it (the agent was away): after a grace period it is deleted like (2). Owns no state.
+import { type AppliedManifestWork, type ManifestWork, manifestWorkFinalizer } from '../../api/index.ts';
+import { formatTime, isNotFound, type ResourceClient } from '../../kube/index.ts';
+import type { Logger } from '../../log.ts';
+import { type AppliedWorkStore, ownerReferenceOf } from './applied-work.ts';
+import type { ManagedClients } from './clients.ts';
+import { deleteAppliedResources } from './deletion.ts';
+
+/** How soon to look again at resources still terminating. */
+const pendingRecheckMs = 1000;
+
+export interface FinalizeOutcome {
+  /** look at the key again after this long */
+  requeueAfterMs?: number;
+}
+
+export interface WorkFinalizerOptions {
+  works: ResourceClient<ManifestWork>;
+  clusterName: string;
+  applied: AppliedWorkStore;
+  clients: ManagedClients;
+  evictionGracePeriodMs: number;
+  log: Logger;
+}
+
+export class WorkFinalizer {
+  private readonly o: WorkFinalizerOptions;
+  /** when this process started an eviction (the stored time has seconds only) */
+  private readonly evictionStarts = new Map<string, number>();
+
+  constructor(options: WorkFinalizerOptions) {
+    this.o = options;
+  }
+
+  /** The ManifestWork has a deletionTimestamp. */
+  async finalizeWork(work: ManifestWork): Promise<FinalizeOutcome> {
+    const name = work.metadata.name ?? '';
+    if (!(work.metadata.finalizers ?? []).includes(manifestWorkFinalizer)) return {};
+    // Read it fresh: the cache may not have seen our last step yet.
+    const applied = await this.o.applied.get(name);
+    if (applied) {
+      if (!applied.metadata.deletionTimestamp) await this.o.applied.delete(applied);
+      const outcome = await this.releaseAppliedWork(applied, `manifestwork ${name} is being deleted`);
+      if (outcome.requeueAfterMs !== undefined) return outcome;
+    }
+    await this.removeWorkFinalizer(work);
+    this.o.log.info({ work: name }, 'applied resources removed: released the ManifestWork');
+    return {};
+  }
+
+  /**
+   * Delete what `applied` recorded and, once nothing is left, remove its finalizer. Returns a
+   * requeue while resources are still terminating.
+   */
+  async releaseAppliedWork(applied: AppliedManifestWork, why: string): Promise<FinalizeOutcome> {
+    const resources = applied.status?.appliedResources ?? [];
+    const owner = ownerReferenceOf(applied);
+    const { pending, errors } = await deleteAppliedResources(resources, owner, this.o.clients, this.o.log);
+    if (errors.length > 0) throw new Error(`cleaning up ${applied.metadata.name}: ${errors.join('; ')}`);
+    if (pending.length > 0) {
+      this.o.log.info(
+        { appliedWork: applied.metadata.name, pending: pending.length, why },
+        'waiting for resources to go',
+      );
+      if (pending.length !== resources.length) {
+        await this.o.applied.setAppliedResources(applied, pending).catch((err: unknown) => {
+          if (!isNotFound(err)) throw err;
+        });
+      }
+      return { requeueAfterMs: pendingRecheckMs };
+    }
+    await this.o.applied.removeFinalizer(applied);
+    return {};
+  }
+
+  /** An AppliedManifestWork of ours whose ManifestWork is not on the hub. */
+  async evictOrphan(workName: string, now = Date.now()): Promise<FinalizeOutcome> {
+    const applied = await this.o.applied.get(workName);
+    if (!applied || applied.spec.agentID !== this.o.applied.agentId) {
+      this.evictionStarts.delete(workName);
+      return {};
+    }
+    if (applied.metadata.deletionTimestamp) {
+      return this.releaseAppliedWork(applied, `manifestwork ${workName} is gone`);
+    }
+    const started = applied.status?.evictionStartTime;
+    if (!started) {
+      await this.o.applied.markEviction(applied, formatTime(new Date(now)));
+      this.evictionStarts.set(workName, now);
+      this.o.log.info(
+        { work: workName, gracePeriodMs: this.o.evictionGracePeriodMs },
+        'manifestwork is gone from the hub: evicting its applied resources after the grace period',
+      );
+      return { requeueAfterMs: this.o.evictionGracePeriodMs };
+    }
+    const startedAt = this.evictionStarts.get(workName) ?? Date.parse(started);
+    const remaining = startedAt + this.o.evictionGracePeriodMs - now;
+    if (remaining > 0) return { requeueAfterMs: remaining };
+    this.evictionStarts.delete(workName);
+    this.o.log.info({ work: workName }, 'eviction grace period over: deleting the AppliedManifestWork');
+    await this.o.applied.delete(applied);
+    const deleting = await this.o.applied.get(workName);
+    return deleting ? this.releaseAppliedWork(deleting, `manifestwork ${workName} is gone`) : {};
+  }
+
+  private async removeWorkFinalizer(work: ManifestWork): Promise<void> {
+    const finalizers = work.metadata.finalizers ?? [];
+    try {
+      await this.o.works.patchMerge(
+        work.metadata.name ?? '',
+        {
+          metadata: {
+            resourceVersion: work.metadata.resourceVersion,
+            finalizers: finalizers.filter((f) => f !== manifestWorkFinalizer),
+          },
+        },
+        this.o.clusterName,
+      );
+    } catch (err) {
+      if (!isNotFound(err)) throw err;
+    }
+  }
+}

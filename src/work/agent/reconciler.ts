@@ -1,0 +1,288 @@
+// ManifestWorkReconciler: one ManifestWork (the key is its name in the cluster namespace) →
+// finalizer on the hub, AppliedManifestWork on the managed cluster, every manifest applied,
+// resources dropped from the work removed, status written back to the hub. Reads both caches;
+// writes only when something changed, so the events our own writes cause end in no-ops: a work
+// already applied at this generation is not applied again until its resync is due.
+import {
+  type AppliedManifestResourceMeta,
+  type AppliedManifestWork,
+  type Manifest,
+  type ManifestWork,
+  manifestWorkFinalizer,
+} from '../../api/index.ts';
+import { errorMessage } from '../../errors.ts';
+import type { Informer, ReconcileResult, ResourceClient } from '../../kube/index.ts';
+import type { Logger } from '../../log.ts';
+import {
+  type AppliedWorkStore,
+  appliedResourceKey,
+  ownerReferenceOf,
+  sortAppliedResources,
+} from './applied-work.ts';
+import type { ManifestApplier, ManifestOutcome } from './apply.ts';
+import type { ManagedClients } from './clients.ts';
+import { deleteAppliedResources } from './deletion.ts';
+import type { WorkFinalizer } from './finalize.ts';
+import { buildWorkStatus, statusEqual } from './status.ts';
+
+export interface ReconcilerOptions {
+  clusterName: string;
+  works: ResourceClient<ManifestWork>;
+  workInformer: Informer<ManifestWork>;
+  appliedInformer: Informer<AppliedManifestWork>;
+  applied: AppliedWorkStore;
+  applier: ManifestApplier;
+  finalizer: WorkFinalizer;
+  clients: ManagedClients;
+  /** re-apply and re-read status this often even when nothing changed */
+  resyncIntervalMs: number;
+  log: Logger;
+}
+
+/** What the last full pass of a work established. */
+interface SyncMemo {
+  uid: string;
+  generation: number;
+  appliedUid: string;
+  at: number;
+}
+
+/** Backoff for manifests that keep failing, per work: fast for kinds not served yet, slower otherwise. */
+const unknownKindBackoff = { baseMs: 200, maxMs: 5_000 };
+const failureBackoff = { baseMs: 1_000, maxMs: 60_000 };
+const pendingDeletionRecheckMs = 1_000;
+
+export class ManifestWorkReconciler {
+  private readonly o: ReconcilerOptions;
+  private readonly memo = new Map<string, SyncMemo>();
+  private readonly failures = new Map<string, number>();
+  /** the AppliedManifestWorks as our own last writes returned them (the cache may lag behind) */
+  private readonly written = new Map<string, AppliedManifestWork>();
+
+  constructor(options: ReconcilerOptions) {
+    this.o = options;
+  }
+
+  readonly reconcile = async (name: string): Promise<ReconcileResult | undefined> => {
+    const work = this.o.workInformer.getByName(name, this.o.clusterName);
+    if (!work) {
+      this.forget(name);
+      return this.o.finalizer.evictOrphan(name);
+    }
+    if (work.metadata.deletionTimestamp) {
+      this.forget(name);
+      return this.o.finalizer.finalizeWork(work);
+    }
+    return this.sync(work);
+  };
+
+  private forget(name: string): void {
+    this.memo.delete(name);
+    this.failures.delete(name);
+    this.written.delete(name);
+  }
+
+  /** The newer of the cached AppliedManifestWork and the one our last write returned. */
+  private freshest(name: string, cached: AppliedManifestWork | undefined): AppliedManifestWork | undefined {
+    const written = this.written.get(name);
+    if (!cached || !written || written.metadata.uid !== cached.metadata.uid) return cached;
+    const rv = (a: AppliedManifestWork) => Number(a.metadata.resourceVersion ?? 0);
+    return rv(written) > rv(cached) ? written : cached;
+  }
+
+  private async sync(cached: ManifestWork): Promise<ReconcileResult | undefined> {
+    const name = cached.metadata.name ?? '';
+    const work = await this.ensureFinalizer(cached);
+    const cachedApplied = this.o.appliedInformer.getByName(this.o.applied.nameFor(name));
+    if (cachedApplied?.metadata.deletionTimestamp) {
+      // Deleted on the managed cluster: clean up; a fresh one follows once it is gone.
+      this.memo.delete(name);
+      const outcome = await this.o.finalizer.releaseAppliedWork(
+        cachedApplied,
+        'its AppliedManifestWork is being deleted',
+      );
+      return { requeueAfterMs: outcome.requeueAfterMs ?? pendingDeletionRecheckMs };
+    }
+    const applied = await this.o.applied.ensure(name, this.freshest(name, cachedApplied));
+    this.written.set(name, applied);
+
+    const memo = this.memo.get(name);
+    const now = Date.now();
+    if (
+      memo &&
+      memo.uid === work.metadata.uid &&
+      memo.generation === (work.metadata.generation ?? 0) &&
+      memo.appliedUid === applied.metadata.uid &&
+      now - memo.at < this.o.resyncIntervalMs * 0.95
+    ) {
+      return { requeueAfterMs: memo.at + this.o.resyncIntervalMs - now };
+    }
+
+    const outcomes = await this.applyAll(work, applied);
+    const pending = await this.trackAppliedResources(work, applied, outcomes);
+    await this.writeStatus(work, outcomes);
+
+    const unknownKind = outcomes.some((o) => o.unknownKind);
+    const failed = outcomes.some((o) => o.error && !o.applyConflict);
+    if (!failed && pending === 0) {
+      this.failures.delete(name);
+      this.memo.set(name, {
+        uid: work.metadata.uid ?? '',
+        generation: work.metadata.generation ?? 0,
+        appliedUid: applied.metadata.uid ?? '',
+        at: now,
+      });
+      return { requeueAfterMs: jitter(this.o.resyncIntervalMs) };
+    }
+    this.memo.delete(name);
+    if (pending > 0 && !failed) return { requeueAfterMs: pendingDeletionRecheckMs };
+    const attempt = this.failures.get(name) ?? 0;
+    this.failures.set(name, attempt + 1);
+    const backoff = unknownKind ? unknownKindBackoff : failureBackoff;
+    const delay = Math.min(backoff.baseMs * 2 ** Math.min(attempt, 20), backoff.maxMs);
+    if (pending > 0) return { requeueAfterMs: Math.min(delay, pendingDeletionRecheckMs) };
+    return { requeueAfterMs: delay };
+  }
+
+  /** Our finalizer goes on before anything is applied, so a deleted work waits for its clean-up. */
+  private async ensureFinalizer(work: ManifestWork): Promise<ManifestWork> {
+    const finalizers = work.metadata.finalizers ?? [];
+    if (finalizers.includes(manifestWorkFinalizer)) return work;
+    return this.o.works.patchMerge(
+      work.metadata.name ?? '',
+      {
+        metadata: {
+          resourceVersion: work.metadata.resourceVersion,
+          finalizers: [...finalizers, manifestWorkFinalizer],
+        },
+      },
+      this.o.clusterName,
+    );
+  }
+
+  private async applyAll(work: ManifestWork, applied: AppliedManifestWork): Promise<ManifestOutcome[]> {
+    const manifests = work.spec?.workload?.manifests ?? [];
+    const recorded = new Set(
+      (applied.status?.appliedResources ?? []).map((r) => `${r.group ?? ''}/${r.namespace ?? ''}/${r.name}`),
+    );
+    const owner = ownerReferenceOf(applied);
+    const outcomes: ManifestOutcome[] = [];
+    for (const [ordinal, manifest] of manifests.entries()) {
+      const outcome = await this.o.applier.apply({
+        ordinal,
+        manifest,
+        configs: work.spec?.manifestConfigs ?? [],
+        deleteOption: work.spec?.deleteOption,
+        owner,
+        likelyNew: !recorded.has(recordKeyOf(manifest)),
+      });
+      if (outcome.error) {
+        this.o.log.info(
+          {
+            work: work.metadata.name,
+            ordinal,
+            kind: outcome.meta.kind,
+            name: outcome.meta.name,
+            err: outcome.error,
+          },
+          'manifest not applied',
+        );
+      }
+      outcomes.push(outcome);
+    }
+    return outcomes;
+  }
+
+  /**
+   * Record what exists because of the work and remove what the work no longer lists. Returns how
+   * many removed resources are still terminating.
+   */
+  private async trackAppliedResources(
+    work: ManifestWork,
+    applied: AppliedManifestWork,
+    outcomes: readonly ManifestOutcome[],
+  ): Promise<number> {
+    const previous = applied.status?.appliedResources ?? [];
+    const previousByKey = new Map(previous.map((r) => [appliedResourceKey(r), r]));
+    const current = new Map<string, AppliedManifestResourceMeta>();
+    for (const o of outcomes) {
+      const { descriptor, meta } = o;
+      if (!descriptor || !meta.name) continue;
+      const entry = {
+        group: descriptor.group || undefined,
+        version: descriptor.version,
+        resource: descriptor.plural,
+        namespace: meta.namespace || undefined,
+        name: meta.name,
+      };
+      const key = appliedResourceKey(entry);
+      if (o.live.state === 'present') {
+        current.set(key, { ...entry, uid: o.live.object.metadata?.uid });
+      } else {
+        // Not readable right now: keep the record rather than forgetting (and orphaning) it.
+        const kept = previousByKey.get(key);
+        if (kept) current.set(key, kept);
+      }
+    }
+    const dropped = previous.filter((r) => !current.has(appliedResourceKey(r)));
+    let pending = 0;
+    if (dropped.length > 0) {
+      const owner = ownerReferenceOf(applied);
+      const result = await deleteAppliedResources(dropped, owner, this.o.clients, this.o.log);
+      pending = result.pending.length;
+      if (result.errors.length > 0) {
+        this.o.log.warn(
+          { work: work.metadata.name, errors: result.errors },
+          'could not remove dropped resources',
+        );
+      }
+      // Still terminating or not removable yet: stay recorded, so the next pass looks again.
+      for (const r of [...result.pending, ...result.failed]) current.set(appliedResourceKey(r), r);
+      if (result.failed.length > 0) pending += result.failed.length;
+    }
+    const next = sortAppliedResources([...current.values()]);
+    if (!sameResources(previous, next)) {
+      try {
+        const name = work.metadata.name ?? '';
+        this.written.set(name, await this.o.applied.setAppliedResources(applied, next));
+      } catch (err) {
+        throw new Error(`record applied resources of ${work.metadata.name}: ${errorMessage(err)}`);
+      }
+    }
+    return pending;
+  }
+
+  private async writeStatus(work: ManifestWork, outcomes: readonly ManifestOutcome[]): Promise<void> {
+    const status = buildWorkStatus(work.status, outcomes, work.metadata.generation);
+    if (statusEqual(work.status, status)) return;
+    await this.o.works.patchStatus(work.metadata.name ?? '', { status }, this.o.clusterName);
+  }
+}
+
+/** group/namespace/name of a manifest, as recorded in appliedResources (before discovery knows the plural). */
+function recordKeyOf(manifest: Manifest | undefined): string {
+  const apiVersion = typeof manifest?.apiVersion === 'string' ? manifest.apiVersion : '';
+  const group = apiVersion.includes('/') ? apiVersion.slice(0, apiVersion.indexOf('/')) : '';
+  return `${group}/${manifest?.metadata?.namespace ?? ''}/${manifest?.metadata?.name ?? ''}`;
+}
+
+function sameResources(
+  a: readonly AppliedManifestResourceMeta[],
+  b: readonly AppliedManifestResourceMeta[],
+): boolean {
+  if (a.length !== b.length) return false;
+  return a.every((x, i) => {
+    const y = b[i];
+    return (
+      y !== undefined &&
+      appliedResourceKey(x) === appliedResourceKey(y) &&
+      x.version === y.version &&
+      (x.uid ?? '') === (y.uid ?? '')
+    );
+  });
+}
+
+/** Spread resyncs of works that were applied together over 10% of the interval. */
+function jitter(ms: number): number {
+  return Math.round(ms * (0.9 + Math.random() * 0.1));
+}

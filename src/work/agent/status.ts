@@ -1,0 +1,217 @@
+// The ManifestWork status the agent reports to the hub: per manifest its resourceMeta, Applied /
+// Available / StatusFeedbackSynced conditions and feedback values; for the work, Applied and
+// Available aggregated over the manifests, with observedGeneration. Pure functions over apply
+// outcomes and the status last written, so transition times only move when a status changes and
+// an unchanged status is recognised (statusEqual) and never rewritten.
+import { isDeepStrictEqual } from 'node:util';
+import {
+  type ManifestCondition,
+  type ManifestResourceMeta,
+  ManifestWorkCondition,
+  ManifestWorkReason,
+  type ManifestWorkStatus,
+} from '../../api/index.ts';
+import { type Condition, type ConditionUpdate, setCondition } from '../../kube/index.ts';
+import type { ManifestOutcome } from './apply.ts';
+import { readFeedback } from './feedback.ts';
+
+/** Longest condition message written; apiserver messages can be long (and the CRD caps them). */
+const messageMaxLength = 4096;
+
+function truncate(message: string): string {
+  return message.length > messageMaxLength ? `${message.slice(0, messageMaxLength - 1)}…` : message;
+}
+
+function sameResource(a: ManifestResourceMeta, b: ManifestResourceMeta, withOrdinal: boolean): boolean {
+  return (
+    (!withOrdinal || a.ordinal === b.ordinal) &&
+    (a.group ?? '') === (b.group ?? '') &&
+    (a.version ?? '') === (b.version ?? '') &&
+    (a.kind ?? '') === (b.kind ?? '') &&
+    (a.resource ?? '') === (b.resource ?? '') &&
+    (a.name ?? '') === (b.name ?? '') &&
+    (a.namespace ?? '') === (b.namespace ?? '')
+  );
+}
+
+/** The previous status entry of a manifest: same meta, else same meta at another ordinal (if unique). */
+export function findPreviousManifest(
+  previous: readonly ManifestCondition[],
+  meta: ManifestResourceMeta,
+): ManifestCondition | undefined {
+  const exact = previous.find((p) => sameResource(p.resourceMeta, meta, true));
+  if (exact) return exact;
+  const moved = previous.filter((p) => sameResource(p.resourceMeta, meta, false));
+  return moved.length === 1 ? moved[0] : undefined;
+}
+
+function appliedCondition(outcome: ManifestOutcome): ConditionUpdate {
+  if (outcome.error) {
+    return {
+      type: ManifestWorkCondition.Applied,
+      status: 'False',
+      reason: ManifestWorkReason.AppliedManifestFailed,
+      message: truncate(`Failed to apply manifest: ${outcome.error}`),
+    };
+  }
+  return {
+    type: ManifestWorkCondition.Applied,
+    status: 'True',
+    reason: ManifestWorkReason.AppliedManifestComplete,
+    message: 'Apply manifest complete',
+  };
+}
+
+function availableCondition(outcome: ManifestOutcome): ConditionUpdate {
+  const type = ManifestWorkCondition.Available;
+  if (!outcome.descriptor) {
+    return {
+      type,
+      status: 'Unknown',
+      reason: ManifestWorkReason.IncompletedResourceMeta,
+      message: 'Resource meta is incompleted',
+    };
+  }
+  switch (outcome.live.state) {
+    case 'present':
+      return {
+        type,
+        status: 'True',
+        reason: ManifestWorkReason.ResourceAvailable,
+        message: 'Resource is available',
+      };
+    case 'absent':
+      return {
+        type,
+        status: 'False',
+        reason: ManifestWorkReason.ResourceNotAvailable,
+        message: 'Resource is not available',
+      };
+    default:
+      return {
+        type,
+        status: 'Unknown',
+        reason: ManifestWorkReason.FetchingResourceFailed,
+        message: truncate(`Failed to fetch resource: ${outcome.live.message}`),
+      };
+  }
+}
+
+/** The status entry of one manifest, keeping transition times (and feedback when unreadable) from `previous`. */
+export function manifestCondition(
+  outcome: ManifestOutcome,
+  previous: ManifestCondition | undefined,
+  generation: number | undefined,
+  now: Date,
+): ManifestCondition {
+  let conditions: Condition[] = (previous?.conditions ?? []) as Condition[];
+  conditions = setCondition(conditions, appliedCondition(outcome), generation, now);
+  conditions = setCondition(conditions, availableCondition(outcome), generation, now);
+  const entry: ManifestCondition = { resourceMeta: outcome.meta, conditions };
+  const rules = outcome.config?.feedbackRules ?? [];
+  if (rules.length === 0) {
+    entry.conditions = conditions.filter((c) => c.type !== ManifestWorkCondition.StatusFeedbackSynced);
+    return entry;
+  }
+  if (outcome.live.state !== 'present') {
+    // Nothing to read: keep what was reported last (and its condition).
+    if (previous?.statusFeedback) entry.statusFeedback = previous.statusFeedback;
+    return entry;
+  }
+  const { values, errors } = readFeedback(outcome.live.object, rules);
+  entry.statusFeedback = { values };
+  entry.conditions = setCondition(
+    conditions,
+    errors.length > 0
+      ? {
+          type: ManifestWorkCondition.StatusFeedbackSynced,
+          status: 'False',
+          reason: ManifestWorkReason.StatusFeedbackSyncFailed,
+          message: truncate(`Sync status feedback failed with error ${errors.join('; ')}`),
+        }
+      : {
+          type: ManifestWorkCondition.StatusFeedbackSynced,
+          status: 'True',
+          reason: ManifestWorkReason.StatusFeedbackSynced,
+          message: '',
+        },
+    generation,
+    now,
+  );
+  return entry;
+}
+
+function countStatus(manifests: readonly ManifestCondition[], type: string, status: string): number {
+  return manifests.filter((m) => m.conditions.find((c) => c.type === type)?.status === status).length;
+}
+
+/** Work-level Applied: every manifest applied. */
+function workApplied(manifests: readonly ManifestCondition[]): ConditionUpdate {
+  const failed = countStatus(manifests, ManifestWorkCondition.Applied, 'False');
+  return failed === 0
+    ? {
+        type: ManifestWorkCondition.Applied,
+        status: 'True',
+        reason: ManifestWorkReason.AppliedManifestWorkComplete,
+        message: 'Apply manifest work complete',
+      }
+    : {
+        type: ManifestWorkCondition.Applied,
+        status: 'False',
+        reason: ManifestWorkReason.AppliedManifestWorkFailed,
+        message: `Failed to apply manifest work: ${failed} of ${manifests.length} manifests failed`,
+      };
+}
+
+/** Work-level Available: False when any resource is missing, Unknown when any cannot be told. */
+function workAvailable(manifests: readonly ManifestCondition[]): ConditionUpdate {
+  const type = ManifestWorkCondition.Available;
+  const total = manifests.length;
+  const missing = countStatus(manifests, type, 'False');
+  if (missing > 0) {
+    return {
+      type,
+      status: 'False',
+      reason: ManifestWorkReason.ResourcesNotAvailable,
+      message: `${missing} of ${total} resources are not available`,
+    };
+  }
+  const unknown = total - countStatus(manifests, type, 'True');
+  if (unknown > 0) {
+    return {
+      type,
+      status: 'Unknown',
+      reason: ManifestWorkReason.ResourcesStatusUnknown,
+      message: `${unknown} of ${total} resources have unknown status`,
+    };
+  }
+  return {
+    type,
+    status: 'True',
+    reason: ManifestWorkReason.ResourcesAvailable,
+    message: 'All resources are available',
+  };
+}
+
+/** The whole status for `outcomes` (in manifest order), building on `previous`. */
+export function buildWorkStatus(
+  previous: ManifestWorkStatus | undefined,
+  outcomes: readonly ManifestOutcome[],
+  generation: number | undefined,
+  now: Date = new Date(),
+): ManifestWorkStatus {
+  const previousManifests = previous?.resourceStatus?.manifests ?? [];
+  const manifests = outcomes.map((o) =>
+    manifestCondition(o, findPreviousManifest(previousManifests, o.meta), generation, now),
+  );
+  let conditions = (previous?.conditions ?? []) as Condition[];
+  conditions = setCondition(conditions, workApplied(manifests), generation, now);
+  conditions = setCondition(conditions, workAvailable(manifests), generation, now);
+  return { conditions, resourceStatus: { manifests } };
+}
+
+/** Same status as far as the apiserver would store it (undefined fields dropped, key order ignored). */
+export function statusEqual(a: ManifestWorkStatus | undefined, b: ManifestWorkStatus | undefined): boolean {
+  const normal = (s: ManifestWorkStatus | undefined) => JSON.parse(JSON.stringify(s ?? {}));
+  return isDeepStrictEqual(normal(a), normal(b));
+}

@@ -1,0 +1,301 @@
+// The hub's half of registration, played by e2e tests of the registration agent (the real hub
+// controllers live elsewhere): a bootstrap identity (ServiceAccount token bound to OCM's bootstrap
+// rules), a CSR approver, and "accept" = cluster namespace + the agent's narrow RBAC + lease +
+// hubAcceptsClient + HubAcceptedManagedCluster. So the agent under test runs with exactly the
+// permissions OCM's hub grants it. Everything created is removed by cleanup().
+import { readFileSync } from 'node:fs';
+import {
+  CertificatesV1Api,
+  CoreV1Api,
+  type KubeConfig,
+  RbacAuthorizationV1Api,
+  type V1CertificateSigningRequest,
+} from '@kubernetes/client-node';
+import {
+  clusterApiGroup,
+  clusterNameLabel,
+  type ManagedCluster,
+  ManagedClusterCondition,
+  ManagedClusterReason,
+  managedClusterLeaseName,
+  managedClusterResource,
+} from '../../../src/api/index.ts';
+import {
+  formatMicroTime,
+  formatTime,
+  isNotFound,
+  kubeconfigFromParts,
+  kubeconfigToYaml,
+  type Lease,
+  leaseResource,
+  ResourceClient,
+} from '../../../src/kube/index.ts';
+import type { ControlPlaneInfo } from '../../../src/localenv/types.ts';
+
+const hubManager = 'e2e-hub';
+
+export interface FakeHubOptions {
+  hub: ControlPlaneInfo;
+  admin: KubeConfig;
+  /** unique prefix for the hub objects this instance creates */
+  name: string;
+}
+
+export class FakeHub {
+  readonly admin: KubeConfig;
+  readonly clusters: ResourceClient<ManagedCluster>;
+  readonly leases: ResourceClient<Lease>;
+  /** CSRs this hub approved, by name */
+  readonly approved: string[] = [];
+  private readonly opts: FakeHubOptions;
+  private readonly core: CoreV1Api;
+  private readonly rbac: RbacAuthorizationV1Api;
+  private readonly certs: CertificatesV1Api;
+  private readonly undo: Array<() => Promise<unknown>> = [];
+  private approvers: Array<() => void> = [];
+
+  constructor(opts: FakeHubOptions) {
+    this.opts = opts;
+    this.admin = opts.admin;
+    this.core = opts.admin.makeApiClient(CoreV1Api);
+    this.rbac = opts.admin.makeApiClient(RbacAuthorizationV1Api);
+    this.certs = opts.admin.makeApiClient(CertificatesV1Api);
+    this.clusters = new ResourceClient<ManagedCluster>(opts.admin, managedClusterResource);
+    this.leases = new ResourceClient<Lease>(opts.admin, leaseResource);
+  }
+
+  /** A ServiceAccount allowed what OCM's bootstrap ClusterRole allows; returns its user name. */
+  async createBootstrapIdentity(): Promise<string> {
+    const { name } = this.opts;
+    await this.core.createNamespace({ body: { metadata: { name } } });
+    this.undo.push(() => this.core.deleteNamespace({ name }));
+    await this.core.createNamespacedServiceAccount({
+      namespace: name,
+      body: { metadata: { name: 'bootstrap' } },
+    });
+    await this.rbac.createClusterRole({
+      body: {
+        metadata: { name },
+        rules: [
+          {
+            apiGroups: ['certificates.k8s.io'],
+            resources: ['certificatesigningrequests'],
+            verbs: ['create', 'get', 'list', 'watch'],
+          },
+          { apiGroups: [clusterApiGroup], resources: ['managedclusters'], verbs: ['create', 'get'] },
+        ],
+      },
+    });
+    this.undo.push(() => this.rbac.deleteClusterRole({ name }));
+    await this.rbac.createClusterRoleBinding({
+      body: {
+        metadata: { name },
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name },
+        subjects: [{ kind: 'ServiceAccount', name: 'bootstrap', namespace: name }],
+      },
+    });
+    this.undo.push(() => this.rbac.deleteClusterRoleBinding({ name }));
+    return `system:serviceaccount:${name}:bootstrap`;
+  }
+
+  /** A bootstrap kubeconfig (YAML) with a fresh token of the bootstrap ServiceAccount. */
+  async bootstrapKubeconfig(proxyUrl?: string): Promise<string> {
+    const tr = await this.core.createNamespacedServiceAccountToken({
+      name: 'bootstrap',
+      namespace: this.opts.name,
+      body: { spec: { audiences: [], expirationSeconds: 3600 } },
+    });
+    const kc = kubeconfigFromParts({
+      name: 'hub',
+      server: this.opts.hub.apiserverUrl,
+      caPem: readFileSync(this.opts.hub.caCertPath, 'utf8'),
+      token: tr.status?.token ?? '',
+      ...(proxyUrl ? { proxyUrl } : {}),
+    });
+    return kubeconfigToYaml(kc);
+  }
+
+  /** Approve every CSR of `cluster` as soon as it appears (until cleanup or the returned stop). */
+  startApprover(cluster: string, delayMs = 0): () => void {
+    let stopped = false;
+    const started = Date.now();
+    const loop = async () => {
+      while (!stopped) {
+        if (Date.now() - started >= delayMs) await this.approvePending(cluster).catch(() => {});
+        await new Promise((r) => setTimeout(r, 250));
+      }
+    };
+    void loop();
+    const stop = () => {
+      stopped = true;
+    };
+    this.approvers.push(stop);
+    this.undo.push(async () => {
+      for (const csr of await this.csrs(cluster)) {
+        await this.certs.deleteCertificateSigningRequest({ name: csr.metadata?.name ?? '' }).catch(() => {});
+      }
+    });
+    return stop;
+  }
+
+  /** CSRs labelled for `cluster`, oldest first. */
+  async csrs(cluster: string): Promise<V1CertificateSigningRequest[]> {
+    const list = await this.certs.listCertificateSigningRequest({
+      labelSelector: `${clusterNameLabel}=${cluster}`,
+    });
+    const created = (c: V1CertificateSigningRequest) =>
+      new Date(c.metadata?.creationTimestamp ?? 0).getTime();
+    return list.items.sort((a, b) => created(a) - created(b));
+  }
+
+  private async approvePending(cluster: string): Promise<void> {
+    for (const csr of await this.csrs(cluster)) {
+      const done = csr.status?.conditions?.some((c) => c.type === 'Approved' || c.type === 'Denied');
+      if (done) continue;
+      const name = csr.metadata?.name ?? '';
+      const condition = {
+        type: 'Approved',
+        status: 'True',
+        reason: 'E2EHubApproved',
+        message: 'approved by the e2e fake hub',
+        lastUpdateTime: new Date(),
+      };
+      csr.status = { ...csr.status, conditions: [...(csr.status?.conditions ?? []), condition] };
+      await this.certs.replaceCertificateSigningRequestApproval({ name, body: csr });
+      this.approved.push(name);
+    }
+  }
+
+  /**
+   * What OCM's hub does on accept: cluster namespace, the agent's ClusterRole/Role (only its own
+   * ManagedCluster, CSRs, its lease and events), the lease, hubAcceptsClient and the condition.
+   */
+  async accept(cluster: string, options: { createLease?: boolean } = {}): Promise<void> {
+    const name = `open-cluster-management:managedcluster:${cluster}`;
+    const group = `system:open-cluster-management:${cluster}`;
+    const subjects = [{ kind: 'Group', name: group, apiGroup: 'rbac.authorization.k8s.io' }];
+    await this.core.createNamespace({ body: { metadata: { name: cluster } } });
+    this.undo.push(() => this.core.deleteNamespace({ name: cluster }));
+    await this.rbac.createClusterRole({
+      body: {
+        metadata: { name },
+        rules: [
+          {
+            apiGroups: [clusterApiGroup],
+            resources: ['managedclusters'],
+            resourceNames: [cluster],
+            verbs: ['get', 'list', 'watch', 'update', 'patch'],
+          },
+          {
+            apiGroups: [clusterApiGroup],
+            resources: ['managedclusters/status'],
+            resourceNames: [cluster],
+            verbs: ['get', 'update', 'patch'],
+          },
+          {
+            apiGroups: ['certificates.k8s.io'],
+            resources: ['certificatesigningrequests'],
+            verbs: ['create', 'get', 'list', 'watch'],
+          },
+        ],
+      },
+    });
+    this.undo.push(() => this.rbac.deleteClusterRole({ name }));
+    await this.rbac.createClusterRoleBinding({
+      body: {
+        metadata: { name },
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name },
+        subjects,
+      },
+    });
+    this.undo.push(() => this.rbac.deleteClusterRoleBinding({ name }));
+    await this.rbac.createNamespacedRole({
+      namespace: cluster,
+      body: {
+        metadata: { name },
+        rules: [
+          {
+            apiGroups: ['coordination.k8s.io'],
+            resources: ['leases'],
+            verbs: ['get', 'list', 'watch', 'update', 'patch'],
+          },
+          { apiGroups: ['', 'events.k8s.io'], resources: ['events'], verbs: ['create', 'patch', 'update'] },
+        ],
+      },
+    });
+    await this.rbac.createNamespacedRoleBinding({
+      namespace: cluster,
+      body: {
+        metadata: { name },
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name },
+        subjects,
+      },
+    });
+    if (options.createLease ?? true) await this.createLease(cluster);
+    this.undo.push(() => this.clusters.delete(cluster, undefined, { ignoreNotFound: true }));
+    await this.clusters.patchMerge(cluster, { spec: { hubAcceptsClient: true } });
+    await this.clusters.applyStatus(
+      {
+        metadata: { name: cluster },
+        status: {
+          conditions: [
+            {
+              type: ManagedClusterCondition.HubAccepted,
+              status: 'True',
+              reason: ManagedClusterReason.HubClusterAdminAccepted,
+              message: 'Accepted by hub cluster admin',
+              lastTransitionTime: formatTime(new Date()),
+            },
+          ],
+        },
+      },
+      { fieldManager: hubManager, force: true },
+    );
+  }
+
+  /** The lease the hub creates on accept. */
+  async createLease(cluster: string): Promise<void> {
+    await this.leases.create({
+      metadata: {
+        name: managedClusterLeaseName,
+        namespace: cluster,
+        labels: { [clusterNameLabel]: cluster },
+      },
+      spec: { leaseDurationSeconds: 60, renewTime: formatMicroTime(new Date(Date.now() - 3600_000)) },
+    });
+  }
+
+  /**
+   * The hub's lease watchdog: Available Unknown. Its own field manager: an apply as `e2e-hub`
+   * without HubAccepted would delete the condition that manager applied before.
+   */
+  async markUnknown(cluster: string): Promise<void> {
+    await this.clusters.applyStatus(
+      {
+        metadata: { name: cluster },
+        status: {
+          conditions: [
+            {
+              type: ManagedClusterCondition.Available,
+              status: 'Unknown',
+              reason: ManagedClusterReason.ManagedClusterLeaseUpdateStopped,
+              message: 'Registration agent stopped updating its lease.',
+              lastTransitionTime: formatTime(new Date()),
+            },
+          ],
+        },
+      },
+      { fieldManager: `${hubManager}-lease-watchdog`, force: true },
+    );
+  }
+
+  /** Stop approvers, remove everything this hub created (last first). */
+  async cleanup(): Promise<void> {
+    for (const stop of this.approvers.splice(0)) stop();
+    const errors: unknown[] = [];
+    for (const step of this.undo.splice(0).reverse()) {
+      await step().catch((err: unknown) => isNotFound(err) || errors.push(err));
+    }
+    if (errors.length > 0) throw errors[0];
+  }
+}

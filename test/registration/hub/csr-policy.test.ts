@@ -1,0 +1,165 @@
+import 'reflect-metadata'; // before @peculiar/x509, as src/pki does
+import { webcrypto } from 'node:crypto';
+import * as x509 from '@peculiar/x509';
+import { describe, expect, it } from 'vitest';
+import { clusterAgentGroups, clusterNameLabel } from '../../../src/api/index.ts';
+import { createCertificateRequest } from '../../../src/pki/index.ts';
+import {
+  autoApprovalReason,
+  type ClusterCsrIdentity,
+  checkClusterCsr,
+  isCsrDecided,
+} from '../../../src/registration/hub/csr-policy.ts';
+import {
+  type CertificateSigningRequest,
+  CsrApprovalReason,
+  kubeApiserverClientSignerName,
+} from '../../../src/registration/hub/resources.ts';
+import { agentSubject } from '../../../src/tunnel/identity.ts';
+
+const signers = [kubeApiserverClientSignerName];
+const clientUsages = ['client auth', 'digital signature', 'key encipherment'];
+
+async function csrFor(
+  subject: { commonName: string; organizations: string[] },
+  overrides: { label?: string | null; signerName?: string; usages?: string[]; request?: string } = {},
+): Promise<CertificateSigningRequest> {
+  const { csrPem } = await createCertificateRequest(subject);
+  const label = overrides.label === undefined ? 'cluster1' : overrides.label;
+  return {
+    metadata: { name: 'csr', labels: label === null ? {} : { [clusterNameLabel]: label } },
+    spec: {
+      request: overrides.request ?? Buffer.from(csrPem).toString('base64'),
+      signerName: overrides.signerName ?? kubeApiserverClientSignerName,
+      usages: overrides.usages ?? clientUsages,
+    },
+  };
+}
+
+const problemOf = (csr: CertificateSigningRequest) => {
+  const check = checkClusterCsr(csr, signers);
+  return check.ok ? undefined : check.problem;
+};
+
+describe('checkClusterCsr', () => {
+  it("accepts exactly the cluster's agent identity, with client usages", async () => {
+    const check = checkClusterCsr(await csrFor(agentSubject('cluster1', 'agent-a')), signers);
+    expect(check).toEqual({
+      ok: true,
+      identity: {
+        cluster: 'cluster1',
+        agent: 'agent-a',
+        user: 'system:open-cluster-management:cluster1:agent-a',
+      },
+    });
+  });
+
+  it('reads organizations Go puts in one multi-valued RDN (O=a + O=b), as OCM agents send them', async () => {
+    const keys = await webcrypto.subtle.generateKey({ name: 'ECDSA', namedCurve: 'P-256' }, true, [
+      'sign',
+      'verify',
+    ]);
+    const request = await x509.Pkcs10CertificateRequestGenerator.create({
+      name: [
+        { O: clusterAgentGroups('cluster1') },
+        { CN: ['system:open-cluster-management:cluster1:agent-a'] },
+      ],
+      keys: keys as webcrypto.CryptoKeyPair,
+      signingAlgorithm: { name: 'ECDSA', hash: 'SHA-256' },
+    });
+    const csr = await csrFor(agentSubject('cluster1', 'x'), {
+      request: Buffer.from(request.toString('pem')).toString('base64'),
+    });
+    expect(checkClusterCsr(csr, signers).ok).toBe(true);
+  });
+
+  it.each([
+    [
+      'an extra organization',
+      { ...agentSubject('cluster1', 'a'), organizations: [...clusterAgentGroups('cluster1'), 'admins'] },
+    ],
+    [
+      'a missing organization',
+      { ...agentSubject('cluster1', 'a'), organizations: clusterAgentGroups('cluster1').slice(0, 1) },
+    ],
+    [
+      "another cluster's organizations",
+      { ...agentSubject('cluster1', 'a'), organizations: clusterAgentGroups('cluster2') },
+    ],
+    [
+      "another cluster's CN",
+      { ...agentSubject('cluster1', 'a'), commonName: agentSubject('cluster2', 'a').commonName },
+    ],
+    [
+      'a CN without agent',
+      { ...agentSubject('cluster1', 'a'), commonName: 'system:open-cluster-management:cluster1:' },
+    ],
+    ['a CN with an extra segment', agentSubject('cluster1', 'a:b')],
+    ['a foreign label (valid identity of cluster2)', agentSubject('cluster2', 'a')],
+  ])('refuses %s', async (_what, subject) => {
+    expect(problemOf(await csrFor(subject))).toBeDefined();
+  });
+
+  it('refuses a missing or invalid label, another signer, non-client usages, garbage requests', async () => {
+    const subject = agentSubject('cluster1', 'a');
+    expect(problemOf(await csrFor(subject, { label: null }))).toMatch(/no .* label/);
+    expect(problemOf(await csrFor(agentSubject('Bad_Name', 'a'), { label: 'Bad_Name' }))).toMatch(/DNS-1123/);
+    expect(problemOf(await csrFor(agentSubject('kube-system', 'a'), { label: 'kube-system' }))).toMatch(
+      /system/,
+    );
+    expect(problemOf(await csrFor(subject, { signerName: 'kubernetes.io/kubelet-serving' }))).toMatch(
+      /signer/,
+    );
+    expect(problemOf(await csrFor(subject, { usages: ['client auth', 'server auth'] }))).toMatch(
+      /server auth/,
+    );
+    expect(problemOf(await csrFor(subject, { usages: ['digital signature'] }))).toMatch(/client auth/);
+    expect(problemOf(await csrFor(subject, { request: Buffer.from('nope').toString('base64') }))).toMatch(
+      /PKCS#10/,
+    );
+  });
+});
+
+describe('autoApprovalReason', () => {
+  const identity: ClusterCsrIdentity = {
+    cluster: 'cluster1',
+    agent: 'a',
+    user: 'system:open-cluster-management:cluster1:a',
+  };
+  const requestedBy = (username: string, groups: string[]) =>
+    ({
+      spec: { request: '', signerName: kubeApiserverClientSignerName, username, groups },
+    }) as CertificateSigningRequest;
+
+  it('approves a renewal by the very identity it names', () => {
+    const csr = requestedBy(identity.user, clusterAgentGroups('cluster1'));
+    expect(autoApprovalReason(csr, identity, [])?.reason).toBe(CsrApprovalReason.Auto);
+  });
+
+  it("does not count another agent of the cluster, or the user without the cluster's group, as a renewal", () => {
+    const other = requestedBy('system:open-cluster-management:cluster1:b', clusterAgentGroups('cluster1'));
+    expect(autoApprovalReason(other, identity, [])).toBeUndefined();
+    expect(
+      autoApprovalReason(requestedBy(identity.user, ['system:authenticated']), identity, []),
+    ).toBeUndefined();
+  });
+
+  it('approves bootstrap requests of listed users only', () => {
+    const csr = requestedBy('system:bootstrap:abc', ['system:bootstrappers']);
+    expect(autoApprovalReason(csr, identity, ['system:bootstrap:abc'])?.reason).toBe(CsrApprovalReason.Auto);
+    expect(autoApprovalReason(csr, identity, ['someone-else'])).toBeUndefined();
+  });
+});
+
+describe('isCsrDecided', () => {
+  it('is true once Approved or Denied, not for Failed alone', () => {
+    const withConditions = (type: string) =>
+      ({
+        spec: {},
+        status: { conditions: [{ type, status: 'True' }] },
+      }) as unknown as CertificateSigningRequest;
+    expect(isCsrDecided(withConditions('Approved'))).toBe(true);
+    expect(isCsrDecided(withConditions('Denied'))).toBe(true);
+    expect(isCsrDecided(withConditions('Failed'))).toBe(false);
+  });
+});
