@@ -205,7 +205,8 @@ export interface CertificateInfo {
 /** Reads what policy code needs from a PEM certificate (the first one in the PEM). */
 export function certificateInfo(certPem: string): CertificateInfo {
   const cert = new NodeX509Certificate(certPem);
-  const fields = cert.subject.split('\n');
+  // One line per RDN; Go writes several organizations as one multi-valued RDN ("O=a + O=b").
+  const fields = cert.subject.split('\n').flatMap((rdn) => rdn.split(/ \+ (?=[A-Za-z]+=)/));
   return {
     commonName: fields.find((f) => f.startsWith('CN='))?.slice(3) ?? '',
     organizations: fields.filter((f) => f.startsWith('O=')).map((f) => f.slice(2)),

@@ -75,3 +75,30 @@ describe('pki', () => {
     await expect(signCertificateRequest(ca, tampered, { usage: 'client' })).rejects.toThrow();
   });
 });
+
+describe('certificateInfo on Go-style subjects', () => {
+  it('splits a multi-valued RDN into its organizations', async () => {
+    const x509 = await import('@peculiar/x509');
+    const ca = await createCertificateAuthority('go-style');
+    const keys = (await crypto.subtle.generateKey({ name: 'ECDSA', namedCurve: 'P-256' }, true, [
+      'sign',
+      'verify',
+    ])) as import('node:crypto').webcrypto.CryptoKeyPair;
+    const cert = await x509.X509CertificateGenerator.create({
+      subject: [
+        { O: ['system:open-cluster-management:c1', 'system:open-cluster-management:managed-clusters'] },
+        { CN: ['agent'] },
+      ],
+      issuer: ca.cert.subjectName,
+      publicKey: keys.publicKey,
+      signingKey: ca.signingKey,
+      signingAlgorithm: { name: 'ECDSA', hash: 'SHA-256' },
+    });
+    const info = certificateInfo(cert.toString('pem'));
+    expect(info.organizations).toEqual([
+      'system:open-cluster-management:c1',
+      'system:open-cluster-management:managed-clusters',
+    ]);
+    expect(info.commonName).toBe('agent');
+  });
+});
