@@ -20,9 +20,15 @@ function describeFailure(err: unknown): string {
 export async function checkHubAccess(bootstrapYaml: string, hubApiserver: string): Promise<void> {
   const kc = new KubeConfig();
   kc.loadFromString(bootstrapYaml);
+  const rejected = new TetherError(
+    'TETHER_UNAUTHORIZED',
+    'the hub rejected the bootstrap token (wrong or expired --hub-token): run `tether init` on the hub for a fresh one',
+  );
   try {
     await kc.makeApiClient(VersionApi).getCode();
   } catch (err) {
+    // An invalid bearer token is refused even on /version.
+    if ((err as { code?: number }).code === 401) throw rejected;
     throw new TetherError(
       'TETHER_DIAL_FAILED',
       `cannot reach the hub at ${hubApiserver} (${describeFailure(err)}): check --hub-apiserver, --ca-file and --proxy-url`,
@@ -33,11 +39,7 @@ export async function checkHubAccess(bootstrapYaml: string, hubApiserver: string
     await kc.makeApiClient(CoreV1Api).listNamespace({ limit: 1 });
   } catch (err) {
     const status = (err as { code?: number }).code;
-    if (status === 401)
-      throw new TetherError(
-        'TETHER_UNAUTHORIZED',
-        'the hub rejected the bootstrap token (wrong or expired --hub-token): run `tether init` on the hub for a fresh one',
-      );
+    if (status === 401) throw rejected;
     if (status !== 403)
       throw new TetherError('TETHER_API_ERROR', `the hub answered unexpectedly: ${describeFailure(err)}`);
   }

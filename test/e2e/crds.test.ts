@@ -1,6 +1,9 @@
 // `tether init` installs the hub CRDs into a real apiserver, and the real kubectl prints OCM's
 // columns for managed clusters.
 import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
 import { testEnv } from './env.ts';
@@ -10,8 +13,10 @@ const execFileAsync = promisify(execFile);
 const env = testEnv();
 const hubKubeconfig = env.hub.kubeconfigPath;
 const clusterName = uniqueName('columns');
+const tmp = mkdtempSync(join(tmpdir(), 'tether-init-'));
 
 afterAll(async () => {
+  rmSync(tmp, { recursive: true, force: true });
   await kubectl(hubKubeconfig, ['delete', 'managedcluster', clusterName, '--ignore-not-found']).catch(
     () => {},
   );
@@ -21,7 +26,7 @@ describe('OCM CRDs', () => {
   it('tether init installs the hub CRDs (idempotently) and they are served', async () => {
     const { stdout } = await execFileAsync(
       process.execPath,
-      ['bin/tether.js', 'init', '--kubeconfig', hubKubeconfig],
+      ['bin/tether.js', 'init', '--kubeconfig', hubKubeconfig, '--ca-out', join(tmp, 'hub-ca.crt')],
       {
         timeout: 90_000,
       },
