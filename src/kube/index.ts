@@ -1,5 +1,6 @@
 // Public surface of src/kube: client-node helpers every tether component uses to talk to a
 // kube-apiserver. Import from here, not from the files behind it.
+
 export {
   isAlreadyExists,
   isApplyConflict,
@@ -20,6 +21,12 @@ export {
   setCondition,
 } from './conditions.ts';
 export { type Controller, type ControllerOptions, type KeyFunc, runController } from './controller.ts';
+export {
+  cachedDispatcherCount,
+  closeCachedDispatchers,
+  MAX_CACHED_DISPATCHERS,
+  setForwardProxyCa,
+} from './dispatcher.ts';
 export {
   Informer,
   type InformerHandlers,

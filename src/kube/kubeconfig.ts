@@ -8,6 +8,7 @@
 // and `tls-server-name` (TLS servername, also through the proxy), but its own undici dispatcher
 // ignores HTTPS_PROXY / NO_PROXY. loadKubeconfig therefore copies the environment's proxy into
 // clusters that have no `proxy-url`, the way client-go picks it up, unless told not to.
+import './dispatcher.ts'; // pooled connections for every KubeConfig (see dispatcher.ts)
 import { accessSync, constants, readFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { type Cluster, type Context, KubeConfig, type User } from '@kubernetes/client-node';

@@ -11,6 +11,7 @@
 // Every ApiException leaving this module is an ApiError (src/errors.ts) carrying the HTTP status,
 // the apiserver's reason and message; 409 Conflict is a ConflictError (stale resourceVersion) or,
 // for a server-side apply refused over fields other managers own, an ApplyConflictError.
+import './dispatcher.ts'; // pooled connections for every KubeConfig (see dispatcher.ts)
 import {
   ApiException,
   HttpMethod,

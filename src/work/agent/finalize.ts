@@ -44,7 +44,6 @@ export class WorkFinalizer {
     // Read it fresh: the cache may not have seen our last step yet.
     const applied = await this.o.applied.get(name);
     if (applied) {
-      if (!applied.metadata.deletionTimestamp) await this.o.applied.delete(applied);
       const outcome = await this.releaseAppliedWork(applied, `manifestwork ${name} is being deleted`);
       if (outcome.requeueAfterMs !== undefined) return outcome;
     }
@@ -54,15 +53,19 @@ export class WorkFinalizer {
   }
 
   /**
-   * Delete what `applied` recorded and, once nothing is left, remove its finalizer. Returns a
-   * requeue while resources are still terminating.
+   * Delete what `applied` (read fresh by the caller) recorded and, once nothing is left, let the
+   * AppliedManifestWork go: finalizer off, then deleted. While resources are still terminating it
+   * is marked deleted (so everyone sees it is going), keeps only those in its record, and the
+   * caller is asked to look again.
    */
   async releaseAppliedWork(applied: AppliedManifestWork, why: string): Promise<FinalizeOutcome> {
     const resources = applied.status?.appliedResources ?? [];
     const owner = ownerReferenceOf(applied);
     const { pending, errors } = await deleteAppliedResources(resources, owner, this.o.clients, this.o.log);
     if (errors.length > 0) throw new Error(`cleaning up ${applied.metadata.name}: ${errors.join('; ')}`);
+    const deleting = Boolean(applied.metadata.deletionTimestamp);
     if (pending.length > 0) {
+      if (!deleting) await this.o.applied.delete(applied);
       this.o.log.info(
         { appliedWork: applied.metadata.name, pending: pending.length, why },
         'waiting for resources to go',
@@ -75,6 +78,7 @@ export class WorkFinalizer {
       return { requeueAfterMs: pendingRecheckMs };
     }
     await this.o.applied.removeFinalizer(applied);
+    if (!deleting) await this.o.applied.delete(applied);
     return {};
   }
 
@@ -103,9 +107,7 @@ export class WorkFinalizer {
     if (remaining > 0) return { requeueAfterMs: remaining };
     this.evictionStarts.delete(workName);
     this.o.log.info({ work: workName }, 'eviction grace period over: deleting the AppliedManifestWork');
-    await this.o.applied.delete(applied);
-    const deleting = await this.o.applied.get(workName);
-    return deleting ? this.releaseAppliedWork(deleting, `manifestwork ${workName} is gone`) : {};
+    return this.releaseAppliedWork(applied, `manifestwork ${workName} is gone`);
   }
 
   private async removeWorkFinalizer(work: ManifestWork): Promise<void> {

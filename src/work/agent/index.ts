@@ -62,16 +62,19 @@ export async function startWorkAgent(opts: WorkAgentOptions): Promise<WorkAgent>
   const hubHash = hubHashOf(hubServer);
 
   await ensureAppliedManifestWorkCrd(opts.managedKubeConfig, log);
+  // Connections are shared process-wide by src/kube (dispatcher cache), so no per-agent pooling here.
+  const hubKc = opts.hubKubeConfig;
+  const managedKc = opts.managedKubeConfig;
 
-  const works = new ResourceClient<ManifestWork>(opts.hubKubeConfig, manifestWorkResource);
+  const works = new ResourceClient<ManifestWork>(hubKc, manifestWorkResource);
   const appliedClient = new ResourceClient<AppliedManifestWork>(
     opts.managedKubeConfig,
     appliedManifestWorkResource,
   );
   const workInformer = new Informer<ManifestWork>(works, { namespace: opts.clusterName, log });
   const appliedInformer = new Informer<AppliedManifestWork>(appliedClient, { log });
-  const applied = new AppliedWorkStore(opts.managedKubeConfig, hubHash, opts.agentId);
-  const clients = new ManagedClients(opts.managedKubeConfig);
+  const applied = new AppliedWorkStore(managedKc, hubHash, opts.agentId);
+  const clients = new ManagedClients(managedKc);
   const finalizer = new WorkFinalizer({
     works,
     clusterName: opts.clusterName,
@@ -86,7 +89,7 @@ export async function startWorkAgent(opts: WorkAgentOptions): Promise<WorkAgent>
     workInformer,
     appliedInformer,
     applied,
-    applier: new ManifestApplier(new ManagedDiscovery(opts.managedKubeConfig), clients),
+    applier: new ManifestApplier(new ManagedDiscovery(managedKc), clients),
     finalizer,
     clients,
     resyncIntervalMs: opts.statusSyncIntervalMs ?? 30_000,

@@ -56,6 +56,8 @@ export class ManifestWorkReconciler {
   private readonly o: ReconcilerOptions;
   private readonly memo = new Map<string, SyncMemo>();
   private readonly failures = new Map<string, number>();
+  /** uid of each deleted work whose finalizer we removed (later events about it are moot) */
+  private readonly released = new Map<string, string>();
   /** the AppliedManifestWorks as our own last writes returned them (the cache may lag behind) */
   private readonly written = new Map<string, AppliedManifestWork>();
 
@@ -67,11 +69,15 @@ export class ManifestWorkReconciler {
     const work = this.o.workInformer.getByName(name, this.o.clusterName);
     if (!work) {
       this.forget(name);
+      this.released.delete(name);
       return this.o.finalizer.evictOrphan(name);
     }
     if (work.metadata.deletionTimestamp) {
       this.forget(name);
-      return this.o.finalizer.finalizeWork(work);
+      if (this.released.get(name) === work.metadata.uid) return undefined;
+      const outcome = await this.o.finalizer.finalizeWork(work);
+      if (outcome.requeueAfterMs === undefined) this.released.set(name, work.metadata.uid ?? '');
+      return outcome;
     }
     return this.sync(work);
   };
@@ -93,17 +99,18 @@ export class ManifestWorkReconciler {
   private async sync(cached: ManifestWork): Promise<ReconcileResult | undefined> {
     const name = cached.metadata.name ?? '';
     const work = await this.ensureFinalizer(cached);
-    const cachedApplied = this.o.appliedInformer.getByName(this.o.applied.nameFor(name));
-    if (cachedApplied?.metadata.deletionTimestamp) {
+    let known = this.freshest(name, this.o.appliedInformer.getByName(this.o.applied.nameFor(name)));
+    if (known?.metadata.deletionTimestamp) {
       // Deleted on the managed cluster: clean up; a fresh one follows once it is gone.
       this.memo.delete(name);
-      const outcome = await this.o.finalizer.releaseAppliedWork(
-        cachedApplied,
-        'its AppliedManifestWork is being deleted',
-      );
-      return { requeueAfterMs: outcome.requeueAfterMs ?? pendingDeletionRecheckMs };
+      known = await this.o.applied.get(name);
+      if (known?.metadata.deletionTimestamp) {
+        const why = 'its AppliedManifestWork is being deleted';
+        const outcome = await this.o.finalizer.releaseAppliedWork(known, why);
+        return { requeueAfterMs: outcome.requeueAfterMs ?? pendingDeletionRecheckMs };
+      }
     }
-    const applied = await this.o.applied.ensure(name, this.freshest(name, cachedApplied));
+    const applied = await this.o.applied.ensure(name, known);
     this.written.set(name, applied);
 
     const memo = this.memo.get(name);
@@ -113,7 +120,7 @@ export class ManifestWorkReconciler {
       memo.uid === work.metadata.uid &&
       memo.generation === (work.metadata.generation ?? 0) &&
       memo.appliedUid === applied.metadata.uid &&
-      now - memo.at < this.o.resyncIntervalMs * 0.95
+      now - memo.at < this.o.resyncIntervalMs * 0.85
     ) {
       return { requeueAfterMs: memo.at + this.o.resyncIntervalMs - now };
     }
@@ -177,7 +184,10 @@ export class ManifestWorkReconciler {
         likelyNew: !recorded.has(recordKeyOf(manifest)),
       });
       if (outcome.error) {
-        this.o.log.info(
+        // A kind not served yet is expected while its CRD is on the way: quiet until it lasts.
+        const level =
+          outcome.unknownKind && (this.failures.get(work.metadata.name ?? '') ?? 0) < 5 ? 'debug' : 'info';
+        this.o.log[level](
           {
             work: work.metadata.name,
             ordinal,
