@@ -7,7 +7,7 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import { type Command, Option } from 'commander';
 import { agentNamespace } from '../api/index.ts';
 import { InvalidArgumentError } from '../errors.ts';
-import { loadKubeconfig } from '../kube/index.ts';
+import { loadKubeconfig, setForwardProxyCa } from '../kube/index.ts';
 import { logger } from '../log.ts';
 import { startOpsServer } from '../ops.ts';
 import { ProxyAgent } from '../proxy-agent/agent.ts';
@@ -113,7 +113,7 @@ export function registerAgentCommand(program: Command): void {
     .addOption(
       new Option(
         '--proxy-ca-file <path>',
-        'CA bundle for TLS to an https:// forward proxy (proxy-agent)',
+        'CA bundle for TLS to an https:// forward proxy (hub API calls and the tunnel)',
       ).env('TETHER_PROXY_CA_FILE'),
     )
     .addOption(
@@ -152,6 +152,8 @@ async function runAgent(flags: AgentFlags): Promise<void> {
   const proxyCaPem = flags.proxyCaFile
     ? readPemFlag('--proxy-ca-file', flags.proxyCaFile, 'CERTIFICATE')
     : undefined;
+  // The same proxy CA serves the hub API clients (client-node) and the proxy-agent's tunnel.
+  setForwardProxyCa(proxyCaPem);
   const hubCaOverride = flags.hubCaFile
     ? readPemFlag('--hub-ca-file', flags.hubCaFile, 'CERTIFICATE')
     : undefined;
