@@ -9,7 +9,12 @@ export {
 } from './apiservice.ts';
 export { type ConnectFrontendDialerOptions, connectAuthority, connectFrontendDialer } from './dialers.ts';
 export { gatewayKubeconfig, gatewayServerUrl, kubeConfigForCluster } from './kubeconfig.ts';
-export { type LocalGateway, type LocalGatewayOptions, startLocalGateway } from './local.ts';
+export {
+  type LocalGateway,
+  type LocalGatewayOptions,
+  startLocalGateway,
+  startLocalGatewayForTunnel,
+} from './local.ts';
 export type { GatewayMetrics } from './metrics.ts';
 export { gatewayHubRbac, gatewayHubRules } from './rbac.ts';
 export { type Gateway, type GatewayOptions, startGateway } from './server.ts';

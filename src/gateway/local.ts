@@ -1,12 +1,15 @@
 // The gateway as a local environment (`tether up`, e2e global setup) runs it: serving certificate
 // minted here, listening on loopback, APIService pointed at localhost through an ExternalName
 // Service, all removed again by stop().
+import { readFileSync } from 'node:fs';
 import type { KubeConfig } from '@kubernetes/client-node';
+import type { TunnelInfo } from '../localenv/types.ts';
 import {
   issueGatewayServingCertificate,
   registerGatewayApiService,
   unregisterGatewayApiService,
 } from './apiservice.ts';
+import { connectFrontendDialer } from './dialers.ts';
 import { type Gateway, type GatewayOptions, startGateway } from './server.ts';
 
 export interface LocalGatewayOptions extends Omit<GatewayOptions, 'tls' | 'host' | 'port'> {
@@ -59,4 +62,22 @@ export async function startLocalGateway(opts: LocalGatewayOptions): Promise<Loca
       await gateway.stop();
     },
   };
+}
+
+/**
+ * The gateway of a local environment whose proxy-server runs as its own process (`tether up`, the
+ * e2e global setup): dials through the proxy-server's CONNECT frontend with the proxy-client
+ * certificate the tunnel stack wrote, and registers with the hub aggregator.
+ */
+export async function startLocalGatewayForTunnel(
+  opts: Omit<LocalGatewayOptions, 'dial'> & { tunnel: TunnelInfo },
+): Promise<LocalGateway> {
+  const { tunnel, ...rest } = opts;
+  const dial = connectFrontendDialer({
+    url: tunnel.connectFrontendUrl,
+    caPem: readFileSync(tunnel.hubCaPath, 'utf8'),
+    certPem: readFileSync(tunnel.proxyClientCertPath, 'utf8'),
+    keyPem: readFileSync(tunnel.proxyClientKeyPath, 'utf8'),
+  });
+  return startLocalGateway({ ...rest, dial });
 }

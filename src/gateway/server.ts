@@ -67,6 +67,8 @@ export interface GatewayOptions {
   healthIntervalMs?: number;
   /** upstream connections per cluster (default 1024) */
   maxConnectionsPerCluster?: number;
+  /** dial + TLS handshake deadline per upstream connection (default 10 s) */
+  upstreamConnectTimeoutMs?: number;
   /** upstream response headers deadline, ordinary requests (default 60 s) */
   upstreamHeadersTimeoutMs?: number;
   watch?: Partial<WatchLimits>;
@@ -144,6 +146,7 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
   const pools = new UpstreamPools({
     dial: opts.dial,
     maxConnectionsPerCluster: opts.maxConnectionsPerCluster,
+    connectTimeoutMs: opts.upstreamConnectTimeoutMs,
     headersTimeoutMs: opts.upstreamHeadersTimeoutMs,
     log,
   });

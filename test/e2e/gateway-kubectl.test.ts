@@ -126,9 +126,9 @@ data:
     try {
       const payload = 'x'.repeat(512);
       const names = Array.from({ length: 2000 }, (_, i) => `big-${i}`);
-      for (let i = 0; i < names.length; i += 100) {
+      for (let i = 0; i < names.length; i += 200) {
         await Promise.all(
-          names.slice(i, i + 100).map((name) =>
+          names.slice(i, i + 200).map((name) =>
             cluster1Core.createNamespacedConfigMap({
               namespace: ns,
               body: { metadata: { name }, data: { payload } },
@@ -148,6 +148,27 @@ data:
     } finally {
       await cluster1Core.deleteNamespace({ name: ns }).catch(() => {});
     }
+  });
+
+  it('examples/list-namespaces.ts lists the namespaces of every managed cluster from the hub kubeconfig', async () => {
+    const out = await new Promise<string>((resolve, reject) => {
+      const child = spawn(process.execPath, ['examples/list-namespaces.ts', env.hub.kubeconfigPath], {
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      let stdout = '';
+      let stderr = '';
+      child.stdout.on('data', (d: Buffer) => {
+        stdout += d.toString();
+      });
+      child.stderr.on('data', (d: Buffer) => {
+        stderr += d.toString();
+      });
+      child.on('exit', (code) =>
+        code === 0 ? resolve(stdout) : reject(new Error(`exit ${code}: ${stderr}`)),
+      );
+    });
+    const line = out.split('\n').find((l) => l.startsWith(`${cluster}: `));
+    expect(line?.split(' ')).toEqual(expect.arrayContaining([onlyThere, 'kube-system']));
   });
 
   it('an unknown cluster is 404 NotFound', async () => {

@@ -2,9 +2,6 @@
 // subresource, and who may use it — the aggregator only (front-proxy certificate, else 401), and
 // callers the hub's RBAC allows (SubjectAccessReview, else 403 with a Kubernetes Status).
 import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
-import { request } from 'node:https';
-import { dirname, join } from 'node:path';
 import { RbacAuthorizationV1Api } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -17,6 +14,7 @@ import { pollUntil } from '../../src/wait.ts';
 import {
   cluster1AdminToken,
   cluster1Target,
+  direct,
   env,
   type GatewayFixture,
   hubCore,
@@ -28,7 +26,6 @@ import { kubectl, uniqueName } from './helpers.ts';
 let f: GatewayFixture;
 const cluster = uniqueName('gwr');
 const hub = env.hub.kubeconfigPath;
-const frontProxyDir = dirname(env.hub.frontProxyCaCertPath);
 
 beforeAll(async () => {
   f = await startGatewayFixture();
@@ -37,43 +34,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await f?.stop();
 });
-
-/** A request straight to the gateway port, as the aggregator would send it (or not). */
-function direct(
-  path: string,
-  opts: { frontProxy: boolean; user?: string; groups?: string[] },
-): Promise<{ status: number; body: string }> {
-  return new Promise((resolve, reject) => {
-    const headers: Record<string, string | string[]> = {};
-    if (opts.user) headers['X-Remote-User'] = opts.user;
-    if (opts.groups) headers['X-Remote-Group'] = opts.groups;
-    const req = request(
-      {
-        host: '127.0.0.1',
-        port: f.gateway.port,
-        path,
-        ca: f.gateway.caPem,
-        servername: 'localhost',
-        headers,
-        ...(opts.frontProxy
-          ? {
-              cert: readFileSync(join(frontProxyDir, 'front-proxy-client.crt')),
-              key: readFileSync(join(frontProxyDir, 'front-proxy-client.key')),
-            }
-          : {}),
-      },
-      (res) => {
-        let body = '';
-        res.on('data', (d: Buffer) => {
-          body += d.toString();
-        });
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
-      },
-    );
-    req.on('error', reject);
-    req.end();
-  });
-}
 
 describe('ClusterGateway resources on the hub', () => {
   it('kubectl get clustergateways prints the table columns', async () => {
@@ -165,7 +125,7 @@ describe('ClusterGateway resources on the hub', () => {
 
   it('serves only the front proxy (401) and asks the hub whether the caller may proxy (403)', async () => {
     const path = `/apis/cluster.core.oam.dev/v1alpha1/clustergateways/${cluster}/proxy/version`;
-    const anonymous = await direct(path, {
+    const anonymous = await direct(f, path, {
       frontProxy: false,
       user: 'tether-admin',
       groups: ['system:masters'],
@@ -178,11 +138,15 @@ describe('ClusterGateway resources on the hub', () => {
       reason: 'Unauthorized',
     });
 
-    const admin = await direct(path, { frontProxy: true, user: 'tether-admin', groups: ['system:masters'] });
+    const admin = await direct(f, path, {
+      frontProxy: true,
+      user: 'tether-admin',
+      groups: ['system:masters'],
+    });
     expect(admin.status).toBe(200);
     expect(JSON.parse(admin.body).gitVersion).toMatch(/^v1\./);
 
-    const nobody = await direct(path, {
+    const nobody = await direct(f, path, {
       frontProxy: true,
       user: 'system:serviceaccount:default:nobody',
       groups: ['system:authenticated'],

@@ -3,7 +3,7 @@
 // hand-made ManagedServiceAccount token Secret, since the MSA agent is not part of this test), and
 // the gateway itself, registered with the hub aggregator. Every file starts its own and cleans up.
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer as createHttpsServer } from 'node:https';
+import { createServer as createHttpsServer, request } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -16,8 +16,14 @@ import {
   managedClusterResource,
   managedServiceAccountLabel,
 } from '../../src/api/index.ts';
-import { kubeConfigForCluster, type LocalGateway, startLocalGateway } from '../../src/gateway/index.ts';
-import { kubeconfigToYaml, ResourceClient } from '../../src/kube/index.ts';
+import {
+  gatewayApiServiceName,
+  kubeConfigForCluster,
+  type LocalGateway,
+  type LocalGatewayOptions,
+  startLocalGateway,
+} from '../../src/gateway/index.ts';
+import { type KubeObject, kubeconfigToYaml, ResourceClient } from '../../src/kube/index.ts';
 import {
   type CertificateAuthority,
   createCertificateAuthority,
@@ -38,6 +44,13 @@ export const cluster1Kc: KubeConfig = adminKubeConfig(env.cluster1);
 export const hubCore = hubKc.makeApiClient(CoreV1Api);
 export const cluster1Core = cluster1Kc.makeApiClient(CoreV1Api);
 const managedClusters = new ResourceClient<ManagedCluster>(hubKc, managedClusterResource);
+const apiServices = new ResourceClient<KubeObject & { spec?: Record<string, unknown> }>(hubKc, {
+  group: 'apiregistration.k8s.io',
+  version: 'v1',
+  plural: 'apiservices',
+  kind: 'APIService',
+  namespaced: false,
+});
 
 /** A managed cluster of the fixture: its tunnel target and how the hub verifies it. */
 export interface FixtureCluster {
@@ -71,6 +84,11 @@ export interface GatewayFixture {
 }
 
 const cleanups: Array<() => Promise<unknown>> = [];
+
+/** Undoes what helpers here created (fixture.stop() does it too). */
+export async function runFixtureCleanups(): Promise<void> {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup().catch(() => {});
+}
 
 /** A ServiceAccount on cluster1 bound to cluster-admin, and a token for it (the MSA's job). */
 export async function cluster1AdminToken(name: string): Promise<string> {
@@ -108,7 +126,9 @@ export function cluster1Target(): { apiserver: HostPort; url: string; caPem: str
   };
 }
 
-export async function startGatewayFixture(): Promise<GatewayFixture> {
+export async function startGatewayFixture(
+  gatewayOptions: Partial<Omit<LocalGatewayOptions, 'hubKubeConfig' | 'dial'>> = {},
+): Promise<GatewayFixture> {
   const dir = mkdtempSync(join(tmpdir(), 'tether-gw-e2e-'));
   const ca: CertificateAuthority = await loadCertificateAuthority(
     readFileSync(env.hub.caCertPath, 'utf8'),
@@ -128,10 +148,15 @@ export async function startGatewayFixture(): Promise<GatewayFixture> {
   });
   const serverPort = await server.start();
   const clusters = new Map<string, FixtureCluster>();
+  // The APIService is a singleton: remember one a global gateway may have registered, to put back.
+  const previous = await apiServices.get(gatewayApiServiceName);
   const gateway = await startLocalGateway({
     hubKubeConfig: hubKc,
     dial: (cluster, target) => server.dial(cluster, target),
     healthIntervalMs: 1000,
+    namespace: 'tether-gateway-e2e',
+    serviceName: `gateway-${process.pid}`,
+    ...gatewayOptions,
   });
 
   const startAgent = async (name: string): Promise<void> => {
@@ -216,8 +241,14 @@ export async function startGatewayFixture(): Promise<GatewayFixture> {
     async stop() {
       for (const c of clusters.values()) await c.agent?.stop();
       await gateway.stop();
+      if (previous?.spec) {
+        await apiServices.apply(
+          { metadata: { name: gatewayApiServiceName }, spec: previous.spec },
+          { fieldManager: 'tether-gateway', force: true },
+        );
+      }
       await server.stop(100);
-      for (const cleanup of cleanups.splice(0).reverse()) await cleanup().catch(() => {});
+      await runFixtureCleanups();
       rmSync(dir, { recursive: true, force: true });
     },
   };
@@ -327,4 +358,46 @@ export async function startTestUpstream(): Promise<TestUpstream> {
         server.close(() => r());
       }),
   };
+}
+
+/**
+ * A request straight to the gateway port, as the aggregator sends it (front-proxy client
+ * certificate, identity in X-Remote-* headers) or, with frontProxy false, as anyone else would.
+ */
+export function direct(
+  f: GatewayFixture,
+  path: string,
+  opts: { frontProxy: boolean; user?: string; groups?: string[]; headers?: Record<string, string> },
+): Promise<{ status: number; body: string }> {
+  const pki = dirname(env.hub.frontProxyCaCertPath);
+  return new Promise((resolve, reject) => {
+    const headers: Record<string, string | string[]> = { ...opts.headers };
+    if (opts.user) headers['X-Remote-User'] = opts.user;
+    if (opts.groups) headers['X-Remote-Group'] = opts.groups;
+    const req = request(
+      {
+        host: '127.0.0.1',
+        port: f.gateway.port,
+        path,
+        ca: f.gateway.caPem,
+        servername: 'localhost',
+        headers,
+        ...(opts.frontProxy
+          ? {
+              cert: readFileSync(join(pki, 'front-proxy-client.crt')),
+              key: readFileSync(join(pki, 'front-proxy-client.key')),
+            }
+          : {}),
+      },
+      (res) => {
+        let body = '';
+        res.on('data', (d: Buffer) => {
+          body += d.toString();
+        });
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+      },
+    );
+    req.on('error', reject);
+    req.end();
+  });
 }
