@@ -4,6 +4,7 @@ import { Command, CommanderError } from 'commander';
 import { isTetherError } from '../errors.ts';
 import { registerAgentCommand } from './agent.ts';
 import { registerClusterCommands } from './clusters.ts';
+import { registerGatewayCommands } from './gateway.ts';
 import { registerHubCommand } from './hub.ts';
 import { registerInitCommand } from './init.ts';
 import { registerJoinCommands } from './join.ts';
@@ -25,6 +26,7 @@ export function buildProgram(): Command {
   registerJoinCommands(program);
   registerHubCommand(program);
   registerAgentCommand(program);
+  registerGatewayCommands(program);
   const get = program.command('get').description('list clusters, works or service accounts');
   const create = program.command('create').description('create a work or a managed service account');
   const del = program.command('delete').description('delete a work');

@@ -74,6 +74,13 @@ async function runUp(opts: UpOptions): Promise<void> {
         ...env.clusters.map(
           (c) => `  ${c.name}: kubectl --kubeconfig ${rel(`${env?.dir}/${c.name}.kubeconfig`)} get ns`,
         ),
+        ...(env.gatewayKubeconfigs
+          ? [
+              '',
+              '  through the hub (ClusterGateway → tunnel → agent), no route or credential to the cluster needed:',
+              ...Object.entries(env.gatewayKubeconfigs).map(([name, path]) => `  ${name}: kubectl --kubeconfig ${rel(path)} get ns`),
+            ]
+          : []),
         ...(env.tunnel
           ? [
               '',

@@ -15,6 +15,7 @@ import { hubCrds, managedCrds } from '../api/index.ts';
 import { TetherError } from '../errors.ts';
 import { type BuildProgress, ensureBinaries } from './binaries.ts';
 import { type ControlPlane, startControlPlane } from './controlplane.ts';
+import { startGatewayStack } from './gateway-stack.ts';
 import { startTunnelStack, type TunnelStack } from './tunnel-stack.ts';
 import type { ControlPlaneInfo } from './types.ts';
 
@@ -35,6 +36,8 @@ export interface Environment {
   hub: ControlPlaneInfo;
   clusters: ControlPlaneInfo[];
   tunnel?: TunnelStack;
+  /** cluster name → kubeconfig that reaches it through the hub gateway ('full' mode) */
+  gatewayKubeconfigs?: Record<string, string>;
   stop(): Promise<void>;
   onFailure(handler: (description: string) => void): void;
   pids(): number[];
@@ -94,6 +97,7 @@ export async function startEnvironment(opts: EnvironmentOptions): Promise<Enviro
   const started = results.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
   const written: string[] = [];
   let tunnel: TunnelStack | undefined;
+  let gatewayKubeconfigs: Record<string, string> | undefined;
   const failureHandlers: Array<(d: string) => void> = [];
   const stop = async (): Promise<void> => {
     await tunnel?.stop();
@@ -121,6 +125,20 @@ export async function startEnvironment(opts: EnvironmentOptions): Promise<Enviro
         'starting squid, the proxy-server and a proxy-agent per cluster (agents dial out through squid)…',
       );
       tunnel = await startTunnelStack({ dir: stateDir, hub, clusters, mode: opts.mode ?? 'tunnel' });
+      if (opts.mode === 'full') {
+        progress('starting the gateway and a tether-gateway ManagedServiceAccount per cluster…');
+        const gw = await startGatewayStack({
+          dir: join(stateDir, 'tunnel'),
+          kubeconfigDir: dir,
+          hub,
+          clusters,
+          tunnel,
+          processes: tunnel.processes,
+          timeoutMs: 90_000,
+        });
+        gatewayKubeconfigs = gw.kubeconfigs;
+        written.push(...Object.values(gw.kubeconfigs));
+      }
       for (const p of tunnel.processes) {
         p.onUnexpectedExit((desc) => {
           for (const h of failureHandlers) h(`${desc}; last log lines:\n${p.tail(10)}`);
@@ -132,6 +150,7 @@ export async function startEnvironment(opts: EnvironmentOptions): Promise<Enviro
       hub,
       clusters,
       tunnel,
+      gatewayKubeconfigs,
       stop,
       onFailure: (h) => {
         failureHandlers.push(h);

@@ -1,0 +1,93 @@
+// The gateway part of `tether up`: `tether gateway --register` as its own process (dialling the
+// clusters through the proxy-server's CONNECT frontend), one ManagedServiceAccount `tether-gateway`
+// per cluster, and a ManifestWork per cluster that lets that ServiceAccount act on its cluster —
+// all through the same OCM APIs a user would use. Writes `<dir>/<cluster>-gateway.kubeconfig`.
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
+import { addonAgentNamespace, type Manifest } from '../api/index.ts';
+import { defaultGatewayMsaName, gatewayKubeconfig } from '../gateway/index.ts';
+import { createManagedServiceAccount } from '../serviceaccount/index.ts';
+import { pollUntil } from '../wait.ts';
+import { createManifestWork } from '../work/hub/index.ts';
+import { freePort, SupervisedProcess } from './process.ts';
+import { waitReady } from './ready.ts';
+import type { ControlPlaneInfo, TunnelInfo } from './types.ts';
+
+const tetherBin = fileURLToPath(new URL('../../bin/tether.js', import.meta.url));
+
+/** What the gateway's ServiceAccount may do on each managed cluster (cluster-admin, as cluster-gateway's). */
+export function gatewayRbacManifests(serviceAccount: string, namespace: string): Manifest[] {
+  return [
+    {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'ClusterRoleBinding',
+      metadata: { name: `tether-gateway:${serviceAccount}` },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'cluster-admin' },
+      subjects: [{ kind: 'ServiceAccount', name: serviceAccount, namespace }],
+    } as Manifest,
+  ];
+}
+
+export async function startGatewayStack(opts: {
+  dir: string;
+  kubeconfigDir: string;
+  hub: ControlPlaneInfo;
+  clusters: ControlPlaneInfo[];
+  tunnel: TunnelInfo;
+  processes: SupervisedProcess[];
+  timeoutMs: number;
+}): Promise<{ kubeconfigs: Record<string, string> }> {
+  const hubKc = new KubeConfig();
+  hubKc.loadFromFile(opts.hub.kubeconfigPath);
+  const ops = await freePort();
+  const gateway = new SupervisedProcess({
+    name: 'hub/gateway',
+    command: process.execPath,
+    logFile: join(opts.dir, 'gateway.log'),
+    args: [
+      tetherBin,
+      'gateway',
+      '--register',
+      `--kubeconfig=${opts.hub.kubeconfigPath}`,
+      '--port=0',
+      `--ops-port=${ops}`,
+      `--connect-url=${opts.tunnel.connectFrontendUrl}`,
+      `--connect-ca-file=${opts.tunnel.hubCaPath}`,
+      `--connect-cert-file=${opts.tunnel.proxyClientCertPath}`,
+      `--connect-key-file=${opts.tunnel.proxyClientKeyPath}`,
+    ],
+  });
+  opts.processes.push(gateway);
+  const names = opts.clusters.map((c) => c.name);
+  await Promise.all([
+    waitReady(gateway, ops, opts.timeoutMs),
+    createManagedServiceAccount(hubKc, { name: defaultGatewayMsaName, clusters: names }),
+    createManifestWork(hubKc, {
+      name: 'tether-gateway-rbac',
+      clusters: names,
+      manifests: gatewayRbacManifests(defaultGatewayMsaName, addonAgentNamespace),
+      overwrite: true,
+    }),
+  ]);
+  const kubeconfigs: Record<string, string> = {};
+  await Promise.all(
+    names.map(async (name) => {
+      const yaml = gatewayKubeconfig(hubKc, name);
+      const path = join(opts.kubeconfigDir, `${name}-gateway.kubeconfig`);
+      writeFileSync(path, yaml, { mode: 0o600 });
+      kubeconfigs[name] = path;
+      const viaGateway = new KubeConfig();
+      viaGateway.loadFromString(yaml);
+      const core = viaGateway.makeApiClient(CoreV1Api);
+      // Ready once the token is projected and the RBAC work applied: a list works end to end.
+      await pollUntil(async () => (await core.listNamespace({ limit: 1 })).items.length > 0, {
+        timeoutMs: opts.timeoutMs,
+        intervalMs: 300,
+        description: `kubectl through the gateway to ${name} (ManagedServiceAccount token + RBAC work)`,
+      });
+    }),
+  );
+  return { kubeconfigs };
+}
