@@ -106,14 +106,15 @@ describe('one cluster cannot see another', () => {
     const workInB = unique('for-b');
     await b.createWork(workInB, [configMap(ns, 'for-b')]);
 
-    const denied = [
-      asA.list({ namespace: b.name }),
-      asA.get(workInB, b.name),
-      asA.create({ metadata: { name: unique('sneaky'), namespace: b.name }, spec: {} }),
-      asA.list(),
+    // Each attempt runs only when awaited, so no rejection is ever left unhandled.
+    const denied: Array<() => Promise<unknown>> = [
+      () => asA.list({ namespace: b.name }),
+      () => asA.get(workInB, b.name),
+      () => asA.create({ metadata: { name: unique('sneaky'), namespace: b.name }, spec: {} }),
+      () => asA.list(),
     ];
     for (const attempt of denied) {
-      const err = await attempt.then(
+      const err = await attempt().then(
         () => undefined,
         (e: unknown) => e,
       );
