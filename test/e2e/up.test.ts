@@ -36,7 +36,7 @@ function portOpen(port: number): Promise<boolean> {
 }
 
 describe('tether up', () => {
-  it('starts hub + 1 cluster that joins through squid (JOINED and AVAILABLE True), and SIGTERM tears everything down', async () => {
+  it('starts hub + 1 cluster that joins through squid (JOINED and AVAILABLE True), serves kubectl through the gateway, and SIGTERM tears everything down', async () => {
     const child = spawn(process.execPath, ['bin/tether.js', 'up', '--clusters', '1', '--dir', dir], {
       stdio: ['ignore', 'pipe', 'pipe'],
     });
@@ -66,12 +66,21 @@ describe('tether up', () => {
       ).toContain('managedclusters');
       const clusters = await kubectl(hubKubeconfig, ['get', 'managedclusters']);
       expect(clusters).toMatch(/^cluster1\s+true\s+https:\/\/127\.0\.0\.1:\d+\s+True\s+True\s+/m);
+      // kubectl on cluster1 through the hub: gateway → tunnel → agent, with the MSA token.
+      const viaGateway = await kubectl(join(dir, 'cluster1-gateway.kubeconfig'), [
+        'get',
+        'ns',
+        'open-cluster-management-agent',
+        '-o',
+        'name',
+      ]);
+      expect(viaGateway.trim()).toBe('namespace/open-cluster-management-agent');
       const ports: number[] = [hubKubeconfig, join(dir, 'cluster1.kubeconfig')].map((f) =>
         Number(/server: https:\/\/127\.0\.0\.1:(\d+)/.exec(readFileSync(f, 'utf8'))?.[1]),
       );
       const children = processesMentioning(dir);
-      // etcd + apiserver + KCM for each of 2 control planes, the proxy-server, `tether hub`, `tether agent`
-      expect(children.length).toBeGreaterThanOrEqual(9);
+      // etcd + apiserver + KCM for each of 2 control planes, the proxy-server, `tether hub`, `tether agent`, the gateway
+      expect(children.length).toBeGreaterThanOrEqual(10);
       const squidPort = Number(/squid http:\/\/127\.0\.0\.1:(\d+)/.exec(output)?.[1]);
       expect(squidPort).toBeGreaterThan(0);
       ports.push(squidPort);
