@@ -4,16 +4,8 @@ import { type ManagedCluster, ManagedClusterCondition, managedClusterResource } 
 import { InvalidArgumentError, TetherError } from '../errors.ts';
 import { findCondition, loadKubeconfig, ResourceClient } from '../kube/index.ts';
 import { approveClusterCsrs } from '../registration/hub/index.ts';
+import { clusterList } from './options.ts';
 import { formatTable } from './table.ts';
-
-function clusterList(value: string): string[] {
-  const names = value
-    .split(',')
-    .map((s) => s.trim())
-    .filter(Boolean);
-  if (names.length === 0) throw new InvalidArgumentError('--clusters needs at least one cluster name');
-  return names;
-}
 
 export function registerClusterCommands(program: Command, get: Command): void {
   // get is the `tether get` verb group; its `clusters` resource lives here.

@@ -37,7 +37,8 @@ interface GatewayFlags {
   opsPort: number;
 }
 
-const env = (flags: string, description: string, name: string): Option => new Option(flags, description).env(name);
+const env = (flags: string, description: string, name: string): Option =>
+  new Option(flags, description).env(name);
 
 export function registerGatewayCommands(program: Command): void {
   program
@@ -45,42 +46,129 @@ export function registerGatewayCommands(program: Command): void {
     .description('serve the ClusterGateway aggregated API (cluster.core.oam.dev/v1alpha1) for the hub')
     .addOption(env('--kubeconfig <path>', 'kubeconfig of the hub', 'KUBECONFIG'))
     .addOption(env('--bind-address <ip>', 'address to listen on', 'TETHER_BIND_ADDRESS').default('127.0.0.1'))
-    .addOption(env('--port <port>', 'HTTPS port (0 = random)', 'TETHER_GATEWAY_PORT').default(9443).argParser(positiveInt('--port', 65535)))
-    .addOption(env('--tls-cert-file <path>', 'serving certificate (SAN <service>.<namespace>.svc); default: generated with --register', 'TETHER_TLS_CERT_FILE'))
+    .addOption(
+      env('--port <port>', 'HTTPS port (0 = random)', 'TETHER_GATEWAY_PORT')
+        .default(9443)
+        .argParser(positiveInt('--port', 65535)),
+    )
+    .addOption(
+      env(
+        '--tls-cert-file <path>',
+        'serving certificate (SAN <service>.<namespace>.svc); default: generated with --register',
+        'TETHER_TLS_CERT_FILE',
+      ),
+    )
     .addOption(env('--tls-key-file <path>', 'serving key', 'TETHER_TLS_KEY_FILE'))
-    .option('--register', 'generate a serving certificate and register Service + APIService v1alpha1.cluster.core.oam.dev pointing at this process', false)
-    .addOption(env('--service-namespace <ns>', 'namespace of the registered Service', 'TETHER_SERVICE_NAMESPACE').default('tether-gateway'))
-    .addOption(env('--service-name <name>', 'name of the registered Service', 'TETHER_SERVICE_NAME').default('cluster-gateway'))
-    .addOption(env('--connect-url <url>', 'CONNECT frontend of the proxy-server, e.g. https://127.0.0.1:8090', 'TETHER_CONNECT_URL').makeOptionMandatory())
-    .addOption(env('--connect-ca-file <path>', 'CA that verifies the CONNECT frontend', 'TETHER_CONNECT_CA_FILE').makeOptionMandatory())
-    .addOption(env('--connect-cert-file <path>', 'proxy-client certificate for the CONNECT frontend', 'TETHER_CONNECT_CERT_FILE').makeOptionMandatory())
-    .addOption(env('--connect-key-file <path>', 'proxy-client key', 'TETHER_CONNECT_KEY_FILE').makeOptionMandatory())
-    .addOption(env('--msa-name <name>', 'ManagedServiceAccount whose token authenticates the gateway on managed clusters', 'TETHER_MSA_NAME').default(defaultGatewayMsaName))
+    .option(
+      '--register',
+      'generate a serving certificate and register Service + APIService v1alpha1.cluster.core.oam.dev pointing at this process',
+      false,
+    )
+    .addOption(
+      env(
+        '--service-namespace <ns>',
+        'namespace of the registered Service',
+        'TETHER_SERVICE_NAMESPACE',
+      ).default('tether-gateway'),
+    )
+    .addOption(
+      env('--service-name <name>', 'name of the registered Service', 'TETHER_SERVICE_NAME').default(
+        'cluster-gateway',
+      ),
+    )
+    .addOption(
+      env(
+        '--connect-url <url>',
+        'CONNECT frontend of the proxy-server, e.g. https://127.0.0.1:8090',
+        'TETHER_CONNECT_URL',
+      ).makeOptionMandatory(),
+    )
+    .addOption(
+      env(
+        '--connect-ca-file <path>',
+        'CA that verifies the CONNECT frontend',
+        'TETHER_CONNECT_CA_FILE',
+      ).makeOptionMandatory(),
+    )
+    .addOption(
+      env(
+        '--connect-cert-file <path>',
+        'proxy-client certificate for the CONNECT frontend',
+        'TETHER_CONNECT_CERT_FILE',
+      ).makeOptionMandatory(),
+    )
+    .addOption(
+      env('--connect-key-file <path>', 'proxy-client key', 'TETHER_CONNECT_KEY_FILE').makeOptionMandatory(),
+    )
+    .addOption(
+      env(
+        '--msa-name <name>',
+        'ManagedServiceAccount whose token authenticates the gateway on managed clusters',
+        'TETHER_MSA_NAME',
+      ).default(defaultGatewayMsaName),
+    )
     .option('--impersonate', 'impersonate the hub caller on every managed cluster', false)
-    .addOption(env('--ops-port <port>', '/healthz, /readyz, /metrics (0 = random)', 'TETHER_OPS_PORT').default(8097).argParser(positiveInt('--ops-port', 65535)))
+    .addOption(
+      env('--ops-port <port>', '/healthz, /readyz, /metrics (0 = random)', 'TETHER_OPS_PORT')
+        .default(8097)
+        .argParser(positiveInt('--ops-port', 65535)),
+    )
     .action(async (flags: GatewayFlags) => {
-      if (!flags.kubeconfig) throw new InvalidArgumentError('--kubeconfig (or KUBECONFIG) must name the hub kubeconfig');
+      if (!flags.kubeconfig)
+        throw new InvalidArgumentError('--kubeconfig (or KUBECONFIG) must name the hub kubeconfig');
       if (!flags.register && !(flags.tlsCertFile && flags.tlsKeyFile)) {
-        throw new InvalidArgumentError('give --tls-cert-file and --tls-key-file, or --register to generate a serving certificate');
+        throw new InvalidArgumentError(
+          'give --tls-cert-file and --tls-key-file, or --register to generate a serving certificate',
+        );
       }
       const hub = loadKubeconfig(flags.kubeconfig, { proxyEnv: false });
       const log = logger('gateway', { replica: hostname() });
-      const generated = flags.tlsCertFile ? undefined : await issueGatewayServingCertificate({ namespace: flags.serviceNamespace, serviceName: flags.serviceName });
+      const generated = flags.tlsCertFile
+        ? undefined
+        : await issueGatewayServingCertificate({
+            namespace: flags.serviceNamespace,
+            serviceName: flags.serviceName,
+          });
       const tls = generated
         ? { certPem: generated.certPem, keyPem: generated.keyPem }
-        : { certPem: readPemFlag('--tls-cert-file', flags.tlsCertFile, 'CERTIFICATE'), keyPem: readPemFlag('--tls-key-file', flags.tlsKeyFile, 'PRIVATE KEY') };
+        : {
+            certPem: readPemFlag('--tls-cert-file', flags.tlsCertFile, 'CERTIFICATE'),
+            keyPem: readPemFlag('--tls-key-file', flags.tlsKeyFile, 'PRIVATE KEY'),
+          };
       const dial = connectFrontendDialer({
         url: flags.connectUrl,
         caPem: readPemFlag('--connect-ca-file', flags.connectCaFile, 'CERTIFICATE'),
         certPem: readPemFlag('--connect-cert-file', flags.connectCertFile, 'CERTIFICATE'),
         keyPem: readPemFlag('--connect-key-file', flags.connectKeyFile, 'PRIVATE KEY'),
       });
-      const gateway = await startGateway({ hubKubeConfig: hub, dial, host: flags.bindAddress, port: flags.port, tls, msaName: flags.msaName, impersonate: flags.impersonate, log });
+      const gateway = await startGateway({
+        hubKubeConfig: hub,
+        dial,
+        host: flags.bindAddress,
+        port: flags.port,
+        tls,
+        msaName: flags.msaName,
+        impersonate: flags.impersonate,
+        log,
+      });
       if (flags.register) {
-        if (!generated) throw new InvalidArgumentError('--register generates its own serving certificate; drop --tls-cert-file/--tls-key-file');
-        await registerGatewayApiService(hub, { namespace: flags.serviceNamespace, serviceName: flags.serviceName, port: gateway.port, caPem: generated.caPem });
+        if (!generated)
+          throw new InvalidArgumentError(
+            '--register generates its own serving certificate; drop --tls-cert-file/--tls-key-file',
+          );
+        await registerGatewayApiService(hub, {
+          namespace: flags.serviceNamespace,
+          serviceName: flags.serviceName,
+          port: gateway.port,
+          caPem: generated.caPem,
+        });
       }
-      const ops = await startOpsServer({ host: '127.0.0.1', port: flags.opsPort, registries: [gateway.registry], ready: () => ({ ok: true, detail: `serving on ${gateway.port}` }) });
+      const ops = await startOpsServer({
+        host: '127.0.0.1',
+        port: flags.opsPort,
+        registries: [gateway.registry],
+        ready: () => ({ ok: true, detail: `serving on ${gateway.port}` }),
+      });
       log.info({ port: gateway.port, opsPort: ops.port, registered: flags.register }, 'gateway ready');
       await untilSignal();
       await gateway.stop();
@@ -93,8 +181,12 @@ export function registerGatewayCommands(program: Command): void {
     .requiredOption('--cluster <name>', 'managed cluster')
     .option('--kubeconfig <path>', 'kubeconfig of the hub', process.env.KUBECONFIG)
     .action((opts: { cluster: string; kubeconfig?: string }) => {
-      if (!opts.kubeconfig) throw new InvalidArgumentError('--kubeconfig (or KUBECONFIG) must name the hub kubeconfig');
-      if (!/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/.test(opts.cluster)) throw new InvalidArgumentError(`--cluster must be a cluster name, got "${opts.cluster}"`);
-      process.stdout.write(gatewayKubeconfig(loadKubeconfig(opts.kubeconfig, { proxyEnv: false }), opts.cluster));
+      if (!opts.kubeconfig)
+        throw new InvalidArgumentError('--kubeconfig (or KUBECONFIG) must name the hub kubeconfig');
+      if (!/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/.test(opts.cluster))
+        throw new InvalidArgumentError(`--cluster must be a cluster name, got "${opts.cluster}"`);
+      process.stdout.write(
+        gatewayKubeconfig(loadKubeconfig(opts.kubeconfig, { proxyEnv: false }), opts.cluster),
+      );
     });
 }

@@ -28,3 +28,13 @@ export function parseDurationSeconds(name: string, value: string): number {
   }
   return total;
 }
+
+/** Parses `--clusters c1,c2` into names (at least one). */
+export function clusterList(value: string): string[] {
+  const names = value
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+  if (names.length === 0) throw new InvalidArgumentError('--clusters needs at least one cluster name');
+  return names;
+}

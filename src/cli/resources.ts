@@ -10,16 +10,8 @@ import {
   listManifestWorks,
   loadManifests,
 } from '../work/hub/index.ts';
+import { clusterList } from './options.ts';
 import { formatTable } from './table.ts';
-
-function clusterList(value: string): string[] {
-  const names = value
-    .split(',')
-    .map((s) => s.trim())
-    .filter(Boolean);
-  if (names.length === 0) throw new InvalidArgumentError('--clusters needs at least one cluster name');
-  return names;
-}
 
 function hubKubeconfig(path: string | undefined) {
   if (!path) throw new InvalidArgumentError('--kubeconfig (or KUBECONFIG) must name the hub kubeconfig');

@@ -78,7 +78,9 @@ async function runUp(opts: UpOptions): Promise<void> {
           ? [
               '',
               '  through the hub (ClusterGateway → tunnel → agent), no route or credential to the cluster needed:',
-              ...Object.entries(env.gatewayKubeconfigs).map(([name, path]) => `  ${name}: kubectl --kubeconfig ${rel(path)} get ns`),
+              ...Object.entries(env.gatewayKubeconfigs).map(
+                ([name, path]) => `  ${name}: kubectl --kubeconfig ${rel(path)} get ns`,
+              ),
             ]
           : []),
         ...(env.tunnel

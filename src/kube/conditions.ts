@@ -3,18 +3,10 @@
 // observedGeneration always follow the latest write. Every status writer in tether goes through
 // setCondition, so "did anything change?" (conditionsEqualIgnoringTime) means the same everywhere.
 
-export type ConditionStatus = 'True' | 'False' | 'Unknown';
+// The Condition type is OCM's/Kubernetes' metav1.Condition, defined once in src/api.
+import type { Condition, ConditionStatus } from '../api/conditions.ts';
 
-/** metav1.Condition as JSON. */
-export interface Condition {
-  type: string;
-  status: ConditionStatus;
-  reason: string;
-  message: string;
-  /** RFC 3339, seconds precision */
-  lastTransitionTime: string;
-  observedGeneration?: number;
-}
+export type { Condition, ConditionStatus };
 
 /** What a reconciler decides; setCondition adds the times. */
 export interface ConditionUpdate {

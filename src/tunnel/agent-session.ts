@@ -11,7 +11,14 @@ import {
 import { connect as netConnect, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { keepAlive } from './keepalive.ts';
-import { DialFailure, HELLO_PATH, Header, parseTarget, type TunnelLimits } from './protocol.ts';
+import {
+  DialFailure,
+  HELLO_PATH,
+  Header,
+  http2SessionOptions,
+  parseTarget,
+  type TunnelLimits,
+} from './protocol.ts';
 
 /** Where a logical target really is; undefined means "not allowed". */
 export type TargetResolver = (name: string, port: number) => { host: string; port: number } | undefined;
@@ -60,18 +67,7 @@ export class AgentTunnelServer {
     this.agentId = opts.agentId;
     this.events = opts.events ?? {};
     const l = opts.limits;
-    this.server = createServer({
-      settings: {
-        enablePush: false,
-        initialWindowSize: l.streamWindowBytes,
-        maxFrameSize: l.maxFrameBytes,
-        maxConcurrentStreams: l.maxConcurrentStreams,
-        maxHeaderListSize: l.maxHeaderListBytes,
-      },
-      maxSessionMemory: l.maxSessionMemoryMb,
-      peerMaxConcurrentStreams: l.maxConcurrentStreams,
-      maxHeaderListPairs: 64,
-    });
+    this.server = createServer(http2SessionOptions(l));
     this.server.on('session', (session) => {
       session.on('error', () => {});
       try {

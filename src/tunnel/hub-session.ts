@@ -10,7 +10,7 @@ import {
 import type { Duplex } from 'node:stream';
 import { TetherError, type TetherErrorCode } from '../errors.ts';
 import { keepAlive } from './keepalive.ts';
-import { HELLO_PATH, Header, type TunnelLimits } from './protocol.ts';
+import { HELLO_PATH, Header, http2SessionOptions, type TunnelLimits } from './protocol.ts';
 
 export interface HubSessionOptions {
   socket: Duplex;
@@ -39,16 +39,7 @@ export class HubTunnelSession {
     const l = opts.limits;
     this.session = connect('http://agent.tether.invalid', {
       createConnection: () => opts.socket,
-      settings: {
-        enablePush: false,
-        initialWindowSize: l.streamWindowBytes,
-        maxFrameSize: l.maxFrameBytes,
-        maxConcurrentStreams: l.maxConcurrentStreams,
-        maxHeaderListSize: l.maxHeaderListBytes,
-      },
-      maxSessionMemory: l.maxSessionMemoryMb,
-      peerMaxConcurrentStreams: l.maxConcurrentStreams,
-      maxHeaderListPairs: 64,
+      ...http2SessionOptions(l),
     });
     this.session.on('connect', () => {
       try {

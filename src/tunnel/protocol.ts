@@ -82,3 +82,19 @@ export const DialFailure = {
   refused: { status: 502, code: 'TETHER_DIAL_FAILED' },
   timeout: { status: 504, code: 'TETHER_DIAL_TIMEOUT' },
 } as const;
+
+/** HTTP/2 session settings both ends use, from the limits (windows, frames, streams, headers). */
+export function http2SessionOptions(l: TunnelLimits) {
+  return {
+    settings: {
+      enablePush: false,
+      initialWindowSize: l.streamWindowBytes,
+      maxFrameSize: l.maxFrameBytes,
+      maxConcurrentStreams: l.maxConcurrentStreams,
+      maxHeaderListSize: l.maxHeaderListBytes,
+    },
+    maxSessionMemory: l.maxSessionMemoryMb,
+    peerMaxConcurrentStreams: l.maxConcurrentStreams,
+    maxHeaderListPairs: 64,
+  };
+}
