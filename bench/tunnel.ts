@@ -753,9 +753,9 @@ export async function run(opts: BenchOptions): Promise<void> {
       const hubBytes: number[] = [];
       const hubPausedBytes: number[] = [];
       for (let r = 0; r < REPEATS; r++) {
+        // (a) the target never reads: the hub keeps writing into that stream until it blocks.
+        // Order alone, stalled, stalled, alone (ABBA) so drift in other load cancels out.
         alone.push((await bulkOnce(tunnel, n, per)).mbps);
-
-        // (a) the target never reads: the hub keeps writing into that stream until it blocks
         const stalled = (await openMany(tunnel.open, 'stall', 1))[0] as Duplex;
         const ctl = { stop: false, sent: 0 };
         const pumping = pump(stalled, 0, ctl).catch(noop);
@@ -766,10 +766,12 @@ export async function run(opts: BenchOptions): Promise<void> {
         }
         stalledBuffered = ctl.sent;
         cStall.push((await bulkOnce(tunnel, n, per)).mbps);
+        cStall.push((await bulkOnce(tunnel, n, per)).mbps);
         ctl.stop = true;
         stalled.destroy();
         await pumping;
         await sleep(150);
+        alone.push((await bulkOnce(tunnel, n, per)).mbps);
 
         // (b) the hub-side reader stops: the target sends without end, nobody on the hub reads
         for (const pause of [false, true]) {
@@ -787,7 +789,7 @@ export async function run(opts: BenchOptions): Promise<void> {
           await sleep(150);
         }
         progress(
-          `  stalled round ${r + 1}: alone ${alone.at(-1)?.toFixed(0)}, target-stalled ${cStall.at(-1)?.toFixed(0)}, hub-reader-stalled ${hStall.at(-1)?.toFixed(0)}, hub-reader-paused ${hPaused.at(-1)?.toFixed(0)} MB/s`,
+          `  stalled round ${r + 1}: alone ${alone.slice(-2).map((x) => x.toFixed(0))}, target-stalled ${cStall.slice(-2).map((x) => x.toFixed(0))}, hub-reader-stalled ${hStall.at(-1)?.toFixed(0)}, hub-reader-paused ${hPaused.at(-1)?.toFixed(0)} MB/s`,
         );
       }
       const a = median(alone);
@@ -891,7 +893,7 @@ export async function run(opts: BenchOptions): Promise<void> {
     );
   console.log(
     'ratios: tunnel / baseline throughput, baseline p50 / tunnel p50 (round trips); first baseline = direct TLS;\n' +
-      'cpu/byte = direct CPU-s per GB / tunnel CPU-s per GB (hub + cluster processes); median of 3; MB = 10^6 bytes',
+      'cpu/byte = direct CPU-s per GB / tunnel CPU-s per GB (hub + cluster processes); median of 3 (stalled: of 6, ABBA order); MB = 10^6 bytes',
   );
   printTable(
     ['scenario', 'tunnel', 'baseline', 'ratio', 'target', 'result'],
