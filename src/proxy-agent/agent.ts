@@ -328,9 +328,11 @@ export class ProxyAgent {
     stream.on('error', () => {});
     const servername = this.opts.tls.serverName ?? url.hostname;
     return this.handshake(
+      // host: what the proxy-server certificate is checked against (Node assumes localhost otherwise).
       tlsConnect({
         ...this.tlsOptions(),
         socket: stream,
+        host: url.hostname,
         servername: isIp(servername) ? undefined : servername,
       }),
       address,

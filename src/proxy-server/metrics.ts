@@ -11,7 +11,18 @@ export interface ProxyServerMetrics {
   errors: Counter<'code'>;
 }
 
-export function createProxyServerMetrics(): ProxyServerMetrics {
+/** Bytes on one cluster's tunnel connections so far (TLS socket counters, framing included). */
+export interface TunnelBytes {
+  cluster: string;
+  fromCluster: number;
+  toCluster: number;
+}
+
+/**
+ * `bytesSource` is read at scrape time: counting per stream would need a listener or wrapper on
+ * every stream (memory per idle stream, and a 'data' listener would switch streams to flowing).
+ */
+export function createProxyServerMetrics(bytesSource: () => TunnelBytes[] = () => []): ProxyServerMetrics {
   const registry = new Registry();
   return {
     registry,
@@ -29,9 +40,16 @@ export function createProxyServerMetrics(): ProxyServerMetrics {
     }),
     bytes: new Counter({
       name: 'tether_proxy_bytes_total',
-      help: 'Bytes carried through tunnel streams; direction is to_cluster or from_cluster',
+      help: 'Bytes carried by agent tunnels (TLS payload, HTTP/2 framing included); direction is to_cluster or from_cluster',
       labelNames: ['cluster', 'direction'],
       registers: [registry],
+      collect() {
+        this.reset();
+        for (const b of bytesSource()) {
+          this.inc({ cluster: b.cluster, direction: 'from_cluster' }, b.fromCluster);
+          this.inc({ cluster: b.cluster, direction: 'to_cluster' }, b.toCluster);
+        }
+      },
     }),
     dialSeconds: new Histogram({
       name: 'tether_proxy_dial_duration_seconds',

@@ -10,6 +10,8 @@ export interface AgentConnection {
   remoteAddress: string;
   connectedAt: Date;
   session: HubTunnelSession;
+  /** the agent's TLS connection (its byte counters feed tether_proxy_bytes_total) */
+  socket: { bytesRead: number; bytesWritten: number };
 }
 
 export class AgentRegistry {

@@ -18,7 +18,7 @@ import {
   WEBSOCKET_PATH,
   WEBSOCKET_SUBPROTOCOL,
 } from '../tunnel/protocol.ts';
-import { createProxyServerMetrics, type ProxyServerMetrics } from './metrics.ts';
+import { createProxyServerMetrics, type ProxyServerMetrics, type TunnelBytes } from './metrics.ts';
 import { type AgentConnection, AgentRegistry } from './registry.ts';
 
 export interface ProxyServerOptions {
@@ -58,6 +58,7 @@ export class ProxyServer {
   private readonly wss: WebSocketServer;
   private readonly upgradeServer = createHttpServer();
   private pendingDials = 0;
+  private readonly closedBytes = new Map<string, { fromCluster: number; toCluster: number }>();
   private stopping = false;
   private readonly sockets = new Set<Duplex>();
   private readonly readyWaiters: Array<() => void> = [];
@@ -65,7 +66,7 @@ export class ProxyServer {
   constructor(opts: ProxyServerOptions) {
     this.opts = opts;
     this.limits = { ...defaultTunnelLimits, ...opts.limits };
-    this.metrics = createProxyServerMetrics();
+    this.metrics = createProxyServerMetrics(() => this.tunnelBytes());
     this.log = opts.log ?? makeLogger('proxy-server', { serverId: opts.serverId });
     this.innerTlsServer = createTlsServer({
       cert: opts.tls.certPem,
@@ -200,6 +201,10 @@ export class ProxyServer {
       serverCount: this.opts.serverCount,
       onClose: (why) => {
         if (!conn) return;
+        const done = this.closedBytes.get(conn.cluster) ?? { fromCluster: 0, toCluster: 0 };
+        done.fromCluster += socket.bytesRead;
+        done.toCluster += socket.bytesWritten;
+        this.closedBytes.set(conn.cluster, done);
         this.registry.remove(conn);
         this.metrics.connectedAgents.set({ cluster: conn.cluster }, this.registry.count(conn.cluster));
         this.log.info({ cluster: conn.cluster, agent: conn.agent, why }, 'agent disconnected');
@@ -215,6 +220,7 @@ export class ProxyServer {
           remoteAddress,
           connectedAt: new Date(),
           session,
+          socket,
         });
         this.metrics.connectedAgents.set(
           { cluster: identity.cluster },
@@ -283,17 +289,10 @@ export class ProxyServer {
     try {
       const stream = await conn.session.openStream(target, opts.timeoutMs ?? this.limits.dialTimeoutMs);
       observe('ok');
+      // The stream goes back paused, as opened: no listener here may switch it to flowing.
       this.metrics.openStreams.inc({ cluster });
       stream.once('close', () => this.metrics.openStreams.dec({ cluster }));
-      const bytes = this.metrics.bytes;
-      const toCluster = bytes.labels({ cluster, direction: 'to_cluster' });
-      const fromCluster = bytes.labels({ cluster, direction: 'from_cluster' });
-      stream.on('data', (c: Buffer) => fromCluster.inc(c.length));
-      const write = stream.write.bind(stream);
-      stream.write = ((chunk: Buffer | string, ...rest: unknown[]) => {
-        toCluster.inc(typeof chunk === 'string' ? Buffer.byteLength(chunk) : chunk.length);
-        return (write as (...a: unknown[]) => boolean)(chunk, ...rest);
-      }) as typeof stream.write;
+      this.log.debug({ cluster, agent: conn.agent, stream: stream.id, target }, 'tunnel stream opened');
       return stream;
     } catch (err) {
       const code = err instanceof TetherError ? err.code : 'TETHER_DIAL_FAILED';
@@ -303,6 +302,18 @@ export class ProxyServer {
     } finally {
       this.pendingDials--;
     }
+  }
+
+  private tunnelBytes(): TunnelBytes[] {
+    const totals = new Map<string, { fromCluster: number; toCluster: number }>();
+    for (const [cluster, b] of this.closedBytes) totals.set(cluster, { ...b });
+    for (const c of this.registry.all()) {
+      const t = totals.get(c.cluster) ?? { fromCluster: 0, toCluster: 0 };
+      t.fromCluster += c.socket.bytesRead;
+      t.toCluster += c.socket.bytesWritten;
+      totals.set(c.cluster, t);
+    }
+    return [...totals].map(([cluster, b]) => ({ cluster, ...b }));
   }
 
   /** Stops accepting agents, drains sessions (GOAWAY) for up to graceMs, then closes everything. */

@@ -121,6 +121,25 @@ describe('WebSocket transport', () => {
     await expectTunnelWorks('via-ws');
   });
 
+  it('verifies the proxy-server certificate against the WebSocket URL host (an IP-only certificate works)', async () => {
+    const ipOnly = await issueCertificate(pki.ca, {
+      commonName: 'proxy-server-ip',
+      usage: 'server',
+      ipAddresses: ['127.0.0.1'],
+    });
+    const s = await startServer(pki, {
+      tls: { certPem: ipOnly.certPem, keyPem: ipOnly.keyPem, clientCaPem: pki.ca.certPem },
+    });
+    cleanups.push(() => s.stop(100));
+    const a = await startAgent(pki, {
+      cluster: 'via-ws-ip',
+      servers: [`wss://127.0.0.1:${s.port}/tether.v1/tunnel`],
+      targetPort: echoPort,
+    });
+    cleanups.push(() => a.stop());
+    await s.waitForAgents('via-ws-ip', 1, 15_000);
+  });
+
   it('works over wss:// through squid too', async () => {
     const sq = await squid();
     await agentVia('via-ws-squid', {

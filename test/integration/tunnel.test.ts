@@ -180,3 +180,29 @@ describe('tunnel', () => {
     expect(agents.every((a) => !a.readiness().ok)).toBe(true);
   });
 });
+
+describe('tunnel streams handed to hub code', () => {
+  it('come back paused: bytes that arrive before the caller reads are kept, not dropped', async () => {
+    const { server, agents } = await setup();
+    const stream = await server.dial('cluster1', 'kube-apiserver:443');
+    stream.write('hello');
+    // Wait until the echo target has answered and the agent has sent the bytes back to the hub.
+    await pollUntil(
+      async () => {
+        const m = await agents[0]?.registry.getSingleMetricAsString('tether_agent_bytes_total');
+        return Number(/direction="from_target"} (\d+)/.exec(m ?? '')?.[1] ?? 0) >= 5;
+      },
+      { timeoutMs: 5000, description: 'the echo to travel back to the hub' },
+    );
+    expect(stream.readableFlowing).not.toBe(true);
+    const got = await new Promise<string>((resolve) =>
+      stream.once('data', (d: Buffer) => resolve(d.toString())),
+    );
+    expect(got).toBe('hello');
+    stream.destroy();
+    const bytes = await server.metrics.registry.getSingleMetricAsString('tether_proxy_bytes_total');
+    expect(Number(/cluster="cluster1",direction="to_cluster"} (\d+)/.exec(bytes)?.[1] ?? 0)).toBeGreaterThan(
+      5,
+    );
+  });
+});
