@@ -23,7 +23,7 @@ interface PatchableKubeConfig {
 }
 
 /** Distinct TLS/proxy settings kept at once; the least recently used is closed beyond this. */
-export const MAX_CACHED_DISPATCHERS = 64;
+export const MAX_CACHED_DISPATCHERS = 256;
 
 const cache = new Map<string, Dispatcher>();
 let proxyCa: string | undefined;

@@ -12,7 +12,7 @@ import {
   V1CertificateSigningRequestCondition,
 } from '@kubernetes/client-node';
 import { clusterNameLabel } from '../../api/index.ts';
-import { type Informer, isNotFound, ResourceClient, toApiError } from '../../kube/index.ts';
+import { type Informer, isConflict, isNotFound, ResourceClient, toApiError } from '../../kube/index.ts';
 import type { Logger } from '../../log.ts';
 import { clusterClient, patchCluster } from './context.ts';
 import { autoApprovalReason, checkClusterCsr, isCsrDecided } from './csr-policy.ts';
@@ -38,26 +38,39 @@ export async function approveCsr(
 ): Promise<boolean> {
   const api = kubeconfig.makeApiClient(CertificatesV1Api);
   const what = `approve ${certificateSigningRequestResource.kind} ${name}`;
-  try {
-    const csr = await api.readCertificateSigningRequest({ name });
-    const conditions = csr.status?.conditions ?? [];
-    if (conditions.some((c) => (c.type === 'Approved' || c.type === 'Denied') && c.status === 'True')) {
-      return false;
+  // A 409 means someone else (another approver, `tether accept`) changed the CSR between our read
+  // and write: read again, and leave it alone if it is decided now.
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await approveOnce(api, name, approval);
+    } catch (err) {
+      const apiErr = toApiError(err, what) ?? err;
+      if (isNotFound(apiErr)) return false;
+      if (isConflict(apiErr) && attempt < 3) continue;
+      throw apiErr;
     }
-    const approved = Object.assign(new V1CertificateSigningRequestCondition(), {
-      type: 'Approved',
-      status: 'True',
-      ...approval,
-      lastUpdateTime: new Date(),
-    });
-    csr.status = { ...csr.status, conditions: [...conditions, approved] };
-    await api.replaceCertificateSigningRequestApproval({ name, body: csr, fieldManager: hubFieldManager });
-    return true;
-  } catch (err) {
-    const apiErr = toApiError(err, what) ?? err;
-    if (isNotFound(apiErr)) return false;
-    throw apiErr;
   }
+}
+
+async function approveOnce(
+  api: CertificatesV1Api,
+  name: string,
+  approval: { reason: string; message: string },
+): Promise<boolean> {
+  const csr = await api.readCertificateSigningRequest({ name });
+  const conditions = csr.status?.conditions ?? [];
+  if (conditions.some((c) => (c.type === 'Approved' || c.type === 'Denied') && c.status === 'True')) {
+    return false;
+  }
+  const approved = Object.assign(new V1CertificateSigningRequestCondition(), {
+    type: 'Approved',
+    status: 'True',
+    ...approval,
+    lastUpdateTime: new Date(),
+  });
+  csr.status = { ...csr.status, conditions: [...conditions, approved] };
+  await api.replaceCertificateSigningRequestApproval({ name, body: csr, fieldManager: hubFieldManager });
+  return true;
 }
 
 export interface ClusterCsrApproverOptions {

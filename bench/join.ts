@@ -1,0 +1,938 @@
+// Join benchmark: N registration agents join one hub and turn Available, on real local control
+// planes (a hub and ONE managed cluster, no tunnel). Target: 100 agents in ≤ 60 s.
+//
+//   npm run bench -- join [--quick] [--scenarios=10x1,100x1,100x4] [--accept=loop|precreate]
+//                         [--timeout=SECONDS]
+//
+// A scenario "NxP" runs N agents spread over P child processes (in-process within each child). All
+// N agents use the one managed kube-apiserver as "their" cluster, each with its own agent namespace
+// (ocm-agent-<i>) and cluster name (bench-<i>), and each its own bootstrap kubeconfig file holding a
+// token of the hub's bootstrap ServiceAccount. Every scenario gets a fresh environment.
+//
+// The registration hub (startRegistrationHub only, no MSA controller, no leader election, bootstrap
+// user auto-approved) runs in a child process of its own, so its CPU is its own. Acceptance, by
+// default (--accept=loop), is what `tether accept` does: this process watches ManagedClusters and
+// calls approveClusterCsrs for each one that appears. --accept=precreate instead creates the N
+// ManagedClusters with hubAcceptsClient true before the agents start (the GitOps way); that prep is
+// inside the request counts but outside the timed window, and reported on its own.
+//
+// Measured from the first agent's start until every ManagedCluster shows ManagedClusterJoined True
+// and ManagedClusterConditionAvailable True: wall time (and per-cluster p50/max of each stage),
+// hub kube-apiserver requests (apiserver_request_total from /metrics, after − before, per cluster,
+// split by verb/resource and by client: agents, hub controllers, this process; the rest is the
+// KCM), managed kube-apiserver requests, CPU seconds of the agent processes, the hub controllers
+// and the control-plane processes, and RSS. Watches count when they end (apiserver metric rules).
+import { type ChildProcess, fork } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { loadavg, tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { KubeConfig, type RequestContext } from '@kubernetes/client-node';
+import { Agent, request } from 'undici';
+import {
+  clusterNameLabel,
+  type ManagedCluster,
+  ManagedClusterCondition,
+  managedClusterResource,
+} from '../src/api/index.ts';
+import { Informer, isConditionTrue, ResourceClient } from '../src/kube/index.ts';
+import { startEnvironment } from '../src/localenv/environment.ts';
+import type { ControlPlaneInfo } from '../src/localenv/types.ts';
+import { type RegistrationAgent, startRegistrationAgent } from '../src/registration/agent/index.ts';
+import {
+  BOOTSTRAP_USER,
+  bootstrapKubeconfigYaml,
+  createBootstrapToken,
+  ensureBootstrapIdentity,
+} from '../src/registration/bootstrap.ts';
+import { approveClusterCsrs, startRegistrationHub } from '../src/registration/hub/index.ts';
+import {
+  type CertificateSigningRequest,
+  certificateSigningRequestResource,
+} from '../src/registration/hub/resources.ts';
+import {
+  type BenchOptions,
+  flag,
+  gc,
+  percentile,
+  printTable,
+  round,
+  sleep,
+  withTimeout,
+} from './lib/stats.ts';
+
+const thisFile = fileURLToPath(import.meta.url);
+const ROLE_ENV = 'TETHER_BENCH_JOIN_ROLE';
+const CONFIG_ENV = 'TETHER_BENCH_JOIN_CONFIG';
+
+// ---------------------------------------------------------------------------------------------
+// Shared by every process: request counting and the child side of the IPC.
+
+/** Requests started, by server; watches (watch=true) apart. */
+interface RequestCounts {
+  hub: number;
+  hubWatches: number;
+  managed: number;
+  managedWatches: number;
+}
+
+/**
+ * Counts every client-node request of this process (watches included: all go through
+ * applySecurityAuthentication), split by target server. Agents build their own KubeConfigs, so the
+ * hook goes on the prototype.
+ */
+function countRequests(hubUrl: () => string): RequestCounts {
+  const counts: RequestCounts = { hub: 0, hubWatches: 0, managed: 0, managedWatches: 0 };
+  const authenticate = KubeConfig.prototype.applySecurityAuthentication;
+  KubeConfig.prototype.applySecurityAuthentication = async function (
+    this: KubeConfig,
+    context: RequestContext,
+  ) {
+    const url = context.getUrl();
+    const watch = /[?&]watch=true/.test(url);
+    if (url.startsWith(hubUrl())) counts[watch ? 'hubWatches' : 'hub']++;
+    else counts[watch ? 'managedWatches' : 'managed']++;
+    return authenticate.call(this, context);
+  };
+  return counts;
+}
+
+interface ProcStats {
+  at: number;
+  cpuMs: number;
+  rssMb: number;
+  heapMb: number;
+  requests: RequestCounts;
+}
+
+function procStats(counts: RequestCounts, collect: boolean): ProcStats {
+  const cpu = process.cpuUsage();
+  if (collect) gc();
+  const mem = process.memoryUsage();
+  return {
+    at: Date.now(),
+    cpuMs: (cpu.user + cpu.system) / 1000,
+    rssMb: mem.rss / 2 ** 20,
+    heapMb: mem.heapUsed / 2 ** 20,
+    requests: { ...counts },
+  };
+}
+
+type ChildOp = 'start' | 'stats' | 'stop';
+interface ChildCall {
+  id: number;
+  op: ChildOp;
+  arg?: unknown;
+}
+type ChildEvent = { event: 'ready' | 'creds' | 'joined'; at: number; cluster?: string };
+type ChildReply = { id: number; result?: unknown; error?: string } | ChildEvent;
+
+function serve(ops: Partial<Record<ChildOp, (arg: unknown) => Promise<unknown>>>): void {
+  process.on('message', (m: ChildCall) => {
+    const fn = ops[m.op];
+    const done = (reply: ChildReply) =>
+      process.send?.(reply, () => {
+        if (m.op === 'stop') process.exit(0);
+      });
+    if (!fn) {
+      done({ id: m.id, error: `unknown op ${m.op}` });
+      return;
+    }
+    fn(m.arg).then(
+      (result) => done({ id: m.id, result }),
+      (err: unknown) =>
+        done({ id: m.id, error: err instanceof Error ? (err.stack ?? err.message) : String(err) }),
+    );
+  });
+  process.on('disconnect', () => process.exit(0));
+  process.send?.({ event: 'ready', at: Date.now() } satisfies ChildEvent);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Child: the registration hub.
+
+interface HubChildConfig {
+  hubUrl: string;
+  hubKubeconfigPath: string;
+}
+
+async function hubChild(cfg: HubChildConfig): Promise<void> {
+  const counts = countRequests(() => cfg.hubUrl);
+  const kc = new KubeConfig();
+  kc.loadFromFile(cfg.hubKubeconfigPath);
+  const hub = await startRegistrationHub({
+    hubKubeConfig: kc,
+    autoApprovedCsrUsers: [BOOTSTRAP_USER],
+    leaderElection: false,
+  });
+  serve({
+    stats: async (collect) => procStats(counts, collect === true),
+    stop: () => hub.stop(),
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Child: a share of the agents, all in this one process.
+
+interface AgentSpec {
+  clusterName: string;
+  agentNamespace: string;
+  bootstrapKubeconfigPath: string;
+}
+
+interface AgentsChildConfig {
+  hubUrl: string;
+  managedKubeconfigPath: string;
+  agents: AgentSpec[];
+  timeoutMs: number;
+}
+
+async function agentsChild(cfg: AgentsChildConfig): Promise<void> {
+  const counts = countRequests(() => cfg.hubUrl);
+  const agents: RegistrationAgent[] = [];
+  const send = (e: ChildEvent) => process.send?.(e);
+  serve({
+    start: async () => {
+      for (const spec of cfg.agents) {
+        const managed = new KubeConfig();
+        managed.loadFromFile(cfg.managedKubeconfigPath);
+        const agent = await startRegistrationAgent({
+          clusterName: spec.clusterName,
+          agentName: 'agent',
+          managedKubeConfig: managed,
+          bootstrapKubeconfigPath: spec.bootstrapKubeconfigPath,
+          agentNamespace: spec.agentNamespace,
+        });
+        agents.push(agent);
+        const cluster = spec.clusterName;
+        agent.waitForHubKubeConfig(cfg.timeoutMs).then(
+          () => send({ event: 'creds', cluster, at: Date.now() }),
+          () => {},
+        );
+        agent.joined(cfg.timeoutMs).then(
+          () => send({ event: 'joined', cluster, at: Date.now() }),
+          () => {},
+        );
+      }
+      return Date.now();
+    },
+    stats: async (collect) => procStats(counts, collect === true),
+    stop: async () => {
+      const t = Date.now();
+      await Promise.all(agents.map((a) => a.stop()));
+      return Date.now() - t;
+    },
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Parent side.
+
+/** Counts child log lines (pino JSON) by level and message; keeps the last lines for errors. */
+class LogTally {
+  /** "who level: msg" → count and the first line's error text */
+  readonly kinds = new Map<string, { count: number; sample: string }>();
+  readonly tail: string[] = [];
+
+  add(who: string, line: string): void {
+    if (!line.trim()) return;
+    this.tail.push(line);
+    if (this.tail.length > 20) this.tail.shift();
+    let key = `${who} ${line.slice(0, 120)}`;
+    let sample = '';
+    try {
+      const j = JSON.parse(line) as { level?: number; msg?: string; err?: unknown; problem?: unknown };
+      if (j.level !== undefined && j.level < 40) return;
+      key = `${who} ${j.level === 40 ? 'warn' : 'error'}: ${j.msg ?? ''}`;
+      sample = String(j.err ?? j.problem ?? '').slice(0, 160);
+    } catch {}
+    const kind = this.kinds.get(key) ?? { count: 0, sample };
+    kind.count++;
+    this.kinds.set(key, kind);
+  }
+
+  /** Most frequent first. */
+  top(limit: number): Array<{ what: string; count: number; sample: string }> {
+    return [...this.kinds]
+      .map(([what, k]) => ({ what, ...k }))
+      .sort((a, b) => b.count - a.count)
+      .slice(0, limit);
+  }
+}
+
+class Child {
+  private readonly proc: ChildProcess;
+  readonly name: string;
+  private nextId = 1;
+  private readonly pending = new Map<number, { resolve: (v: unknown) => void; reject: (e: Error) => void }>();
+  readonly ready: Promise<void>;
+  readonly exited: Promise<void>;
+  onEvent: (e: ChildEvent) => void = () => {};
+
+  constructor(
+    name: string,
+    role: 'hub' | 'agents',
+    config: HubChildConfig | AgentsChildConfig,
+    logs: LogTally,
+  ) {
+    this.name = name;
+    this.proc = fork(thisFile, [name], {
+      execArgv: ['--expose-gc'],
+      stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
+      env: {
+        ...process.env,
+        TETHER_LOG_LEVEL: process.env.TETHER_LOG_LEVEL ?? 'warn',
+        [ROLE_ENV]: role,
+        [CONFIG_ENV]: JSON.stringify(config),
+      },
+    });
+    for (const stream of [this.proc.stdout, this.proc.stderr]) {
+      if (stream) createInterface({ input: stream }).on('line', (l) => logs.add(role, l));
+    }
+    this.exited = new Promise((r) => this.proc.once('exit', () => r()));
+    let markReady: () => void = () => {};
+    this.ready = new Promise<void>((resolve, reject) => {
+      markReady = resolve;
+      this.proc.once('exit', (code, signal) => {
+        const err = new Error(
+          `${name} exited (code ${code}, signal ${signal}); last output:\n${logs.tail.join('\n')}`,
+        );
+        reject(err);
+        for (const p of this.pending.values()) p.reject(err);
+        this.pending.clear();
+      });
+    });
+    this.ready.catch(() => {});
+    this.proc.on('message', (m: ChildReply) => {
+      if ('event' in m) {
+        if (m.event === 'ready') markReady();
+        else this.onEvent(m);
+        return;
+      }
+      const p = this.pending.get(m.id);
+      if (!p) return;
+      this.pending.delete(m.id);
+      if (m.error !== undefined) p.reject(new Error(`${name}: ${m.error}`));
+      else p.resolve(m.result);
+    });
+  }
+
+  async call<T>(op: ChildOp, arg?: unknown): Promise<T> {
+    await this.ready;
+    const id = this.nextId++;
+    return new Promise<T>((resolve, reject) => {
+      this.pending.set(id, { resolve: resolve as (v: unknown) => void, reject });
+      this.proc.send({ id, op, arg } satisfies ChildCall);
+    });
+  }
+
+  /** Asks the child to stop (its answer, if any), then makes sure it is gone. */
+  async stop(timeoutMs = 30_000): Promise<unknown> {
+    if (this.proc.exitCode !== null || this.proc.signalCode !== null) return undefined;
+    const answer = await withTimeout(this.call('stop'), timeoutMs, `stopping ${this.name}`).catch(
+      () => undefined,
+    );
+    const killer = setTimeout(() => this.proc.kill('SIGKILL'), 5000);
+    await this.exited;
+    clearTimeout(killer);
+    return answer;
+  }
+}
+
+/** apiserver_request_total by "VERB resource[/sub] code". */
+type RequestTotals = Map<string, number>;
+
+async function scrapeRequests(cp: ControlPlaneInfo): Promise<RequestTotals> {
+  const pki = dirname(cp.caCertPath);
+  const dispatcher = new Agent({
+    connect: {
+      ca: readFileSync(cp.caCertPath, 'utf8'),
+      cert: readFileSync(join(pki, 'admin.crt'), 'utf8'),
+      key: readFileSync(join(pki, 'admin.key'), 'utf8'),
+      servername: 'localhost',
+    },
+  });
+  try {
+    const res = await request(`${cp.apiserverUrl}/metrics`, { dispatcher });
+    const text = await res.body.text();
+    if (res.statusCode !== 200) throw new Error(`GET ${cp.name} /metrics: ${res.statusCode}`);
+    const totals: RequestTotals = new Map();
+    for (const line of text.split('\n')) {
+      if (!line.startsWith('apiserver_request_total{')) continue;
+      const close = line.lastIndexOf('}');
+      const labels: Record<string, string> = {};
+      for (const m of line.slice(0, close).matchAll(/(\w+)="([^"]*)"/g)) labels[m[1] ?? ''] = m[2] ?? '';
+      const value = Number(line.slice(close + 1).trim());
+      const resource =
+        (labels.resource || '(non-resource)') + (labels.subresource ? `/${labels.subresource}` : '');
+      const key = `${labels.verb} ${resource} ${labels.code}`;
+      totals.set(key, (totals.get(key) ?? 0) + value);
+    }
+    return totals;
+  } finally {
+    await dispatcher.close();
+  }
+}
+
+function diffTotals(before: RequestTotals, after: RequestTotals): RequestTotals {
+  const out: RequestTotals = new Map();
+  for (const [k, v] of after) {
+    const d = v - (before.get(k) ?? 0);
+    if (d > 0) out.set(k, d);
+  }
+  return out;
+}
+
+function sumTotals(t: RequestTotals): number {
+  let s = 0;
+  for (const v of t.values()) s += v;
+  return s;
+}
+
+/** Sum by "VERB resource" (codes merged), largest first. */
+function byVerbResource(t: RequestTotals): Array<[string, number]> {
+  const m = new Map<string, number>();
+  for (const [k, v] of t) {
+    const key = k.slice(0, k.lastIndexOf(' '));
+    m.set(key, (m.get(key) ?? 0) + v);
+  }
+  return [...m].sort((a, b) => b[1] - a[1]);
+}
+
+/** Requests answered with an error status, by code. */
+function errorCodes(t: RequestTotals): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const [k, v] of t) {
+    const code = k.slice(k.lastIndexOf(' ') + 1);
+    if (Number(code) >= 400) out[code] = (out[code] ?? 0) + v;
+  }
+  return out;
+}
+
+/** CPU seconds (user + system) of a process so far, from /proc; 0 when it is gone. */
+function processCpuSeconds(pid: number): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100; // USER_HZ is 100 on Linux
+  } catch {
+    return 0;
+  }
+}
+
+function processName(pid: number): string {
+  try {
+    return readFileSync(`/proc/${pid}/comm`, 'utf8').trim();
+  } catch {
+    return `pid${pid}`;
+  }
+}
+
+/** "hub etcd" → pid, for the control-plane processes of the environment. */
+function controlPlanePids(cps: ControlPlaneInfo[]): Array<[string, number]> {
+  const out: Array<[string, number]> = [];
+  for (const cp of cps) {
+    const pids = (cp as ControlPlaneInfo & { pids?: number[] }).pids ?? [];
+    for (const pid of pids) {
+      const comm = processName(pid).replace('kube-controller', 'kcm').replace('kube-apiserver', 'apiserver');
+      out.push([`${cp.name} ${comm}`, pid]);
+    }
+  }
+  return out;
+}
+
+/** Run `task` over `items` with at most `limit` in flight. */
+async function inParallel<T>(items: readonly T[], limit: number, task: (item: T) => Promise<unknown>) {
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) await task(items[next++] as T);
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+}
+
+/** This process's own requests (watchers, accept loop, pre-creation), installed once. */
+let parentHubUrl = '';
+let parentCountsInstalled: RequestCounts | undefined;
+const parentCountsOf = () => {
+  parentCountsInstalled ??= countRequests(() => parentHubUrl);
+  return parentCountsInstalled;
+};
+
+interface Scenario {
+  agents: number;
+  procs: number;
+}
+
+type Accept = 'loop' | 'precreate';
+
+/** Per cluster, ms since the epoch at which each stage was first seen. */
+interface Timeline {
+  created?: number;
+  /** spec.hubAcceptsClient true seen (the accept loop's, or pre-created) */
+  acceptSet?: number;
+  /** HubAcceptedManagedCluster True (the hub's accept reconcile done) */
+  accepted?: number;
+  csrCreated?: number;
+  csrApproved?: number;
+  csrIssued?: number;
+  creds?: number;
+  joined?: number;
+  available?: number;
+  done?: number;
+}
+const stages: Array<keyof Timeline> = [
+  'created',
+  'acceptSet',
+  'accepted',
+  'csrCreated',
+  'csrApproved',
+  'csrIssued',
+  'creds',
+  'joined',
+  'available',
+  'done',
+];
+
+interface ScenarioResult {
+  json: Record<string, unknown>;
+  phases: Record<string, { p50: number; max: number; n: number }>;
+  topRequests: Array<[string, number]>;
+  warnings: Array<{ what: string; count: number; sample: string }>;
+}
+
+async function runScenario(
+  s: Scenario,
+  accept: Accept,
+  timeoutMs: number,
+  quick: boolean,
+  progress: (msg: string) => void,
+): Promise<ScenarioResult> {
+  const n = s.agents;
+  const dir = mkdtempSync(join(tmpdir(), 'tether-bench-join-'));
+  const children: Child[] = [];
+  let hubChildProc: Child | undefined;
+  const informers: Array<Informer<ManagedCluster> | Informer<CertificateSigningRequest>> = [];
+  let stopAccepting = false;
+  progress(`[${n}x${s.procs}] starting hub + cluster1 control planes`);
+  const env = await startEnvironment({ clusters: 1, dir, tunnel: false, progress: () => {} }).catch(
+    (err: unknown) => {
+      rmSync(dir, { recursive: true, force: true });
+      throw err;
+    },
+  );
+  try {
+    const cluster1 = env.clusters[0];
+    if (!cluster1) throw new Error('no cluster1');
+    const hubUrl = env.hub.apiserverUrl;
+    parentHubUrl = hubUrl;
+    const counts = parentCountsOf();
+    const hubKc = new KubeConfig();
+    hubKc.loadFromFile(env.hub.kubeconfigPath);
+    await ensureBootstrapIdentity(hubKc);
+    const { token } = await createBootstrapToken(hubKc, 3600);
+    const yaml = bootstrapKubeconfigYaml({
+      hubApiserver: hubUrl,
+      hubCaPem: readFileSync(env.hub.caCertPath, 'utf8'),
+      token,
+    });
+    mkdirSync(join(dir, 'bootstrap'));
+    const specs: AgentSpec[] = Array.from({ length: n }, (_, i) => {
+      const path = join(dir, 'bootstrap', `bench-${i}.kubeconfig`);
+      writeFileSync(path, yaml, { mode: 0o600 });
+      return { clusterName: `bench-${i}`, agentNamespace: `ocm-agent-${i}`, bootstrapKubeconfigPath: path };
+    });
+    const names = new Set(specs.map((x) => x.clusterName));
+
+    const logs = new LogTally();
+    const hubChild = new Child(
+      'registration-hub',
+      'hub',
+      { hubUrl, hubKubeconfigPath: env.hub.kubeconfigPath },
+      logs,
+    );
+    hubChildProc = hubChild;
+    await hubChild.ready;
+
+    // Stage watchers (this process, admin): ManagedClusters and CSRs.
+    const timelines = new Map<string, Timeline>();
+    const tl = (name: string) => {
+      const t = timelines.get(name) ?? {};
+      timelines.set(name, t);
+      return t;
+    };
+    let doneCount = 0;
+    let allDone: () => void = () => {};
+    const allDonePromise = new Promise<void>((r) => {
+      allDone = r;
+    });
+    const accepting = new Set<string>();
+    /** approveClusterCsrs failures (retried), by message */
+    const acceptErrors = new Map<string, number>();
+    const acceptQueue: string[] = [];
+    let acceptWorkers = 0;
+    const acceptOne = async (name: string): Promise<void> => {
+      while (!stopAccepting) {
+        try {
+          if ((await approveClusterCsrs(hubKc, name)).accepted) return;
+        } catch (err) {
+          const what = err instanceof Error ? err.message.slice(0, 100) : String(err);
+          acceptErrors.set(what, (acceptErrors.get(what) ?? 0) + 1);
+        }
+        await sleep(250);
+      }
+    };
+    const pumpAccept = () => {
+      while (acceptWorkers < 8 && acceptQueue.length > 0) {
+        const name = acceptQueue.shift() as string;
+        acceptWorkers++;
+        void acceptOne(name).finally(() => {
+          acceptWorkers--;
+          pumpAccept();
+        });
+      }
+    };
+    const onCluster = (mc: ManagedCluster) => {
+      const name = mc.metadata.name ?? '';
+      if (!names.has(name)) return;
+      const now = Date.now();
+      const t = tl(name);
+      t.created ??= now;
+      if (mc.spec?.hubAcceptsClient === true) t.acceptSet ??= now;
+      const conditions = mc.status?.conditions;
+      if (isConditionTrue(conditions, ManagedClusterCondition.HubAccepted)) t.accepted ??= now;
+      const joined = isConditionTrue(conditions, ManagedClusterCondition.Joined);
+      const available = isConditionTrue(conditions, ManagedClusterCondition.Available);
+      if (joined) t.joined ??= now;
+      if (available) t.available ??= now;
+      if (joined && available && t.done === undefined) {
+        t.done = now;
+        if (++doneCount === n) allDone();
+      }
+      if (accept === 'loop' && mc.spec?.hubAcceptsClient !== true && !accepting.has(name)) {
+        accepting.add(name);
+        acceptQueue.push(name);
+        pumpAccept();
+      }
+    };
+    const clusterInformer = new Informer<ManagedCluster>(
+      new ResourceClient<ManagedCluster>(hubKc, managedClusterResource),
+      { name: 'bench-managedclusters' },
+    );
+    clusterInformer.addHandlers({ add: onCluster, update: (_o, mc) => onCluster(mc) });
+    const onCsr = (csr: CertificateSigningRequest) => {
+      const name = csr.metadata?.labels?.[clusterNameLabel] ?? '';
+      if (!names.has(name)) return;
+      const now = Date.now();
+      const t = tl(name);
+      t.csrCreated ??= now;
+      const conditions = csr.status?.conditions ?? [];
+      if (conditions.some((c) => c.type === 'Approved' && c.status === 'True')) t.csrApproved ??= now;
+      if (csr.status?.certificate) t.csrIssued ??= now;
+    };
+    const csrInformer = new Informer<CertificateSigningRequest>(
+      new ResourceClient<CertificateSigningRequest>(hubKc, certificateSigningRequestResource),
+      { name: 'bench-csrs', labelSelector: clusterNameLabel },
+    );
+    csrInformer.addHandlers({ add: onCsr, update: (_o, csr) => onCsr(csr) });
+    informers.push(clusterInformer, csrInformer);
+    clusterInformer.start();
+    csrInformer.start();
+    await clusterInformer.waitForSync(30_000);
+    await csrInformer.waitForSync(30_000);
+
+    // Agent processes: booted (modules loaded) before the clock starts.
+    for (let p = 0; p < s.procs; p++) {
+      const share = specs.filter((_, i) => i % s.procs === p);
+      if (share.length === 0) continue;
+      const child = new Child(
+        `agents-${p}`,
+        'agents',
+        { hubUrl, managedKubeconfigPath: cluster1.kubeconfigPath, agents: share, timeoutMs },
+        logs,
+      );
+      child.onEvent = (e) => {
+        if (!e.cluster) return;
+        const t = tl(e.cluster);
+        if (e.event === 'creds') t.creds ??= e.at;
+      };
+      children.push(child);
+    }
+    await Promise.all(children.map((c) => c.ready));
+    await sleep(1000); // let the hub's first lists and the informers settle
+
+    const cpPids = controlPlanePids([env.hub, cluster1]);
+    const cpCpu0 = cpPids.map(([, pid]) => processCpuSeconds(pid));
+    const hubBefore = await scrapeRequests(env.hub);
+    const managedBefore = await scrapeRequests(cluster1);
+    const hubCtl0 = await hubChild.call<ProcStats>('stats');
+    const agents0 = await Promise.all(children.map((c) => c.call<ProcStats>('stats', true)));
+    const bench0 = { ...counts };
+
+    let prepSeconds: number | undefined;
+    if (accept === 'precreate') {
+      progress(`[${n}x${s.procs}] pre-creating ${n} accepted ManagedClusters`);
+      const prepStart = Date.now();
+      const clusters = new ResourceClient<ManagedCluster>(hubKc, managedClusterResource);
+      await inParallel(specs, 16, (spec) =>
+        clusters.create({
+          metadata: { name: spec.clusterName },
+          spec: { hubAcceptsClient: true, leaseDurationSeconds: 60 },
+        }),
+      );
+      const deadline = Date.now() + timeoutMs;
+      while ([...names].some((name) => timelines.get(name)?.accepted === undefined)) {
+        if (Date.now() > deadline) throw new Error('pre-created clusters were not accepted in time');
+        await sleep(100);
+      }
+      prepSeconds = (Date.now() - prepStart) / 1000;
+    }
+
+    progress(`[${n}x${s.procs}] starting ${n} agents in ${children.length} process(es)`);
+    const t0 = Date.now();
+    const startedAt = await Promise.all(children.map((c) => c.call<number>('start')));
+    const startSpreadMs = Math.max(...startedAt) - t0;
+    const ticker = setInterval(() => {
+      progress(
+        `[${n}x${s.procs}] ${doneCount}/${n} Joined+Available after ${((Date.now() - t0) / 1000).toFixed(0)} s`,
+      );
+    }, 10_000);
+    let timer: NodeJS.Timeout | undefined;
+    const complete = await Promise.race([
+      allDonePromise.then(() => true),
+      new Promise<boolean>((r) => {
+        timer = setTimeout(() => r(false), timeoutMs);
+      }),
+    ]);
+    clearTimeout(timer);
+    clearInterval(ticker);
+    const tEnd = Date.now();
+    const wallSeconds =
+      ((complete ? Math.max(...[...timelines.values()].map((t) => t.done ?? 0)) : tEnd) - t0) / 1000;
+
+    const agents1 = await Promise.all(children.map((c) => c.call<ProcStats>('stats', true)));
+    const hubCtl1 = await hubChild.call<ProcStats>('stats', true);
+    const bench1 = { ...counts };
+    const hubAfter = await scrapeRequests(env.hub);
+    const managedAfter = await scrapeRequests(cluster1);
+    const cpCpu1 = cpPids.map(([, pid]) => processCpuSeconds(pid));
+    progress(`[${n}x${s.procs}] ${complete ? 'all' : `only ${doneCount}/${n}`} done; stopping agents`);
+    stopAccepting = true;
+    const stopMs = await Promise.all(children.map((c) => c.stop()));
+
+    const hubDiff = diffTotals(hubBefore, hubAfter);
+    const managedDiff = diffTotals(managedBefore, managedAfter);
+    const hubTotal = sumTotals(hubDiff);
+    const managedTotal = sumTotals(managedDiff);
+    const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
+    const agentsDelta = (k: keyof RequestCounts) =>
+      sum(agents1.map((a, i) => a.requests[k] - (agents0[i]?.requests[k] ?? 0)));
+    const agentHub = agentsDelta('hub');
+    const hubCtlRequests = hubCtl1.requests.hub - hubCtl0.requests.hub;
+    const benchRequests = bench1.hub - bench0.hub;
+    // Watches: the apiserver counts one when it ends, the clients when it starts; compare the rest.
+    const watchesOf = (t: RequestTotals) =>
+      sumTotals(new Map([...t].filter(([k]) => k.startsWith('WATCH '))));
+    const hubWatches = watchesOf(hubDiff);
+    const agentCpu = sum(agents1.map((a, i) => a.cpuMs - (agents0[i]?.cpuMs ?? 0))) / 1000;
+    const rssAfter = sum(agents1.map((a) => a.rssMb));
+    const rssBefore = sum(agents0.map((a) => a.rssMb));
+    const cpCpu: Record<string, number> = {};
+    cpPids.forEach(([label], i) => {
+      cpCpu[label.replace(' ', '_')] = round((cpCpu1[i] ?? 0) - (cpCpu0[i] ?? 0), 2);
+    });
+    const seconds = (ms: number) => round(ms / 1000, 2);
+
+    const phases: ScenarioResult['phases'] = {};
+    for (const stage of stages) {
+      const xs = [...timelines.values()]
+        .map((t) => t[stage])
+        .filter((x): x is number => x !== undefined)
+        .map((x) => (x - t0) / 1000);
+      if (xs.length === 0) continue;
+      phases[stage] = { p50: round(percentile(xs, 50), 2), max: round(Math.max(...xs), 2), n: xs.length };
+    }
+    const per = (x: number) => round(x / n, 1);
+    const top = byVerbResource(hubDiff).slice(0, 5);
+    const warnings = logs.top(8);
+    const json = {
+      bench: 'join',
+      agents: n,
+      agent_processes: children.length,
+      accept,
+      complete,
+      done: doneCount,
+      all_available_s: round(wallSeconds, 2),
+      cluster_done_p50_s: phases.done?.p50,
+      agent_start_spread_s: seconds(startSpreadMs),
+      ...(prepSeconds !== undefined ? { precreate_prep_s: round(prepSeconds, 2) } : {}),
+      hub_requests: hubTotal,
+      hub_requests_per_cluster: per(hubTotal),
+      hub_watches_ended_per_cluster: per(hubWatches),
+      hub_watches_started_per_cluster: {
+        agents: per(agentsDelta('hubWatches')),
+        hub_controllers: per(hubCtl1.requests.hubWatches - hubCtl0.requests.hubWatches),
+        bench: per(bench1.hubWatches - bench0.hubWatches),
+      },
+      // requests other than watches, by client (KCM & co: what is left of the apiserver's count)
+      hub_requests_per_cluster_by_client: {
+        agents: per(agentHub),
+        hub_controllers: per(hubCtlRequests),
+        bench_watchers_and_accept: per(benchRequests),
+        other_kcm_etc: per(hubTotal - hubWatches - agentHub - hubCtlRequests - benchRequests),
+      },
+      hub_top_verb_resource_per_cluster: Object.fromEntries(top.map(([k, v]) => [k, per(v)])),
+      hub_error_codes: errorCodes(hubDiff),
+      managed_requests_per_cluster: per(managedTotal),
+      managed_requests_per_cluster_by_agents: per(agentsDelta('managed')),
+      managed_watches_started_per_cluster_by_agents: per(agentsDelta('managedWatches')),
+      agent_cpu_s: round(agentCpu, 2),
+      agent_cpu_ms_per_cluster: round((agentCpu * 1000) / n, 1),
+      agent_rss_mb: round(rssAfter, 1),
+      agent_rss_mb_per_cluster: round((rssAfter - rssBefore) / n, 2),
+      agent_heap_mb: round(sum(agents1.map((a) => a.heapMb)), 1),
+      hub_controllers_cpu_s: round((hubCtl1.cpuMs - hubCtl0.cpuMs) / 1000, 2),
+      hub_controllers_rss_mb: round(hubCtl1.rssMb, 1),
+      control_plane_cpu_s: cpCpu,
+      agent_stop_s: seconds(Math.max(0, ...stopMs.map((x) => (typeof x === 'number' ? x : 0)))),
+      log_warnings: Object.fromEntries(warnings.map((w) => [w.what, w.count])),
+      accept_loop_errors: Object.fromEntries(acceptErrors),
+      target_s: 60,
+      quick,
+      loadavg: loadavg().map((x) => round(x, 2)),
+    };
+    return { json, phases, topRequests: top.map(([k, v]) => [k, per(v)]), warnings };
+  } finally {
+    stopAccepting = true;
+    const step = async (what: string, f: () => Promise<unknown>) => {
+      const t = Date.now();
+      await f();
+      if (process.env.TETHER_BENCH_JOIN_DEBUG) progress(`cleanup: ${what} ${Date.now() - t} ms`);
+    };
+    await step('agents', () => Promise.all(children.map((c) => c.stop())));
+    await step('hub', async () => hubChildProc?.stop());
+    await step('informers', () => Promise.all(informers.map((i) => i.stop())));
+    await step('env', () => env.stop());
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+function parseScenarios(text: string): Scenario[] {
+  return text.split(',').map((part) => {
+    const m = /^(\d+)(?:x(\d+))?$/.exec(part.trim());
+    if (!m) throw new Error(`--scenarios: "${part}" is not N or NxP`);
+    const agents = Number(m[1]);
+    const procs = Math.min(agents, Number(m[2] ?? 1));
+    if (!(agents > 0 && procs > 0)) throw new Error(`--scenarios: "${part}" needs N ≥ 1 and P ≥ 1`);
+    return { agents, procs };
+  });
+}
+
+export async function run(opts: BenchOptions): Promise<void> {
+  const scenarios = parseScenarios(
+    flag(opts.args, 'scenarios') || (opts.quick ? '10x1' : '10x1,100x1,100x4'),
+  );
+  const acceptFlag = flag(opts.args, 'accept') || 'loop';
+  if (acceptFlag !== 'loop' && acceptFlag !== 'precreate')
+    throw new Error('--accept must be loop or precreate');
+  const accept: Accept = acceptFlag;
+  const timeoutMs = Number(flag(opts.args, 'timeout') || 300) * 1000;
+  const tStart = Date.now();
+  const progress = (msg: string) =>
+    process.stderr.write(`[join ${((Date.now() - tStart) / 1000).toFixed(1)}s] ${msg}\n`);
+  progress(
+    `load average before: ${loadavg()
+      .map((x) => x.toFixed(2))
+      .join(' ')}`,
+  );
+  const results: ScenarioResult[] = [];
+  for (const s of scenarios) {
+    const r = await runScenario(s, accept, timeoutMs, opts.quick, progress);
+    console.log(JSON.stringify(r.json));
+    results.push(r);
+  }
+  if (process.env.TETHER_BENCH_JOIN_DEBUG) {
+    console.error('active:', process.getActiveResourcesInfo());
+    await sleep(100);
+    console.error('active:', process.getActiveResourcesInfo());
+  }
+
+  console.log('');
+  console.log(
+    `join benchmark (${opts.quick ? 'quick' : 'full'}, accept: ${accept}); target: 100 agents ≤ 60 s`,
+  );
+  const j = (r: ScenarioResult) =>
+    r.json as Record<string, unknown> & { hub_requests_per_cluster_by_client: Record<string, number> };
+  printTable(
+    [
+      'agents×procs',
+      'all Available s',
+      'p50 s',
+      'hub req/cluster',
+      'non-watch: agents/hub ctl/bench/rest',
+      'managed req/cluster',
+      'agent CPU s',
+      'agent RSS MB',
+      'hub ctl CPU s',
+      'hub apiserver CPU s',
+      'load 1m',
+    ],
+    results.map((r) => {
+      const x = j(r);
+      const c = x.hub_requests_per_cluster_by_client;
+      const cp = x.control_plane_cpu_s as Record<string, number>;
+      return [
+        `${x.agents}×${x.agent_processes}${x.complete ? '' : ` (only ${x.done} done)`}`,
+        String(x.all_available_s),
+        String(x.cluster_done_p50_s),
+        String(x.hub_requests_per_cluster),
+        `${c.agents}/${c.hub_controllers}/${c.bench_watchers_and_accept}/${c.other_kcm_etc}`,
+        String(x.managed_requests_per_cluster),
+        String(x.agent_cpu_s),
+        String(x.agent_rss_mb),
+        String(x.hub_controllers_cpu_s),
+        String(cp.hub_apiserver ?? '?'),
+        String((x.loadavg as number[])[0]),
+      ];
+    }),
+  );
+  console.log('');
+  console.log(
+    'stages: seconds after the first agent start when each cluster reached it (p50 / max; negative: before, pre-created)',
+  );
+  printTable(
+    ['agents×procs', ...stages],
+    results.map((r) => [
+      `${r.json.agents}×${r.json.agent_processes}`,
+      ...stages.map((st) => {
+        const p = r.phases[st];
+        return p ? `${p.p50} / ${p.max}` : '-';
+      }),
+    ]),
+  );
+  console.log('');
+  console.log('hub apiserver: top 5 verb/resource, requests per cluster; CPU s of control-plane processes');
+  for (const r of results) {
+    const cp = r.json.control_plane_cpu_s as Record<string, number>;
+    console.log(
+      `  ${r.json.agents}×${r.json.agent_processes}: ${r.topRequests.map(([k, v]) => `${k} ${v}`).join(', ')}`,
+    );
+    console.log(
+      `    CPU: ${Object.entries(cp)
+        .map(([k, v]) => `${k} ${v}`)
+        .join(', ')}`,
+    );
+    for (const w of r.warnings) {
+      console.log(`    ${w.count}× ${w.what}${w.sample ? ` (${w.sample})` : ''}`);
+    }
+  }
+}
+
+const role = process.env[ROLE_ENV];
+if (role && process.argv[1] === thisFile) {
+  const config = JSON.parse(process.env[CONFIG_ENV] ?? '{}') as HubChildConfig & AgentsChildConfig;
+  (role === 'hub' ? hubChild(config) : agentsChild(config)).catch((err: unknown) => {
+    console.error(err);
+    process.exit(1);
+  });
+}
