@@ -34,16 +34,19 @@ function keyOf(opts: DispatcherOptions): string {
   return h.digest('hex');
 }
 
+// HTTP/1.1 with keep-alive: undici 8 negotiates HTTP/2 with the apiserver by default, and its
+// HTTP/2 session idle timeout surfaces as an uncaught InformationalError ("socket idle timeout").
 function build(opts: DispatcherOptions): Dispatcher {
   if (opts.type === 'proxy') {
     return new ProxyAgent({
       uri: opts.uri ?? '',
       requestTls: opts.requestTls,
       connect: opts.connect,
+      allowH2: false,
       ...(proxyCa ? { proxyTls: { ca: proxyCa } } : {}),
     });
   }
-  return new Agent({ connect: opts.connect });
+  return new Agent({ connect: opts.connect, allowH2: false });
 }
 
 const proto = KubeConfig.prototype as unknown as PatchableKubeConfig;
