@@ -122,7 +122,9 @@ export async function startEnvironment(opts: EnvironmentOptions): Promise<Enviro
     }
     if (opts.tunnel !== false) {
       progress(
-        'starting squid, the proxy-server and a proxy-agent per cluster (agents dial out through squid)…',
+        opts.mode === 'full'
+          ? 'starting squid, the proxy-server, `tether hub`, and a `tether agent` per cluster that joins through squid…'
+          : 'starting squid, the proxy-server and a proxy-agent per cluster (agents dial out through squid)…',
       );
       tunnel = await startTunnelStack({ dir: stateDir, hub, clusters, mode: opts.mode ?? 'tunnel' });
       if (opts.mode === 'full') {
