@@ -1,10 +1,10 @@
 // `tether accept` and `tether get clusters`: the hub admin's side of joining.
 import type { Command } from 'commander';
 import { type ManagedCluster, ManagedClusterCondition, managedClusterResource } from '../api/index.ts';
-import { InvalidArgumentError, TetherError } from '../errors.ts';
-import { findCondition, loadKubeconfig, ResourceClient } from '../kube/index.ts';
+import { TetherError } from '../errors.ts';
+import { findCondition, ResourceClient } from '../kube/index.ts';
 import { approveClusterCsrs } from '../registration/hub/index.ts';
-import { clusterList } from './options.ts';
+import { clusterList, kubeconfigFlag } from './options.ts';
 import { formatTable } from './table.ts';
 
 export function registerClusterCommands(program: Command, get: Command): void {
@@ -15,9 +15,7 @@ export function registerClusterCommands(program: Command, get: Command): void {
     .requiredOption('--clusters <c1,c2>', 'comma-separated cluster names', clusterList)
     .option('--kubeconfig <path>', 'kubeconfig of the hub', process.env.KUBECONFIG)
     .action(async (opts: { clusters: string[]; kubeconfig?: string }) => {
-      if (!opts.kubeconfig)
-        throw new InvalidArgumentError('--kubeconfig (or KUBECONFIG) must name the hub kubeconfig');
-      const hub = loadKubeconfig(opts.kubeconfig, { proxyEnv: false });
+      const hub = kubeconfigFlag(opts.kubeconfig, 'hub');
       const clusters = new ResourceClient<ManagedCluster>(hub, managedClusterResource);
       for (const name of opts.clusters) {
         if (!(await clusters.get(name))) {
@@ -40,9 +38,7 @@ export function registerClusterCommands(program: Command, get: Command): void {
     .description('list managed clusters')
     .option('--kubeconfig <path>', 'kubeconfig of the hub', process.env.KUBECONFIG)
     .action(async (opts: { kubeconfig?: string }) => {
-      if (!opts.kubeconfig)
-        throw new InvalidArgumentError('--kubeconfig (or KUBECONFIG) must name the hub kubeconfig');
-      const hub = loadKubeconfig(opts.kubeconfig, { proxyEnv: false });
+      const hub = kubeconfigFlag(opts.kubeconfig, 'hub');
       const { items } = await new ResourceClient<ManagedCluster>(hub, managedClusterResource).list();
       const rows = items
         .sort((a, b) => (a.metadata?.name ?? '').localeCompare(b.metadata?.name ?? ''))

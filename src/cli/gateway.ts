@@ -12,11 +12,10 @@ import {
   registerGatewayApiService,
   startGateway,
 } from '../gateway/index.ts';
-import { loadKubeconfig } from '../kube/index.ts';
 import { logger } from '../log.ts';
 import { startOpsServer } from '../ops.ts';
 import { readPemFlag } from './files.ts';
-import { positiveInt } from './options.ts';
+import { kubeconfigFlag, positiveInt } from './options.ts';
 import { untilSignal } from './proxy.ts';
 
 interface GatewayFlags {
@@ -114,14 +113,12 @@ export function registerGatewayCommands(program: Command): void {
         .argParser(positiveInt('--ops-port', 65535)),
     )
     .action(async (flags: GatewayFlags) => {
-      if (!flags.kubeconfig)
-        throw new InvalidArgumentError('--kubeconfig (or KUBECONFIG) must name the hub kubeconfig');
       if (!flags.register && !(flags.tlsCertFile && flags.tlsKeyFile)) {
         throw new InvalidArgumentError(
           'give --tls-cert-file and --tls-key-file, or --register to generate a serving certificate',
         );
       }
-      const hub = loadKubeconfig(flags.kubeconfig, { proxyEnv: false });
+      const hub = kubeconfigFlag(flags.kubeconfig, 'hub');
       const log = logger('gateway', { replica: hostname() });
       const generated = flags.tlsCertFile
         ? undefined
@@ -181,12 +178,8 @@ export function registerGatewayCommands(program: Command): void {
     .requiredOption('--cluster <name>', 'managed cluster')
     .option('--kubeconfig <path>', 'kubeconfig of the hub', process.env.KUBECONFIG)
     .action((opts: { cluster: string; kubeconfig?: string }) => {
-      if (!opts.kubeconfig)
-        throw new InvalidArgumentError('--kubeconfig (or KUBECONFIG) must name the hub kubeconfig');
       if (!/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/.test(opts.cluster))
         throw new InvalidArgumentError(`--cluster must be a cluster name, got "${opts.cluster}"`);
-      process.stdout.write(
-        gatewayKubeconfig(loadKubeconfig(opts.kubeconfig, { proxyEnv: false }), opts.cluster),
-      );
+      process.stdout.write(gatewayKubeconfig(kubeconfigFlag(opts.kubeconfig, 'hub'), opts.cluster));
     });
 }

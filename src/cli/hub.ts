@@ -2,13 +2,12 @@
 // approval, lease watchdog, taints, cleanup) and the ManagedServiceAccount hub controller.
 import { type Command, Option } from 'commander';
 import { InvalidArgumentError } from '../errors.ts';
-import { loadKubeconfig } from '../kube/index.ts';
 import { logger } from '../log.ts';
 import { startOpsServer } from '../ops.ts';
 import { startRegistrationHub } from '../registration/hub/index.ts';
 import { startServiceAccountHub } from '../serviceaccount/index.ts';
 import { readPemFlag } from './files.ts';
-import { positiveInt } from './options.ts';
+import { kubeconfigFlag, positiveInt } from './options.ts';
 import { untilSignal } from './proxy.ts';
 
 interface HubFlags {
@@ -46,11 +45,9 @@ export function registerHubCommand(program: Command): void {
         .argParser(positiveInt('--ops-port', 65535)),
     )
     .action(async (flags: HubFlags) => {
-      if (!flags.kubeconfig)
-        throw new InvalidArgumentError('--kubeconfig (or KUBECONFIG) must name the hub kubeconfig');
       if (Boolean(flags.signerCert) !== Boolean(flags.signerKey))
         throw new InvalidArgumentError('--signer-cert and --signer-key go together');
-      const hub = loadKubeconfig(flags.kubeconfig, { proxyEnv: false });
+      const hub = kubeconfigFlag(flags.kubeconfig, 'hub');
       const log = logger('hub');
       const registration = await startRegistrationHub({
         hubKubeConfig: hub,

@@ -1,6 +1,9 @@
 // Parsers for command-line option values, each failing with a message that says what to fix.
+
+import type { KubeConfig } from '@kubernetes/client-node';
 import { InvalidArgumentError } from 'commander';
 import { InvalidArgumentError as TetherInvalidArgument } from '../errors.ts';
+import { loadKubeconfig } from '../kube/index.ts';
 
 export function positiveInt(name: string, max: number): (value: string) => number {
   return (value: string) => {
@@ -37,4 +40,10 @@ export function clusterList(value: string): string[] {
     .filter(Boolean);
   if (names.length === 0) throw new InvalidArgumentError('--clusters needs at least one cluster name');
   return names;
+}
+
+/** Loads the kubeconfig a `--kubeconfig` flag (or KUBECONFIG) names; `of` says whose it must be. */
+export function kubeconfigFlag(path: string | undefined, of: 'hub' | 'managed cluster'): KubeConfig {
+  if (!path) throw new TetherInvalidArgument(`--kubeconfig (or KUBECONFIG) must name the ${of} kubeconfig`);
+  return loadKubeconfig(path, { proxyEnv: false });
 }

@@ -1,8 +1,6 @@
 // `tether create|get|delete` for ManifestWorks and ManagedServiceAccounts (clusteradm's habits):
 // thin wrappers over the hub helpers in src/work/hub and src/serviceaccount/hub.
 import type { Command } from 'commander';
-import { InvalidArgumentError } from '../errors.ts';
-import { loadKubeconfig } from '../kube/index.ts';
 import { createManagedServiceAccount, listManagedServiceAccounts } from '../serviceaccount/index.ts';
 import {
   createManifestWork,
@@ -10,13 +8,8 @@ import {
   listManifestWorks,
   loadManifests,
 } from '../work/hub/index.ts';
-import { clusterList } from './options.ts';
+import { clusterList, kubeconfigFlag } from './options.ts';
 import { formatTable } from './table.ts';
-
-function hubKubeconfig(path: string | undefined) {
-  if (!path) throw new InvalidArgumentError('--kubeconfig (or KUBECONFIG) must name the hub kubeconfig');
-  return loadKubeconfig(path, { proxyEnv: false });
-}
 
 export function registerResourceCommands(create: Command, get: Command, del: Command): void {
   create
@@ -32,7 +25,7 @@ export function registerResourceCommands(create: Command, get: Command, del: Com
         opts: { file: string; clusters: string[]; overwrite: boolean; kubeconfig?: string },
       ) => {
         const manifests = loadManifests(opts.file);
-        const results = await createManifestWork(hubKubeconfig(opts.kubeconfig), {
+        const results = await createManifestWork(kubeconfigFlag(opts.kubeconfig, 'hub'), {
           name,
           clusters: opts.clusters,
           manifests,
@@ -52,7 +45,7 @@ export function registerResourceCommands(create: Command, get: Command, del: Com
     .option('--validity <duration>', 'token lifetime (Go duration, e.g. 24h; default 8640h0m0s)')
     .option('--kubeconfig <path>', 'kubeconfig of the hub', process.env.KUBECONFIG)
     .action(async (name: string, opts: { clusters: string[]; validity?: string; kubeconfig?: string }) => {
-      const results = await createManagedServiceAccount(hubKubeconfig(opts.kubeconfig), {
+      const results = await createManagedServiceAccount(kubeconfigFlag(opts.kubeconfig, 'hub'), {
         name,
         clusters: opts.clusters,
         validity: opts.validity,
@@ -73,7 +66,7 @@ export function registerResourceCommands(create: Command, get: Command, del: Com
     .requiredOption('--cluster <name>', 'managed cluster (its namespace on the hub)')
     .option('--kubeconfig <path>', 'kubeconfig of the hub', process.env.KUBECONFIG)
     .action(async (opts: { cluster: string; kubeconfig?: string }) => {
-      const rows = await listManifestWorks(hubKubeconfig(opts.kubeconfig), opts.cluster);
+      const rows = await listManifestWorks(kubeconfigFlag(opts.kubeconfig, 'hub'), opts.cluster);
       process.stdout.write(
         formatTable(
           ['NAME', 'APPLIED', 'AVAILABLE', 'AGE'],
@@ -88,7 +81,7 @@ export function registerResourceCommands(create: Command, get: Command, del: Com
     .option('--cluster <name>', 'only this cluster')
     .option('--kubeconfig <path>', 'kubeconfig of the hub', process.env.KUBECONFIG)
     .action(async (opts: { cluster?: string; kubeconfig?: string }) => {
-      const rows = await listManagedServiceAccounts(hubKubeconfig(opts.kubeconfig), {
+      const rows = await listManagedServiceAccounts(kubeconfigFlag(opts.kubeconfig, 'hub'), {
         cluster: opts.cluster,
       });
       process.stdout.write(
@@ -105,7 +98,7 @@ export function registerResourceCommands(create: Command, get: Command, del: Com
     .requiredOption('--clusters <c1,c2>', 'clusters', clusterList)
     .option('--kubeconfig <path>', 'kubeconfig of the hub', process.env.KUBECONFIG)
     .action(async (name: string, opts: { clusters: string[]; kubeconfig?: string }) => {
-      const results = await deleteManifestWork(hubKubeconfig(opts.kubeconfig), name, opts.clusters);
+      const results = await deleteManifestWork(kubeconfigFlag(opts.kubeconfig, 'hub'), name, opts.clusters);
       for (const r of results)
         process.stdout.write(`manifestwork ${r.cluster}/${name} ${r.deleted ? 'deleted' : 'not found'}\n`);
     });

@@ -4,18 +4,15 @@
 // all through the same OCM APIs a user would use. Writes `<dir>/<cluster>-gateway.kubeconfig`.
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import { addonAgentNamespace, type Manifest } from '../api/index.ts';
 import { defaultGatewayMsaName, gatewayKubeconfig } from '../gateway/index.ts';
 import { createManagedServiceAccount } from '../serviceaccount/index.ts';
 import { pollUntil } from '../wait.ts';
 import { createManifestWork } from '../work/hub/index.ts';
-import { freePort, SupervisedProcess } from './process.ts';
+import { freePort, SupervisedProcess, tetherBin } from './process.ts';
 import { waitReady } from './ready.ts';
 import type { ControlPlaneInfo, TunnelInfo } from './types.ts';
-
-const tetherBin = fileURLToPath(new URL('../../bin/tether.js', import.meta.url));
 
 /** What the gateway's ServiceAccount may do on each managed cluster (cluster-admin, as cluster-gateway's). */
 export function gatewayRbacManifests(serviceAccount: string, namespace: string): Manifest[] {

@@ -5,6 +5,10 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createWriteStream, existsSync, type WriteStream } from 'node:fs';
 import { createServer } from 'node:net';
+import { fileURLToPath } from 'node:url';
+
+/** The tether command of this checkout, for child processes (`process.execPath tetherBin …`). */
+export const tetherBin = fileURLToPath(new URL('../../bin/tether.js', import.meta.url));
 
 const setprivPath = ['/usr/bin/setpriv', '/bin/setpriv'].find((p) => existsSync(p));
 const TAIL_LINES = 40;

@@ -6,7 +6,6 @@
 
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { KubeConfig } from '@kubernetes/client-node';
 import { type ManagedCluster, ManagedClusterCondition, managedClusterResource } from '../api/index.ts';
 import { isConditionTrue, ResourceClient } from '../kube/index.ts';
@@ -19,11 +18,9 @@ import {
 } from '../registration/bootstrap.ts';
 import { approveClusterCsrs } from '../registration/hub/index.ts';
 import { pollUntil } from '../wait.ts';
-import { freePort, SupervisedProcess } from './process.ts';
+import { freePort, SupervisedProcess, tetherBin } from './process.ts';
 import { waitReady } from './ready.ts';
 import type { ControlPlaneInfo } from './types.ts';
-
-const tetherBin = fileURLToPath(new URL('../../bin/tether.js', import.meta.url));
 
 function kubeConfigOf(cp: ControlPlaneInfo): KubeConfig {
   const kc = new KubeConfig();

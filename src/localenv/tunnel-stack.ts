@@ -5,16 +5,13 @@
 // 'tunnel' mode, obtained through the CSR flow by `tether agent` in 'full' mode.
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { type CertificateAuthority, issueCertificate, loadCertificateAuthority } from '../pki/index.ts';
 import { agentSubject } from '../tunnel/identity.ts';
-import { freePort, SupervisedProcess } from './process.ts';
+import { freePort, SupervisedProcess, tetherBin } from './process.ts';
 import { waitReady } from './ready.ts';
 import { startRegisteredAgents } from './registered-agents.ts';
 import { type Squid, startSquid } from './squid.ts';
 import type { ControlPlaneInfo, TunnelInfo } from './types.ts';
-
-const tetherBin = fileURLToPath(new URL('../../bin/tether.js', import.meta.url));
 
 export interface TunnelStack extends TunnelInfo {
   squidUrl: string;

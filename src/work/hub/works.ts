@@ -11,6 +11,7 @@ import {
   manifestWorkResource,
 } from '../../api/index.ts';
 import { InvalidArgumentError, TetherError } from '../../errors.ts';
+import { formatAge } from '../../kube/human-duration.ts';
 import { findCondition, isAlreadyExists, isConflict, ResourceClient } from '../../kube/index.ts';
 
 export interface CreateManifestWorkOptions {
@@ -116,21 +117,7 @@ async function createOne(
   }
 }
 
-/** kubectl's age format: the largest unit, two units while it is short (e.g. 3m20s, 2d5h). */
-export function formatAge(ms: number): string {
-  const s = Math.max(0, Math.floor(ms / 1000));
-  if (s < 120) return `${s}s`;
-  const m = Math.floor(s / 60);
-  if (m < 10) return s % 60 ? `${m}m${s % 60}s` : `${m}m`;
-  if (m < 180) return `${m}m`;
-  const h = Math.floor(m / 60);
-  if (h < 8) return m % 60 ? `${h}h${m % 60}m` : `${h}h`;
-  if (h < 48) return `${h}h`;
-  const d = Math.floor(h / 24);
-  if (d < 8) return h % 24 ? `${d}d${h % 24}h` : `${d}d`;
-  if (d < 365 * 2) return `${d}d`;
-  return `${Math.floor(d / 365)}y`;
-}
+export { formatAge };
 
 /** The works in `cluster`'s namespace, by name, with their Applied / Available status. */
 export async function listManifestWorks(
