@@ -7,7 +7,11 @@ import { InvalidArgumentError } from '../errors.ts';
 import {
   connectFrontendDialer,
   defaultGatewayMsaName,
+  type GatewayIdentityMode,
+  gatewayIdentityModes,
   gatewayKubeconfig,
+  hubAdminsGroup,
+  hubIdentityPrefix,
   issueGatewayServingCertificate,
   registerGatewayApiService,
   startGateway,
@@ -32,7 +36,7 @@ interface GatewayFlags {
   connectCertFile: string;
   connectKeyFile: string;
   msaName: string;
-  impersonate: boolean;
+  identity: GatewayIdentityMode;
   opsPort: number;
 }
 
@@ -106,7 +110,18 @@ export function registerGatewayCommands(program: Command): void {
         'TETHER_MSA_NAME',
       ).default(defaultGatewayMsaName),
     )
-    .option('--impersonate', 'impersonate the hub caller on every managed cluster', false)
+    .addOption(
+      env(
+        '--identity <mode>',
+        'who acts on managed clusters: "impersonate" = the hub caller as user cluster:hub:<user>, groups ' +
+          'cluster:hub:<group> (the managed cluster\'s RBAC decides); "shared" = the gateway\'s own ' +
+          'ServiceAccount for every caller (hub RBAC on clustergateways/proxy is then the only check, and ' +
+          'whoever the hub lets through has all the rights of that account)',
+        'TETHER_GATEWAY_IDENTITY',
+      )
+        .choices(gatewayIdentityModes)
+        .default('impersonate'),
+    )
     .addOption(
       env('--ops-port <port>', '/healthz, /readyz, /metrics (0 = random)', 'TETHER_OPS_PORT')
         .default(8097)
@@ -145,7 +160,7 @@ export function registerGatewayCommands(program: Command): void {
         port: flags.port,
         tls,
         msaName: flags.msaName,
-        impersonate: flags.impersonate,
+        identityMode: flags.identity,
         log,
       });
       if (flags.register) {
@@ -177,9 +192,24 @@ export function registerGatewayCommands(program: Command): void {
     .description('print a kubeconfig that reaches a managed cluster through the hub gateway')
     .requiredOption('--cluster <name>', 'managed cluster')
     .option('--kubeconfig <path>', 'kubeconfig of the hub', process.env.KUBECONFIG)
+    .addHelpText('after', `\n${managedRbacHint('<cluster>')}`)
     .action((opts: { cluster: string; kubeconfig?: string }) => {
       if (!/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/.test(opts.cluster))
         throw new InvalidArgumentError(`--cluster must be a cluster name, got "${opts.cluster}"`);
       process.stdout.write(gatewayKubeconfig(kubeconfigFlag(opts.kubeconfig, 'hub'), opts.cluster));
+      // On stderr, so `tether kubeconfig … > c.kubeconfig` keeps the file clean.
+      process.stderr.write(`${managedRbacHint(opts.cluster)}\n`);
     });
+}
+
+/** What a hub user needs on a managed cluster to do anything through the gateway, and how to grant it. */
+export function managedRbacHint(cluster: string): string {
+  return [
+    `Through the gateway you act on ${cluster} as user "${hubIdentityPrefix}<your hub user>" in groups "${hubIdentityPrefix}<your hub groups>".`,
+    `Hub admins (group system:masters) are cluster-admin there (group ${hubAdminsGroup}, bound by tether up);`,
+    `anyone else needs RBAC on ${cluster} for that name, e.g. read-only for hub user alice:`,
+    `  kubectl create clusterrolebinding hub-alice-view --clusterrole=view --user=${hubIdentityPrefix}alice   # on ${cluster},`,
+    `  or delivered from the hub: tether create work hub-alice-view -f <that binding as YAML> --clusters ${cluster}`,
+    'The hub decides who may reach the cluster (clustergateways/proxy); the cluster decides what they may do there.',
+  ].join('\n');
 }

@@ -40,6 +40,24 @@ export function verbForMethod(method: string): string {
   }
 }
 
+// POSTs that only ask the managed apiserver a question about the caller (`kubectl auth whoami`,
+// `kubectl auth can-i`, `--list`): nothing is stored. Matched literally, so no other path (dot
+// segments, encodings, a trailing name) can pass for one.
+const selfSubjectReview =
+  /^\/apis\/(authentication\.k8s\.io\/v1(beta1|alpha1)?\/selfsubjectreviews|authorization\.k8s\.io\/v1(beta1)?\/(selfsubjectaccessreviews|selfsubjectrulesreviews))$/;
+
+/**
+ * The hub verb on `clustergateways/proxy` a proxied request needs. From the HTTP method, except:
+ * an Upgrade (exec, attach, port-forward over SPDY or WebSocket) needs `create` whatever its method,
+ * as the apiserver asks `create` on pods/exec for a WebSocket GET; a self-subject review POST is a
+ * read-only question and needs `get`.
+ */
+export function verbForProxyRequest(method: string, upstreamPath: string, upgrade: boolean): string {
+  if (upgrade) return 'create';
+  if (method.toUpperCase() === 'POST' && selfSubjectReview.test(upstreamPath)) return 'get';
+  return verbForMethod(method);
+}
+
 /** The apiserver's wording for a denial, so kubectl users see the familiar message. */
 export function forbiddenMessage(caller: Caller | undefined, access: AccessRequest): string {
   const who = caller ? `User "${caller.user}"` : 'the anonymous user';

@@ -8,6 +8,14 @@ export {
   unregisterGatewayApiService,
 } from './apiservice.ts';
 export { type ConnectFrontendDialerOptions, connectAuthority, connectFrontendDialer } from './dialers.ts';
+export {
+  type GatewayIdentityMode,
+  gatewayIdentityModes,
+  hubAdminsGroup,
+  hubIdentityPrefix,
+  managedClusterGroup,
+  managedClusterUser,
+} from './identity.ts';
 export { gatewayKubeconfig, gatewayServerUrl, kubeConfigForCluster } from './kubeconfig.ts';
 export {
   type LocalGateway,
@@ -16,7 +24,13 @@ export {
   startLocalGatewayForTunnel,
 } from './local.ts';
 export type { GatewayMetrics } from './metrics.ts';
-export { gatewayHubRbac, gatewayHubRules } from './rbac.ts';
+export {
+  gatewayHubRbac,
+  gatewayHubRules,
+  gatewayManagedClusterRbac,
+  gatewayManagedClusterRules,
+  hubUserManagedClusterRbac,
+} from './rbac.ts';
 export { type Gateway, type GatewayOptions, startGateway } from './server.ts';
 export type { Upstream } from './store.ts';
 export {

@@ -1,8 +1,8 @@
 // The `proxy` subresource: `/apis/cluster.core.oam.dev/v1alpha1/clustergateways/<c>/proxy/<path>`
 // becomes `<path>?<query>` on cluster <c>'s apiserver, any verb. The caller's Authorization,
 // Impersonate-* and identity headers never leave the gateway; the cluster's credential goes in
-// instead, plus Impersonate-User/-Group/-Extra-* of the hub caller when the gateway or the
-// ClusterGateway asks for impersonation. Responses stream through as bytes arrive (watch, logs -f):
+// instead, plus Impersonate-User/-Group of the hub caller under the `cluster:hub:` prefix
+// (identity.ts) unless the gateway runs in shared mode and the ClusterGateway does not ask for it. Responses stream through as bytes arrive (watch, logs -f):
 // no buffering and no deadline once headers are in. Upgrade requests (SPDY/3.1, WebSocket) get a
 // connection of their own: request head written raw, then bytes piped both ways with backpressure.
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -14,6 +14,7 @@ import { errorMessage } from '../errors.ts';
 import type { Logger } from '../log.ts';
 import type { Caller } from './front-proxy.ts';
 import type { HealthMonitor } from './health.ts';
+import { type GatewayIdentityMode, impersonationHeaders } from './identity.ts';
 import type { GatewayMetrics } from './metrics.ts';
 import { sendStatus, sendStatusOnSocket, statusForUpstreamError } from './status.ts';
 import type { Upstream } from './store.ts';
@@ -23,8 +24,8 @@ export interface ProxyContext {
   pools: UpstreamPools;
   health: HealthMonitor;
   metrics: GatewayMetrics;
-  /** impersonate the hub caller on every cluster (else only where the ClusterGateway asks) */
-  impersonate: boolean;
+  /** impersonate the (prefixed) hub caller on every cluster, or only where the ClusterGateway asks */
+  identityMode: GatewayIdentityMode;
   /** identity headers of the front proxy (stripped) */
   identity: { names: Set<string>; prefixes: string[] };
   log: Logger;
@@ -56,8 +57,8 @@ export function longRunningKind(method: string, path: string, query: URLSearchPa
 export function upstreamHeaders(
   incoming: Record<string, string[] | undefined>,
   up: Upstream,
-  caller: Caller | undefined,
-  ctx: Pick<ProxyContext, 'impersonate' | 'identity'>,
+  caller: Caller,
+  ctx: Pick<ProxyContext, 'identityMode' | 'identity'>,
   upgrade: boolean,
 ): Record<string, string | string[]> {
   const listedInConnection = new Set(
@@ -76,12 +77,8 @@ export function upstreamHeaders(
     out.upgrade = incoming.upgrade?.join(', ') ?? '';
   }
   Object.assign(out, credentialHeaders(up));
-  if (caller && (ctx.impersonate || up.impersonate)) {
-    out['impersonate-user'] = caller.user;
-    if (caller.groups.length > 0) out['impersonate-group'] = caller.groups;
-    for (const [key, values] of Object.entries(caller.extra)) {
-      out[`impersonate-extra-${encodeURIComponent(key).toLowerCase()}`] = values;
-    }
+  if (ctx.identityMode === 'impersonate' || up.impersonate) {
+    Object.assign(out, impersonationHeaders(caller));
   }
   return out;
 }
@@ -98,7 +95,7 @@ export async function proxyRequest(
   req: IncomingMessage,
   res: ServerResponse,
   up: Upstream,
-  caller: Caller | undefined,
+  caller: Caller,
   path: string,
   query: string,
 ): Promise<void> {
@@ -175,7 +172,7 @@ export async function proxyUpgrade(
   client: Duplex,
   head: Buffer,
   up: Upstream,
-  caller: Caller | undefined,
+  caller: Caller,
   path: string,
   query: string,
 ): Promise<void> {

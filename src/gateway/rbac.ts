@@ -1,8 +1,11 @@
-// What the gateway's own hub identity needs: read ManagedClusters and Secrets (MSA token Secrets in
-// cluster namespaces, credential Secrets), create SubjectAccessReviews, and read the front-proxy
-// ConfigMap through the built-in kube-system Role every aggregated apiserver is bound to. Callers of
-// the gateway need `clustergateways/proxy` (verbs as used) instead.
+// RBAC of the gateway on both sides. On the hub, its own identity needs: read ManagedClusters and
+// Secrets (MSA token Secrets in cluster namespaces, credential Secrets), create SubjectAccessReviews,
+// and read the front-proxy ConfigMap through the built-in kube-system Role every aggregated
+// apiserver is bound to. Callers of the gateway need `clustergateways/proxy` (verbs as used)
+// instead. On a managed cluster, its ServiceAccount needs only to impersonate (identity.ts), and hub
+// users get rights there by bindings to their prefixed names.
 import type { KubeObject } from '../kube/index.ts';
+import { type GatewayIdentityMode, hubAdminsGroup, managedClusterUser } from './identity.ts';
 
 export const gatewayHubRules = [
   {
@@ -50,4 +53,69 @@ export function gatewayHubRbac(
       subjects,
     } as KubeObject,
   ];
+}
+
+/**
+ * What the gateway's ServiceAccount needs on a managed cluster when it impersonates its callers
+ * (the default): to impersonate users and groups, nothing else. Names come prefixed (identity.ts),
+ * and extras are never impersonated, so no `userextras/*`, `uids` or `serviceaccounts`.
+ */
+export const gatewayManagedClusterRules = [
+  { apiGroups: [''], resources: ['users', 'groups'], verbs: ['impersonate'] },
+];
+
+/**
+ * The objects that let the gateway act on a managed cluster, to deliver there (e.g. by ManifestWork):
+ * - `impersonate`: a ClusterRole with gatewayManagedClusterRules bound to the gateway's
+ *   ServiceAccount, and (hubAdmins, default true) cluster-admin for the group
+ *   `cluster:hub:system:masters`, so the hub's admins stay admins there. Nobody else gets rights.
+ * - `shared`: cluster-admin for the gateway's ServiceAccount, so every caller the hub lets through is
+ *   cluster-admin on the managed cluster (cluster-gateway's default; opt in knowingly).
+ */
+export function gatewayManagedClusterRbac(
+  subject: { namespace: string; serviceAccount: string },
+  opts: { identityMode?: GatewayIdentityMode; hubAdmins?: boolean } = {},
+): KubeObject[] {
+  const subjects = [{ kind: 'ServiceAccount', name: subject.serviceAccount, namespace: subject.namespace }];
+  if (opts.identityMode === 'shared') {
+    return [clusterRoleBinding(`tether-gateway:${subject.serviceAccount}`, 'cluster-admin', subjects)];
+  }
+  const role = 'tether-gateway:impersonator';
+  const objects: KubeObject[] = [
+    {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'ClusterRole',
+      metadata: { name: role },
+      rules: gatewayManagedClusterRules,
+    } as KubeObject,
+    clusterRoleBinding(`${role}:${subject.serviceAccount}`, role, subjects),
+  ];
+  if (opts.hubAdmins !== false) {
+    objects.push(
+      clusterRoleBinding('tether-gateway:hub-admins', 'cluster-admin', [
+        { kind: 'Group', apiGroup: 'rbac.authorization.k8s.io', name: hubAdminsGroup },
+      ]),
+    );
+  }
+  return objects;
+}
+
+/**
+ * A ClusterRoleBinding on a managed cluster that gives hub user `hubUser` (as the gateway names it
+ * there, `cluster:hub:<hubUser>`) the ClusterRole `clusterRole`, e.g. `view`.
+ */
+export function hubUserManagedClusterRbac(hubUser: string, clusterRole: string, name?: string): KubeObject {
+  return clusterRoleBinding(name ?? `tether-gateway:hub-user:${hubUser}:${clusterRole}`, clusterRole, [
+    { kind: 'User', apiGroup: 'rbac.authorization.k8s.io', name: managedClusterUser(hubUser) },
+  ]);
+}
+
+function clusterRoleBinding(name: string, clusterRole: string, subjects: object[]): KubeObject {
+  return {
+    apiVersion: 'rbac.authorization.k8s.io/v1',
+    kind: 'ClusterRoleBinding',
+    metadata: { name },
+    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: clusterRole },
+    subjects,
+  } as KubeObject;
 }

@@ -14,7 +14,7 @@ import {
   type AccessRequest,
   forbiddenMessage,
   SubjectAccessReviewAuthorizer,
-  verbForMethod,
+  verbForProxyRequest,
 } from './authorizer.ts';
 import {
   apiGroupDocument,
@@ -32,6 +32,7 @@ import {
   type RequestHeaderConfig,
 } from './front-proxy.ts';
 import { HealthMonitor } from './health.ts';
+import type { GatewayIdentityMode } from './identity.ts';
 import { createGatewayMetrics, type GatewayMetrics } from './metrics.ts';
 import { type ProxyContext, proxyRequest, proxyUpgrade } from './proxy.ts';
 import {
@@ -61,8 +62,11 @@ export interface GatewayOptions {
   msaName?: string;
   /** namespace of cluster-gateway credential Secrets (default open-cluster-management-credentials) */
   credentialNamespace?: string;
-  /** impersonate the hub caller on every managed cluster (default: only where annotated) */
-  impersonate?: boolean;
+  /**
+   * who acts on managed clusters: `impersonate` (default) the hub caller as `cluster:hub:<user>`,
+   * `shared` the gateway's own credential (except where a ClusterGateway asks for impersonation)
+   */
+  identityMode?: GatewayIdentityMode;
   /** health probe period (default 10 s) */
   healthIntervalMs?: number;
   /** upstream connections per cluster (default 1024) */
@@ -177,7 +181,7 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     pools,
     health,
     metrics,
-    impersonate: opts.impersonate ?? false,
+    identityMode: opts.identityMode ?? 'impersonate',
     identity: identityHeaderNames(requestHeaders),
     log,
   };
@@ -256,12 +260,17 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     }
     const name = route.name;
     if (route.kind === 'proxy') {
-      const access: AccessRequest = { verb: verbForMethod(method), subresource: 'proxy', name };
-      const admitted = await admit(req, access, fail);
-      if (!admitted) return;
+      const rest = route.rest ?? '/';
+      const access: AccessRequest = {
+        verb: verbForProxyRequest(method, rest, false),
+        subresource: 'proxy',
+        name,
+      };
+      const caller = (await admit(req, access, fail))?.caller;
+      if (!caller) return;
       const up = store.upstream(name ?? '');
       if (!up) return fail(notFound(name ?? ''));
-      return proxyRequest(proxyCtx, req, res, up, admitted.caller, route.rest ?? '/', query);
+      return proxyRequest(proxyCtx, req, res, up, caller, rest, query);
     }
     if (method !== 'GET') return fail(kubeStatus(405, `${method} is not supported on clustergateways`));
     const verb = route.kind === 'health' ? 'get' : route.kind;
@@ -324,15 +333,15 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     if (route?.kind !== 'proxy')
       return fail(kubeStatus(400, `${path} cannot be upgraded; only clustergateways/<name>/proxy`));
     const access: AccessRequest = {
-      verb: verbForMethod(req.method ?? 'GET'),
+      verb: verbForProxyRequest(req.method ?? 'GET', route.rest ?? '/', true),
       subresource: 'proxy',
       name: route.name,
     };
-    const admitted = await admit(req, access, fail);
-    if (!admitted) return;
+    const caller = (await admit(req, access, fail))?.caller;
+    if (!caller) return;
     const up = store.upstream(route.name ?? '');
     if (!up) return fail(notFound(route.name ?? ''));
-    return proxyUpgrade(proxyCtx, req, socket, head, up, admitted.caller, route.rest ?? '/', query);
+    return proxyUpgrade(proxyCtx, req, socket, head, up, caller, route.rest ?? '/', query);
   };
 
   const sockets = new Set<Socket>();
@@ -380,7 +389,10 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     throw err;
   }
   const port = (listening.address() as AddressInfo).port;
-  log.info({ host: opts.host, port, clusters: store.names().length }, 'gateway serving');
+  log.info(
+    { host: opts.host, port, clusters: store.names().length, identityMode: proxyCtx.identityMode },
+    'gateway serving',
+  );
   return {
     port,
     registry: metrics.registry,

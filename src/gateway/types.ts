@@ -30,8 +30,9 @@ export const endpointTypeLabel = 'cluster.core.oam.dev/cluster-endpoint-type';
 
 /**
  * Annotation ("true") on a ManagedCluster or credential Secret, copied onto its ClusterGateway:
- * proxied requests then impersonate the hub caller (Impersonate-User / -Group) on the managed
- * cluster, so the managed cluster's RBAC decides instead of the gateway's service account alone.
+ * proxied requests impersonate the hub caller (`cluster:hub:<user>`, identity.ts) on that cluster
+ * even when the gateway runs in shared mode. It can only add impersonation, never remove it: the
+ * gateway's default already impersonates on every cluster.
  */
 export const impersonateAnnotation = 'cluster.core.oam.dev/impersonate';
 

@@ -1,12 +1,12 @@
 // The gateway part of `tether up`: `tether gateway --register` as its own process (dialling the
 // clusters through the proxy-server's CONNECT frontend), one ManagedServiceAccount `tether-gateway`
-// per cluster, and a ManifestWork per cluster that lets that ServiceAccount act on its cluster —
-// all through the same OCM APIs a user would use. Writes `<dir>/<cluster>-gateway.kubeconfig`.
+// per cluster, and a ManifestWork per cluster that lets that ServiceAccount impersonate hub callers
+// there and makes the hub's admins admins there — all through the same OCM APIs a user would use. Writes `<dir>/<cluster>-gateway.kubeconfig`.
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import { addonAgentNamespace, type Manifest } from '../api/index.ts';
-import { defaultGatewayMsaName, gatewayKubeconfig } from '../gateway/index.ts';
+import { defaultGatewayMsaName, gatewayKubeconfig, gatewayManagedClusterRbac } from '../gateway/index.ts';
 import { createManagedServiceAccount } from '../serviceaccount/index.ts';
 import { pollUntil } from '../wait.ts';
 import { createManifestWork } from '../work/hub/index.ts';
@@ -14,17 +14,14 @@ import { freePort, SupervisedProcess, tetherBin } from './process.ts';
 import { waitReady } from './ready.ts';
 import type { ControlPlaneInfo, TunnelInfo } from './types.ts';
 
-/** What the gateway's ServiceAccount may do on each managed cluster (cluster-admin, as cluster-gateway's). */
+/**
+ * What the gateway's ServiceAccount may do on each managed cluster: impersonate (it acts as the hub
+ * caller, `cluster:hub:<user>`), and the hub's admins (`cluster:hub:system:masters`) are
+ * cluster-admin there, so the hub admin kubeconfig works through the gateway as before. Nobody else
+ * gets rights on a managed cluster until its RBAC names them.
+ */
 export function gatewayRbacManifests(serviceAccount: string, namespace: string): Manifest[] {
-  return [
-    {
-      apiVersion: 'rbac.authorization.k8s.io/v1',
-      kind: 'ClusterRoleBinding',
-      metadata: { name: `tether-gateway:${serviceAccount}` },
-      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'cluster-admin' },
-      subjects: [{ kind: 'ServiceAccount', name: serviceAccount, namespace }],
-    } as Manifest,
-  ];
+  return gatewayManagedClusterRbac({ serviceAccount, namespace }) as Manifest[];
 }
 
 export async function startGatewayStack(opts: {

@@ -14,7 +14,7 @@ import { UpstreamPools } from '../../src/gateway/upstream.ts';
 import { ResourceClient } from '../../src/kube/index.ts';
 import { logger } from '../../src/log.ts';
 import { pollUntil } from '../../src/wait.ts';
-import { cluster1AdminToken, runFixtureCleanups } from '../gateway/fixtures.ts';
+import { cluster1GatewayToken, runFixtureCleanups } from '../gateway/fixtures.ts';
 import { testEnv } from './env.ts';
 import { adminKubeConfig, kubectl } from './helpers.ts';
 
@@ -93,7 +93,7 @@ describe('startLocalGatewayForTunnel', () => {
         namespace: 'cluster1',
         body: {
           metadata: { name: secretName, labels: { [managedServiceAccountLabel]: 'true' } },
-          stringData: { token: await cluster1AdminToken(secretName), 'ca.crt': caPem },
+          stringData: { token: await cluster1GatewayToken(secretName), 'ca.crt': caPem },
         },
       });
       await pollUntil(() => gateway.store.get('cluster1')?.status.healthy, {

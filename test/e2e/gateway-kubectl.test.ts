@@ -6,8 +6,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { pollUntil } from '../../src/wait.ts';
 import {
   cacheArgs,
-  cluster1AdminToken,
   cluster1Core,
+  cluster1GatewayToken,
   cluster1Target,
   env,
   type GatewayFixture,
@@ -22,7 +22,7 @@ let kc = '';
 
 beforeAll(async () => {
   f = await startGatewayFixture();
-  await f.addCluster({ name: cluster, ...cluster1Target() }, await cluster1AdminToken(cluster));
+  await f.addCluster({ name: cluster, ...cluster1Target() }, await cluster1GatewayToken(cluster));
   await cluster1Core.createNamespace({ body: { metadata: { name: onlyThere } } });
   kc = f.kubeconfigFor(cluster);
 });

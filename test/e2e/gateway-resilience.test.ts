@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { credentialTypeLabel, defaultCredentialNamespace } from '../../src/gateway/index.ts';
 import { pollUntil } from '../../src/wait.ts';
 import {
-  cluster1AdminToken,
+  cluster1GatewayToken,
   cluster1Target,
   type GatewayFixture,
   hubAdminTls,
@@ -60,7 +60,7 @@ async function constCluster(name: string, port: number): Promise<void> {
 
 beforeAll(async () => {
   f = await startGatewayFixture({ upstreamConnectTimeoutMs: 2000 });
-  await f.addCluster({ name: cluster, ...cluster1Target() }, await cluster1AdminToken(cluster));
+  await f.addCluster({ name: cluster, ...cluster1Target() }, await cluster1GatewayToken(cluster));
   silentServer = createServer((s) => {
     silentSockets.add(s);
     s.on('error', () => {});

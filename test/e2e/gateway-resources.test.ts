@@ -12,7 +12,7 @@ import {
 import { ResourceClient } from '../../src/kube/index.ts';
 import { pollUntil } from '../../src/wait.ts';
 import {
-  cluster1AdminToken,
+  cluster1GatewayToken,
   cluster1Target,
   direct,
   env,
@@ -29,7 +29,7 @@ const hub = env.hub.kubeconfigPath;
 
 beforeAll(async () => {
   f = await startGatewayFixture();
-  await f.addCluster({ name: cluster, ...cluster1Target() }, await cluster1AdminToken(cluster));
+  await f.addCluster({ name: cluster, ...cluster1Target() }, await cluster1GatewayToken(cluster));
 });
 afterAll(async () => {
   await f?.stop();

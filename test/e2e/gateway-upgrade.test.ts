@@ -1,18 +1,14 @@
 // Upgrades and header rewriting through hub → aggregator → gateway → cluster, against a stand-in
 // apiserver that echoes what it receives: WebSocket (v5.channel.k8s.io) and SPDY-style raw
 // upgrades move bytes both ways through the tunnel; the caller's identity headers never reach the
-// cluster, the cluster credential does; impersonation when the ManagedCluster asks for it; and
+// cluster, the cluster credential does; the hub caller is impersonated as cluster:hub:<user>; and
 // cluster-gateway's own credential Secrets (Const endpoint, token or X.509) are served as well.
 import { createHash, randomBytes } from 'node:crypto';
 import { request } from 'node:https';
 import { type TLSSocket, connect as tlsConnect } from 'node:tls';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import {
-  credentialTypeLabel,
-  defaultCredentialNamespace,
-  impersonateAnnotation,
-} from '../../src/gateway/index.ts';
+import { credentialTypeLabel, defaultCredentialNamespace } from '../../src/gateway/index.ts';
 import { issueCertificate } from '../../src/pki/index.ts';
 import { pollUntil } from '../../src/wait.ts';
 import {
@@ -54,7 +50,6 @@ beforeAll(async () => {
       caPem: upstream.caPem,
     },
     'tunnel-token',
-    { [impersonateAnnotation]: 'true' },
   );
   const endpoint = `https://127.0.0.1:${upstream.port}`;
   await credentialSecret(constToken, 'ServiceAccountToken', {
@@ -169,11 +164,11 @@ function echoBytes(socket: TLSSocket, payload: Buffer): Promise<string> {
 }
 
 describe('proxy headers and credentials', () => {
-  it('forwards path and query, strips the caller identity, adds the cluster token and impersonates when asked', async () => {
+  it('forwards path and query, strips the caller identity, adds the cluster token and impersonates cluster:hub:<caller>', async () => {
     const path = '/api/v1/namespaces/x/configmaps?dryRun=All&fieldManager=me&watch=false';
     const viaHub = await echo(tunnelled, path);
     expect(viaHub.url).toBe(path);
-    expect(viaHub.headers['impersonate-user']).toEqual(['tether-admin']);
+    expect(viaHub.headers['impersonate-user']).toEqual(['cluster:hub:tether-admin']);
     // Straight at the gateway with headers the hub would have consumed: none of them pass.
     const res = await direct(f, proxyPath(tunnelled, path), {
       frontProxy: true,
@@ -189,21 +184,24 @@ describe('proxy headers and credentials', () => {
     expect(res.status).toBe(200);
     const got = JSON.parse(res.body) as { url: string; headers: Record<string, string[]> };
     expect(got.url).toBe(path);
-    expect(got.headers['impersonate-extra-scopes%2fx']).toEqual(['read']);
     expect(got.headers.authorization).toEqual(['Bearer tunnel-token']);
-    expect(got.headers['impersonate-user']).toEqual(['tether-admin']);
-    expect(got.headers['impersonate-group']).toEqual(
-      expect.arrayContaining(['system:masters', 'system:authenticated']),
-    );
+    expect(got.headers['impersonate-user']).toEqual(['cluster:hub:tether-admin']);
+    expect(got.headers['impersonate-group']).toEqual([
+      'cluster:hub:system:masters',
+      'cluster:hub:system:authenticated',
+    ]);
+    // Extras are the hub's business: never impersonated on the managed cluster.
+    expect(Object.keys(got.headers).filter((h) => h.startsWith('impersonate-extra-'))).toEqual([]);
     expect(got.headers['x-remote-user']).toBeUndefined();
     expect(got.headers['x-remote-group']).toBeUndefined();
+    expect(got.headers['x-remote-extra-scopes%2fx']).toBeUndefined();
     expect(got.headers.host).toEqual(['upstream.gateway.test:6443']);
   });
 
   it('serves cluster-gateway credential Secrets: Const endpoint with a token or a client certificate', async () => {
     const byToken = await echo(constToken, '/version');
     expect(byToken.headers.authorization).toEqual(['Bearer const-token']);
-    expect(byToken.headers['impersonate-user']).toBeUndefined();
+    expect(byToken.headers['impersonate-user']).toEqual(['cluster:hub:tether-admin']);
     const byCert = await echo(constX509, '/version');
     expect(byCert.headers.authorization).toBeUndefined();
     expect(byCert.clientCN).toBe('gateway-x509');

@@ -18,12 +18,18 @@ import {
 } from '../../src/api/index.ts';
 import {
   gatewayApiServiceName,
+  gatewayManagedClusterRbac,
   kubeConfigForCluster,
   type LocalGateway,
   type LocalGatewayOptions,
   startLocalGateway,
 } from '../../src/gateway/index.ts';
-import { type KubeObject, kubeconfigToYaml, ResourceClient } from '../../src/kube/index.ts';
+import {
+  type KubeObject,
+  kubeconfigFromParts,
+  kubeconfigToYaml,
+  ResourceClient,
+} from '../../src/kube/index.ts';
 import {
   type CertificateAuthority,
   createCertificateAuthority,
@@ -115,6 +121,112 @@ export async function cluster1AdminToken(name: string): Promise<string> {
     body: { spec: { audiences: [], expirationSeconds: 3600 } },
   });
   return tr.status?.token ?? '';
+}
+
+/** Creates RBAC objects on cluster1 (ClusterRole, ClusterRoleBinding), undone by the cleanups. */
+export async function applyOnCluster1(objects: KubeObject[]): Promise<void> {
+  for (const obj of objects) {
+    const kind = obj.kind as 'ClusterRole' | 'ClusterRoleBinding';
+    const client = new ResourceClient(cluster1Kc, {
+      group: 'rbac.authorization.k8s.io',
+      version: 'v1',
+      plural: kind === 'ClusterRole' ? 'clusterroles' : 'clusterrolebindings',
+      kind,
+      namespaced: false,
+    });
+    const name = obj.metadata?.name ?? '';
+    await client.delete(name, undefined, { ignoreNotFound: true });
+    await client.create(obj);
+    cleanups.push(() => client.delete(name, undefined, { ignoreNotFound: true }));
+  }
+}
+
+/**
+ * A ServiceAccount on cluster1 with exactly the rights gatewayManagedClusterRbac gives the gateway
+ * (what `tether up`'s ManifestWork applies: impersonate only, plus cluster-admin for
+ * cluster:hub:system:masters unless hubAdmins is false), and a token for it (the MSA's job).
+ */
+export async function cluster1GatewayToken(
+  name: string,
+  opts: { hubAdmins?: boolean } = {},
+): Promise<string> {
+  const namespace = 'tether-gateway-e2e';
+  await cluster1Core.createNamespace({ body: { metadata: { name: namespace } } }).catch(() => {});
+  await cluster1Core
+    .createNamespacedServiceAccount({ namespace, body: { metadata: { name } } })
+    .catch(() => {});
+  cleanups.push(() => cluster1Core.deleteNamespacedServiceAccount({ name, namespace }).catch(() => {}));
+  await applyOnCluster1(
+    gatewayManagedClusterRbac({ namespace, serviceAccount: name }, { hubAdmins: opts.hubAdmins }),
+  );
+  const tr = await cluster1Core.createNamespacedServiceAccountToken({
+    name,
+    namespace,
+    body: { spec: { audiences: [], expirationSeconds: 3600 } },
+  });
+  return tr.status?.token ?? '';
+}
+
+/**
+ * A hub user authenticated by a client certificate from the hub CA (CN = user, O = groups) and
+ * granted `verbs` on clustergateways/proxy (and get/list on clustergateways) by hub RBAC.
+ * Returns its TLS material and the path of its gateway kubeconfig for `cluster`.
+ */
+export async function hubUser(
+  f: GatewayFixture,
+  user: string,
+  verbs: string[],
+  cluster: string,
+  groups: string[] = [],
+): Promise<{
+  kubeconfig: string;
+  tls: { ca: string; cert: string; key: string; host: string; port: number };
+}> {
+  const ca = await loadCertificateAuthority(
+    readFileSync(env.hub.caCertPath, 'utf8'),
+    readFileSync(env.hub.caKeyPath, 'utf8'),
+  );
+  const cert = await issueCertificate(ca, { commonName: user, organizations: groups, usage: 'client' });
+  if (verbs.length > 0) {
+    const rbac = hubKc.makeApiClient(RbacAuthorizationV1Api);
+    const name = `tether-gateway-e2e:${user}`;
+    await rbac.createClusterRole({
+      body: {
+        metadata: { name },
+        rules: [
+          { apiGroups: ['cluster.core.oam.dev'], resources: ['clustergateways/proxy'], verbs },
+          { apiGroups: ['cluster.core.oam.dev'], resources: ['clustergateways'], verbs: ['get', 'list'] },
+        ],
+      },
+    });
+    cleanups.push(() => rbac.deleteClusterRole({ name }).catch(() => {}));
+    await rbac.createClusterRoleBinding({
+      body: {
+        metadata: { name },
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name },
+        subjects: [{ kind: 'User', apiGroup: 'rbac.authorization.k8s.io', name: user }],
+      },
+    });
+    cleanups.push(() => rbac.deleteClusterRoleBinding({ name }).catch(() => {}));
+  }
+  const kc = kubeconfigFromParts({
+    name: user,
+    server: env.hub.apiserverUrl,
+    caPem: readFileSync(env.hub.caCertPath, 'utf8'),
+    certPem: cert.certPem,
+    keyPem: cert.keyPem,
+  });
+  const u = new URL(env.hub.apiserverUrl);
+  return {
+    kubeconfig: f.file(`${user}-${cluster}.kubeconfig`, kubeconfigToYaml(kubeConfigForCluster(kc, cluster))),
+    tls: {
+      ca: readFileSync(env.hub.caCertPath, 'utf8'),
+      cert: cert.certPem,
+      key: cert.keyPem,
+      host: u.hostname,
+      port: Number(u.port),
+    },
+  };
 }
 
 export function cluster1Target(): { apiserver: HostPort; url: string; caPem: string } {

@@ -4,7 +4,7 @@ import { KubeConfig } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { TetherError } from '../../src/errors.ts';
-import { forbiddenMessage, verbForMethod } from '../../src/gateway/authorizer.ts';
+import { forbiddenMessage, verbForMethod, verbForProxyRequest } from '../../src/gateway/authorizer.ts';
 import { connectAuthority } from '../../src/gateway/dialers.ts';
 import { callerFromHeaders, parseAuthenticationConfigMap } from '../../src/gateway/front-proxy.ts';
 import { gatewayKubeconfig, kubeConfigForCluster } from '../../src/gateway/kubeconfig.ts';
@@ -94,25 +94,38 @@ describe('upstream request headers', () => {
   };
   const caller = { user: 'alice', groups: ['devs', 'ops'], extra: { 'scopes/a': ['r'] } };
 
-  it('drops credentials, identity and hop-by-hop headers and adds the cluster token', () => {
-    expect(upstreamHeaders(incoming, up, caller, { impersonate: false, identity }, false)).toEqual({
+  it('drops credentials, identity and hop-by-hop headers and adds the cluster token (shared mode)', () => {
+    expect(upstreamHeaders(incoming, up, caller, { identityMode: 'shared', identity }, false)).toEqual({
       accept: 'application/json',
       'content-type': 'application/apply-patch+yaml',
       authorization: 'Bearer msa-token',
     });
   });
 
-  it('impersonates the caller when asked, one Impersonate-Group per group', () => {
+  it('a hub caller acts on the managed cluster as cluster:hub:<user> in cluster:hub:<group>s, extras dropped', () => {
+    const h = upstreamHeaders(
+      incoming,
+      up,
+      { ...caller, groups: ['devs', 'system:masters', 'devs'] },
+      { identityMode: 'impersonate', identity },
+      false,
+    );
+    expect(h['impersonate-user']).toBe('cluster:hub:alice');
+    expect(h['impersonate-group']).toEqual(['cluster:hub:devs', 'cluster:hub:system:masters']);
+    expect(Object.keys(h).filter((k) => k.startsWith('impersonate-extra-'))).toEqual([]);
+    expect(h.authorization).toBe('Bearer msa-token');
+  });
+
+  it('a ClusterGateway that asks for impersonation gets it in shared mode too', () => {
     const h = upstreamHeaders(
       incoming,
       { ...up, impersonate: true },
       caller,
-      { impersonate: false, identity },
+      { identityMode: 'shared', identity },
       false,
     );
-    expect(h['impersonate-user']).toBe('alice');
-    expect(h['impersonate-group']).toEqual(['devs', 'ops']);
-    expect(h['impersonate-extra-scopes%2fa']).toEqual(['r']);
+    expect(h['impersonate-user']).toBe('cluster:hub:alice');
+    expect(h['impersonate-group']).toEqual(['cluster:hub:devs', 'cluster:hub:ops']);
   });
 
   it('keeps Connection/Upgrade for upgrades and sends no token for client-certificate clusters', () => {
@@ -121,7 +134,7 @@ describe('upstream request headers', () => {
       { ...incoming, upgrade: ['SPDY/3.1'] },
       x509,
       caller,
-      { impersonate: false, identity },
+      { identityMode: 'shared', identity },
       true,
     );
     expect(h.connection).toBe('Upgrade');
@@ -178,6 +191,32 @@ describe('routing and negotiation', () => {
       'patch',
       'delete',
     ]);
+  });
+
+  it('an Upgrade needs create whatever its method; only self-subject review POSTs count as get', () => {
+    expect(verbForProxyRequest('GET', '/api/v1/namespaces/a/pods/p/exec', true)).toBe('create');
+    expect(verbForProxyRequest('POST', '/api/v1/namespaces/a/pods/p/portforward', true)).toBe('create');
+    expect(verbForProxyRequest('GET', '/api/v1/namespaces/a/pods/p/exec', false)).toBe('get');
+    for (const path of [
+      '/apis/authentication.k8s.io/v1/selfsubjectreviews',
+      '/apis/authentication.k8s.io/v1beta1/selfsubjectreviews',
+      '/apis/authorization.k8s.io/v1/selfsubjectaccessreviews',
+      '/apis/authorization.k8s.io/v1/selfsubjectrulesreviews',
+    ]) {
+      expect(verbForProxyRequest('POST', path, false)).toBe('get');
+      expect(verbForProxyRequest('PUT', path, false)).toBe('update');
+    }
+    for (const path of [
+      '/apis/authorization.k8s.io/v1/subjectaccessreviews',
+      '/apis/authorization.k8s.io/v1/selfsubjectaccessreviews/x',
+      '/apis/authorization.k8s.io/v1/selfsubjectaccessreviews/../../../api/v1/namespaces/a/pods',
+      '/apis/authorization.k8s.io/v1/selfsubjectaccessreviews%2F..%2F..',
+      '/apis/authorization%2Ek8s.io/v1/selfsubjectaccessreviews',
+      '//apis/authorization.k8s.io/v1/selfsubjectaccessreviews',
+      '/api/v1/namespaces/a/secrets',
+    ]) {
+      expect(verbForProxyRequest('POST', path, false)).toBe('create');
+    }
     expect(
       forbiddenMessage(
         { user: 'bob', groups: [], extra: {} },
