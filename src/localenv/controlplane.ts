@@ -18,7 +18,10 @@ import { writeKubeconfigFile } from './kubeconfig-file.ts';
 import { freePort, SupervisedProcess } from './process.ts';
 import type { ControlPlaneInfo } from './types.ts';
 
-/** KCM controllers we run: enough for namespaces, GC, CSRs and service accounts to behave for real. */
+/**
+ * KCM controllers we run: enough for namespaces, GC, CSRs and service accounts to behave for real,
+ * and for the aggregated ClusterRoles (view, edit, admin) to have rules, as users grant them.
+ */
 const KCM_CONTROLLERS = [
   'namespace-controller',
   'garbage-collector-controller',
@@ -28,6 +31,7 @@ const KCM_CONTROLLERS = [
   'serviceaccount-controller',
   'serviceaccount-token-controller',
   'root-ca-certificate-publisher-controller',
+  'clusterrole-aggregation-controller',
 ];
 
 export const SERVICE_CLUSTER_IP_RANGE = '10.0.0.0/24';
