@@ -202,14 +202,20 @@ export function registerGatewayCommands(program: Command): void {
     });
 }
 
-/** What a hub user needs on a managed cluster to do anything through the gateway, and how to grant it. */
+/** What a hub user needs to do anything on a managed cluster through the gateway, and how to grant it. */
 export function managedRbacHint(cluster: string): string {
+  const p = hubIdentityPrefix;
   return [
-    `Through the gateway you act on ${cluster} as user "${hubIdentityPrefix}<your hub user>" in groups "${hubIdentityPrefix}<your hub groups>".`,
-    `Hub admins (group system:masters) are cluster-admin there (group ${hubAdminsGroup}, bound by tether up);`,
-    `anyone else needs RBAC on ${cluster} for that name, e.g. read-only for hub user alice:`,
-    `  kubectl create clusterrolebinding hub-alice-view --clusterrole=view --user=${hubIdentityPrefix}alice   # on ${cluster},`,
-    `  or delivered from the hub: tether create work hub-alice-view -f <that binding as YAML> --clusters ${cluster}`,
-    'The hub decides who may reach the cluster (clustergateways/proxy); the cluster decides what they may do there.',
+    `Through the gateway you act on ${cluster} as user "${p}<hub user>" in groups "${p}<hub group>".`,
+    `Hub admins (group system:masters) are cluster-admin there: tether up binds ${hubAdminsGroup}.`,
+    'Anyone else needs rights on both sides, e.g. read-only for hub user alice:',
+    '  on the hub:',
+    '    kubectl create clusterrole gateway-user --verb=get,create --resource=clustergateways.cluster.core.oam.dev/proxy',
+    '    kubectl create clusterrolebinding alice-gateway-user --clusterrole=gateway-user --user=alice',
+    `  on ${cluster}, delivered from the hub by a ManifestWork:`,
+    `    kubectl create clusterrolebinding hub-alice-view --clusterrole=view --user=${p}alice --dry-run=client -o yaml > alice-view.yaml`,
+    `    tether create work hub-alice-view -f alice-view.yaml --clusters ${cluster}`,
+    `The hub decides who may reach ${cluster} (get: reads; create: creates, exec, port-forward, auth whoami/can-i;`,
+    `update/patch/delete: the rest); ${cluster}'s RBAC decides what they may do there.`,
   ].join('\n');
 }
