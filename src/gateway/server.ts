@@ -393,6 +393,12 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     { host: opts.host, port, clusters: store.names().length, identityMode: proxyCtx.identityMode },
     'gateway serving',
   );
+  if (proxyCtx.identityMode === 'shared') {
+    log.warn(
+      'shared identity: every caller the hub lets through acts as the gateway credential on managed clusters ' +
+        '(except where a ClusterGateway asks for impersonation); their RBAC cannot tell callers apart',
+    );
+  }
   return {
     port,
     registry: metrics.registry,

@@ -9,6 +9,7 @@ import { connectAuthority } from '../../src/gateway/dialers.ts';
 import { callerFromHeaders, parseAuthenticationConfigMap } from '../../src/gateway/front-proxy.ts';
 import { gatewayKubeconfig, kubeConfigForCluster } from '../../src/gateway/kubeconfig.ts';
 import { longRunningKind, upstreamHeaders } from '../../src/gateway/proxy.ts';
+import { gatewayManagedClusterRbac, hubUserManagedClusterRbac } from '../../src/gateway/rbac.ts';
 import { wantsTable } from '../../src/gateway/resources.ts';
 import { parseFieldSelector, parseLabelSelector } from '../../src/gateway/selectors.ts';
 import { routeOf } from '../../src/gateway/server.ts';
@@ -275,5 +276,38 @@ current-context: hub
     kc.loadFromString(hubYaml);
     expect(kubeConfigForCluster(kc, 'c2').getCurrentCluster()?.server).toMatch(/clustergateways\/c2\/proxy$/);
     expect(() => gatewayKubeconfig(hubYaml, 'Not_A_Name')).toThrow(/not a valid managed cluster name/);
+  });
+});
+
+describe('the gateway RBAC on a managed cluster', () => {
+  const subject = { namespace: 'open-cluster-management-agent-addon', serviceAccount: 'tether-gateway' };
+
+  it("the gateway's ServiceAccount may only impersonate; only cluster:hub:system:masters is cluster-admin", () => {
+    const objects = gatewayManagedClusterRbac(subject);
+    const roles = objects.filter((o) => o.kind === 'ClusterRole') as Array<{ rules: unknown[] }>;
+    expect(roles.map((r) => r.rules)).toEqual([
+      [{ apiGroups: [''], resources: ['users', 'groups'], verbs: ['impersonate'] }],
+    ]);
+    const bindings = objects.filter((o) => o.kind === 'ClusterRoleBinding') as unknown as Array<{
+      roleRef: { name: string };
+      subjects: Array<{ kind: string; name: string }>;
+    }>;
+    expect(bindings.map((b) => [b.roleRef.name, b.subjects.map((s) => `${s.kind}/${s.name}`)])).toEqual([
+      ['tether-gateway:impersonator', ['ServiceAccount/tether-gateway']],
+      ['cluster-admin', ['Group/cluster:hub:system:masters']],
+    ]);
+    expect(gatewayManagedClusterRbac(subject, { hubAdmins: false })).toHaveLength(2);
+  });
+
+  it('shared mode binds cluster-admin to the ServiceAccount; a hub user is granted under its prefixed name', () => {
+    const [shared] = gatewayManagedClusterRbac(subject, { identityMode: 'shared' }) as unknown as Array<{
+      roleRef: { name: string };
+    }>;
+    expect(shared?.roleRef.name).toBe('cluster-admin');
+    expect(hubUserManagedClusterRbac('alice', 'view')).toMatchObject({
+      kind: 'ClusterRoleBinding',
+      roleRef: { name: 'view' },
+      subjects: [{ kind: 'User', name: 'cluster:hub:alice' }],
+    });
   });
 });
