@@ -9,7 +9,6 @@ import { type TLSSocket, connect as tlsConnect } from 'node:tls';
 import { request } from 'undici';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../../src/localenv/process.ts';
-import { issueCertificate } from '../../src/pki/index.ts';
 import { pollUntil } from '../../src/wait.ts';
 import { echoServer, type HubPki, hubPki, roundTrip } from './tunnel-fixtures.ts';
 
@@ -30,13 +29,14 @@ beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'tether-proc-'));
   echo = await echoServer();
   const agent = await pki.agentCert('cluster1', 'agent-a');
-  const client = await issueCertificate(pki.ca, { commonName: 'hub-service', usage: 'client' });
+  const client = await pki.proxyClientCert('hub-service');
   Object.assign(files, {
     ca: write('ca.crt', pki.ca.certPem),
     serverCert: write('server.crt', pki.server.certPem),
     serverKey: write('server.key', pki.server.keyPem),
     agentCert: write('agent.crt', agent.certPem),
     agentKey: write('agent.key', agent.keyPem),
+    clientCa: write('proxy-client-ca.crt', pki.proxyClientCa.certPem),
     clientCert: write('client.crt', client.certPem),
     clientKey: write('client.key', client.keyPem),
   });
@@ -95,6 +95,9 @@ async function startServer(
     `--tls-cert-file=${files.serverCert}`,
     `--tls-key-file=${files.serverKey}`,
     `--agent-ca-file=${files.ca}`,
+    `--proxy-client-ca-file=${files.clientCa}`,
+    // No hub in these tests: agents are taken on their certificate alone.
+    '--insecure-skip-hub-checks',
     ...extra,
   ]);
   await ready(ports.ops);
