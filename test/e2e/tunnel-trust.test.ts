@@ -261,21 +261,42 @@ describe('CONNECT frontend trust (finding 3)', () => {
 });
 
 describe('revocation (finding 6)', () => {
-  async function connectedCluster(prefix: string): Promise<{ name: string; ops: number; tunnel: TLSSocket }> {
+  interface Connected {
+    name: string;
+    ops: number;
+    tunnel: TLSSocket;
+    closed: () => boolean;
+  }
+
+  async function connectedCluster(prefix: string): Promise<Connected> {
     const name = await acceptedCluster(prefix);
     const a = await startAgent(name, `127.0.0.1:${own.agentPort}`);
     await pollUntil(() => agentReady(a.ops), { timeoutMs: 30_000, description: `${name}'s agent connected` });
     const r = await connectVia(own.connectPort, `${name}:443`, trusted);
     expect(r.status).toBe(200);
-    expect((await roundTrip(r.socket, Buffer.from('before'))).bytes).toBe(6);
-    return { name, ops: a.ops, tunnel: r.socket };
+    // Bytes flow, and the tunnel stays open (no half-close: only the hub's decision may end it).
+    const echoed = new Promise<string>((resolve) =>
+      r.socket.once('data', (d: Buffer) => resolve(d.toString())),
+    );
+    r.socket.write('before');
+    expect(await echoed).toBe('before');
+    let closed = false;
+    r.socket.once('close', () => {
+      closed = true;
+    });
+    return { name, ops: a.ops, tunnel: r.socket, closed: () => closed };
   }
 
-  async function expectCutAndLockedOut(
-    c: { name: string; ops: number; tunnel: TLSSocket },
-    revokedAt: number,
-  ) {
-    if (!c.tunnel.destroyed) await new Promise<void>((r) => c.tunnel.once('close', () => r()));
+  async function expectCutAndLockedOut(c: Connected, revokedAt: number) {
+    try {
+      await pollUntil(c.closed, {
+        timeoutMs: 10_000,
+        intervalMs: 20,
+        description: `${c.name}'s tunnel to close`,
+      });
+    } finally {
+      c.tunnel.destroy();
+    }
     const cutAfterMs = Date.now() - revokedAt;
     console.log(`${c.name}: tunnel closed ${cutAfterMs} ms after the hub change`);
     expect(cutAfterMs).toBeLessThan(5000);

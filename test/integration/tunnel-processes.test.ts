@@ -227,6 +227,25 @@ describe('tunnel processes', () => {
     expect((await roundTrip(back.socket, Buffer.from('thawed'))).bytes).toBe(6);
   });
 
+  it('a proxy-server cannot be started that trusts agent certificates as hub services or has no hub to authorize against', async () => {
+    const base = [
+      'proxy-server',
+      '--bind-address=127.0.0.1',
+      '--agent-port=0',
+      '--connect-port=0',
+      '--ops-port=0',
+      `--tls-cert-file=${files.serverCert}`,
+      `--tls-key-file=${files.serverKey}`,
+      `--agent-ca-file=${files.ca}`,
+    ];
+    const sameCa = tether([...base, `--proxy-client-ca-file=${files.ca}`, '--insecure-skip-hub-checks']);
+    expect(await sameCa.exited).not.toBe(0);
+    expect(sameCa.output()).toContain('--proxy-client-ca-file is the same CA as --agent-ca-file');
+    const noHub = tether([...base, `--proxy-client-ca-file=${files.clientCa}`]);
+    expect(await noHub.exited).not.toBe(0);
+    expect(noHub.output()).toContain('--hub-kubeconfig is required');
+  });
+
   it('stops at startup with a clear message for a bad flag or a missing file', async () => {
     const noName = tether([
       'proxy-agent',
