@@ -1,7 +1,7 @@
 // `tether proxy-server` (hub) and `tether proxy-agent` (managed cluster): the two ends of the tunnel
 // as standalone processes. Every flag can also come from a TETHER_* environment variable.
 import { hostname } from 'node:os';
-import { type Command, Option } from 'commander';
+import { type Command, InvalidArgumentError as CommanderInvalidArgument, Option } from 'commander';
 import { InvalidArgumentError } from '../errors.ts';
 import { loadKubeconfig } from '../kube/index.ts';
 import { logger } from '../log.ts';
@@ -101,10 +101,17 @@ const HUB_SYNC_TIMEOUT_MS = 60_000;
 /** Per-client limit flags of the CONNECT frontend (explicit defaults from client-limits.ts). */
 function clientLimitOptions(cmd: Command): Command {
   const d = defaultClientLimits;
-  const limit = (flags: string, what: string, env: string, def: number): Option =>
-    opt(flags, what, env)
+  const limit = (flags: string, what: string, env: string, def: number): Option => {
+    const name = flags.split(' ')[0] as string;
+    const parse = positiveInt(name, 10_000_000);
+    return opt(flags, what, env)
       .default(def)
-      .argParser(positiveInt(flags.split(' ')[0] as string, 10_000_000));
+      .argParser((v: string) => {
+        const n = parse(v);
+        if (n < 1) throw new CommanderInvalidArgument(`${name} must be at least 1, got "${v}"`);
+        return n;
+      });
+  };
   return cmd
     .addOption(
       limit(
