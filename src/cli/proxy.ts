@@ -1,12 +1,15 @@
 // `tether proxy-server` (hub) and `tether proxy-agent` (managed cluster): the two ends of the tunnel
 // as standalone processes. Every flag can also come from a TETHER_* environment variable.
 import { hostname } from 'node:os';
-import { type Command, Option } from 'commander';
+import { type Command, InvalidArgumentError as CommanderInvalidArgument, Option } from 'commander';
 import { InvalidArgumentError } from '../errors.ts';
+import { loadKubeconfig } from '../kube/index.ts';
 import { logger } from '../log.ts';
 import { startOpsServer } from '../ops.ts';
 import { ProxyAgent } from '../proxy-agent/agent.ts';
 import { parseExport, parseHostPort, targetPolicy } from '../proxy-agent/targets.ts';
+import { defaultClientLimits } from '../proxy-server/client-limits.ts';
+import { HubClusterAdmission } from '../proxy-server/cluster-admission.ts';
 import { ConnectFrontend } from '../proxy-server/connect-frontend.ts';
 import { hubTokenAuth } from '../proxy-server/hub-auth.ts';
 import { ProxyServer } from '../proxy-server/server.ts';
@@ -74,6 +77,82 @@ interface ServerFlags {
   agentCaFile: string;
   proxyClientCaFile?: string;
   hubKubeconfig?: string;
+  insecureSkipHubChecks?: boolean;
+  maxConnectionsPerAddress: number;
+  maxTunnelsPerCaller: number;
+  maxPendingDialsPerCaller: number;
+  tunnelRatePerCaller: number;
+  tunnelBurstPerCaller: number;
+}
+
+/** Whether two PEM bundles have a certificate in common. */
+function sharesCertificate(a: string, b: string): boolean {
+  const blocks = (pem: string): string[] =>
+    (pem.match(/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g) ?? []).map((c) =>
+      c.replace(/\s+/g, ''),
+    );
+  const inB = new Set(blocks(b));
+  return blocks(a).some((c) => inB.has(c));
+}
+
+// How long the proxy-server waits for the hub's first list of ManagedClusters before giving up.
+const HUB_SYNC_TIMEOUT_MS = 60_000;
+
+/** Per-client limit flags of the CONNECT frontend (explicit defaults from client-limits.ts). */
+function clientLimitOptions(cmd: Command): Command {
+  const d = defaultClientLimits;
+  const limit = (flags: string, what: string, env: string, def: number): Option => {
+    const name = flags.split(' ')[0] as string;
+    const parse = positiveInt(name, 10_000_000);
+    return opt(flags, what, env)
+      .default(def)
+      .argParser((v: string) => {
+        const n = parse(v);
+        if (n < 1) throw new CommanderInvalidArgument(`${name} must be at least 1, got "${v}"`);
+        return n;
+      });
+  };
+  return cmd
+    .addOption(
+      limit(
+        '--max-connections-per-address <n>',
+        'CONNECT frontend: connections one remote address may hold open (before authentication too)',
+        'TETHER_MAX_CONNECTIONS_PER_ADDRESS',
+        d.maxConnectionsPerAddress,
+      ),
+    )
+    .addOption(
+      limit(
+        '--max-tunnels-per-caller <n>',
+        'CONNECT frontend: tunnels one authenticated caller may hold open',
+        'TETHER_MAX_TUNNELS_PER_CALLER',
+        d.maxTunnelsPerCaller,
+      ),
+    )
+    .addOption(
+      limit(
+        '--max-pending-dials-per-caller <n>',
+        "CONNECT frontend: one caller's dials waiting for an agent's answer",
+        'TETHER_MAX_PENDING_DIALS_PER_CALLER',
+        d.maxPendingDialsPerCaller,
+      ),
+    )
+    .addOption(
+      limit(
+        '--tunnel-rate-per-caller <n>',
+        'CONNECT frontend: new tunnels per second one caller may open (sustained)',
+        'TETHER_TUNNEL_RATE_PER_CALLER',
+        d.tunnelRatePerCaller,
+      ),
+    )
+    .addOption(
+      limit(
+        '--tunnel-burst-per-caller <n>',
+        'CONNECT frontend: new tunnels one caller may open in a burst',
+        'TETHER_TUNNEL_BURST_PER_CALLER',
+        d.tunnelBurstPerCaller,
+      ),
+    );
 }
 
 export function registerProxyCommands(program: Command): void {
@@ -132,17 +211,31 @@ export function registerProxyCommands(program: Command): void {
     .addOption(
       opt(
         '--proxy-client-ca-file <path>',
-        'CA bundle for CONNECT-frontend client certificates',
+        'CA bundle for CONNECT-frontend client certificates (hub services). Must not be the CA that signs ' +
+          'agent identities. Without it, certificate callers are not accepted and the frontend takes hub ' +
+          'bearer tokens only',
         'TETHER_PROXY_CLIENT_CA_FILE',
       ),
     )
     .addOption(
       opt(
         '--hub-kubeconfig <path>',
-        'hub kubeconfig for bearer-token auth on the CONNECT frontend (TokenReview + SubjectAccessReview)',
+        'hub kubeconfig (required): list/watch managedclusters (only accepted clusters may hold tunnels; a ' +
+          'denied or deleted cluster loses them at once), create tokenreviews and subjectaccessreviews ' +
+          '(every CONNECT caller needs get managedclusters/proxy on the cluster it reaches)',
         'TETHER_HUB_KUBECONFIG',
       ),
+    )
+    .addOption(
+      opt(
+        '--insecure-skip-hub-checks',
+        'run without --hub-kubeconfig: any agent with a valid certificate is served (no ManagedCluster ' +
+          'check, no revocation) and every --proxy-client-ca-file certificate may reach every cluster. ' +
+          'For tunnel-only tests; never in a shared hub',
+        'TETHER_INSECURE_SKIP_HUB_CHECKS',
+      ),
     );
+  clientLimitOptions(serverCmd);
   keepaliveOptions(serverCmd).action(async (flags: ServerFlags) => {
     const log = logger('proxy-server', { serverId: flags.serverId });
     const tls = {
@@ -152,8 +245,35 @@ export function registerProxyCommands(program: Command): void {
     const agentCa = readPemFlag('--agent-ca-file', flags.agentCaFile, 'CERTIFICATE');
     const clientCa = flags.proxyClientCaFile
       ? readPemFlag('--proxy-client-ca-file', flags.proxyClientCaFile, 'CERTIFICATE')
-      : agentCa;
-    const auth = flags.hubKubeconfig ? hubTokenAuth(flags.hubKubeconfig) : undefined;
+      : undefined;
+    if (clientCa && sharesCertificate(clientCa, agentCa))
+      throw new InvalidArgumentError(
+        '--proxy-client-ca-file is the same CA as --agent-ca-file: agent certificates would be hub-service ' +
+          'credentials. Give hub services a client CA of their own',
+      );
+    if (!flags.hubKubeconfig && !flags.insecureSkipHubChecks)
+      throw new InvalidArgumentError(
+        '--hub-kubeconfig is required: without the hub the proxy-server cannot tell accepted clusters from ' +
+          'denied ones, nor authorize CONNECT callers (--insecure-skip-hub-checks runs without, for tests)',
+      );
+    let admission: HubClusterAdmission | undefined;
+    let authorize: (caller: { user: string; groups: string[] }, cluster: string) => Promise<boolean>;
+    let authenticateToken:
+      | ((token: string) => Promise<{ user: string; groups: string[] } | undefined>)
+      | undefined;
+    if (flags.hubKubeconfig) {
+      const auth = hubTokenAuth(flags.hubKubeconfig);
+      authorize = auth.authorize;
+      authenticateToken = auth.authenticate;
+      admission = new HubClusterAdmission(loadKubeconfig(flags.hubKubeconfig), {
+        log: logger('cluster-admission', { serverId: flags.serverId }),
+      });
+    } else {
+      log.warn(
+        'running with --insecure-skip-hub-checks: agents are not checked against ManagedClusters and every proxy-client certificate reaches every cluster',
+      );
+      authorize = async () => true;
+    }
     const server = new ProxyServer({
       serverId: flags.serverId,
       serverCount: flags.serverCount,
@@ -161,16 +281,31 @@ export function registerProxyCommands(program: Command): void {
       port: flags.agentPort,
       tls: { ...tls, clientCaPem: agentCa },
       limits: keepaliveLimits(flags),
+      clusterAdmission: admission,
       log,
     });
+    if (admission) {
+      await admission.start(HUB_SYNC_TIMEOUT_MS).catch((err: Error) => {
+        throw new InvalidArgumentError(
+          `could not list managedclusters with --hub-kubeconfig ${flags.hubKubeconfig} (it needs list and watch on managedclusters.cluster.open-cluster-management.io): ${err.message}`,
+        );
+      });
+    }
     const agentPort = await server.start();
     const frontend = new ConnectFrontend({
       host: flags.bindAddress,
       port: flags.connectPort,
       tls: { ...tls, clientCaPem: clientCa },
       dial: (cluster, target) => server.dial(cluster, target),
-      authenticateToken: auth?.authenticate,
-      authorize: auth?.authorize,
+      authenticateToken,
+      authorize,
+      limits: {
+        maxConnectionsPerAddress: flags.maxConnectionsPerAddress,
+        maxTunnelsPerCaller: flags.maxTunnelsPerCaller,
+        maxPendingDialsPerCaller: flags.maxPendingDialsPerCaller,
+        tunnelRatePerCaller: flags.tunnelRatePerCaller,
+        tunnelBurstPerCaller: flags.tunnelBurstPerCaller,
+      },
       log: logger('connect-frontend', { serverId: flags.serverId }),
     });
     const connectPort = await frontend.start();
@@ -184,6 +319,7 @@ export function registerProxyCommands(program: Command): void {
     const sig = await untilSignal();
     log.info({ signal: sig }, 'draining');
     await Promise.all([frontend.stop(), server.stop()]);
+    await admission?.stop();
     await ops.close();
   });
 

@@ -1,11 +1,22 @@
 // The tunnel part of a local environment: a real squid forward proxy, `tether proxy-server` for the
 // hub and one `tether proxy-agent` per managed cluster (child processes, as in production), with
-// agents reaching the hub only through squid. Certificates come from the hub's cluster CA: agents
-// get the registration identity (system:open-cluster-management:<cluster>:<agent>) — minted here in
-// 'tunnel' mode, obtained through the CSR flow by `tether agent` in 'full' mode.
+// agents reaching the hub only through squid. Agents get the registration identity
+// (system:open-cluster-management:<cluster>:<agent>) from the hub's cluster CA — minted here in
+// 'tunnel' mode, obtained through the CSR flow by `tether agent` in 'full' mode. Hub services get
+// a client certificate from a proxy-client CA of their own (never the CA that signs agents), and
+// hub RBAC that lets that identity `get managedclusters/proxy`. The proxy-server watches the hub's
+// ManagedClusters, so in 'tunnel' mode each cluster's ManagedCluster is created here, accepted.
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { type CertificateAuthority, issueCertificate, loadCertificateAuthority } from '../pki/index.ts';
+import { type KubeConfig, RbacAuthorizationV1Api } from '@kubernetes/client-node';
+import { type ManagedCluster, managedClusterResource } from '../api/index.ts';
+import { isAlreadyExists, loadKubeconfig, ResourceClient } from '../kube/index.ts';
+import {
+  type CertificateAuthority,
+  createCertificateAuthority,
+  issueCertificate,
+  loadCertificateAuthority,
+} from '../pki/index.ts';
 import { agentSubject } from '../tunnel/identity.ts';
 import { freePort, SupervisedProcess, tetherBin } from './process.ts';
 import { waitReady } from './ready.ts';
@@ -24,6 +35,63 @@ export interface TunnelStack extends TunnelInfo {
   hubCaPath: string;
   processes: SupervisedProcess[];
   stop(): Promise<void>;
+}
+
+/** The user of the hub-service client certificate `tether up` hands to the gateway and tests. */
+export const PROXY_CLIENT_USER = 'tether-hub-service';
+/** The hub ClusterRole (and binding) that lets PROXY_CLIENT_USER reach every cluster's tunnel. */
+export const PROXY_CLIENT_ROLE = 'tether:proxy-client';
+
+/** Grants `user` exactly `get managedclusters/proxy` on the hub (idempotent). */
+export async function grantManagedClusterProxy(hub: KubeConfig, user: string, name: string): Promise<void> {
+  const rbac = hub.makeApiClient(RbacAuthorizationV1Api);
+  const ignoreExists = (err: unknown): void => {
+    if (!isAlreadyExists(err)) throw err;
+  };
+  await rbac
+    .createClusterRole({
+      body: {
+        metadata: { name },
+        rules: [
+          {
+            apiGroups: ['cluster.open-cluster-management.io'],
+            resources: ['managedclusters/proxy'],
+            verbs: ['get'],
+          },
+        ],
+      },
+    })
+    .catch(ignoreExists);
+  await rbac
+    .createClusterRoleBinding({
+      body: {
+        metadata: { name },
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name },
+        subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: user }],
+      },
+    })
+    .catch(ignoreExists);
+}
+
+/** Creates `cluster`'s ManagedCluster on the hub, accepted, as the hub admin would (if absent). */
+async function acceptManagedCluster(hub: KubeConfig, cluster: ControlPlaneInfo): Promise<void> {
+  const clusters = new ResourceClient<ManagedCluster>(hub, managedClusterResource);
+  const caPem = readFileSync(cluster.caCertPath, 'utf8');
+  await clusters
+    .create({
+      apiVersion: 'cluster.open-cluster-management.io/v1',
+      kind: 'ManagedCluster',
+      metadata: { name: cluster.name },
+      spec: {
+        hubAcceptsClient: true,
+        managedClusterClientConfigs: [
+          { url: cluster.apiserverUrl, caBundle: Buffer.from(caPem).toString('base64') },
+        ],
+      },
+    })
+    .catch((err: unknown) => {
+      if (!isAlreadyExists(err)) throw err;
+    });
 }
 
 export function writeFile(dir: string, name: string, content: string): string {
@@ -58,7 +126,14 @@ export async function startTunnelStack(opts: {
     dnsNames: ['localhost'],
     ipAddresses: ['127.0.0.1'],
   });
-  const client = await issueCertificate(ca, { commonName: 'tether-hub-service', usage: 'client' });
+  // Hub services' client certificates come from a CA of their own: the frontend never trusts the CA
+  // that signs agent identities.
+  const proxyClientCa = await createCertificateAuthority('tether-proxy-client-ca');
+  const proxyClientCaPath = writeFile(dir, 'proxy-client-ca.crt', proxyClientCa.certPem);
+  writeFile(dir, 'proxy-client-ca.key', proxyClientCa.keyPem);
+  const client = await issueCertificate(proxyClientCa, { commonName: PROXY_CLIENT_USER, usage: 'client' });
+  const hubKc = loadKubeconfig(opts.hub.kubeconfigPath);
+  await grantManagedClusterProxy(hubKc, PROXY_CLIENT_USER, PROXY_CLIENT_ROLE);
   const processes: SupervisedProcess[] = [];
   let squid: Squid | undefined;
   const stop = async (): Promise<void> => {
@@ -84,6 +159,8 @@ export async function startTunnelStack(opts: {
         `--tls-cert-file=${writeFile(dir, 'proxy-server.crt', serving.certPem)}`,
         `--tls-key-file=${writeFile(dir, 'proxy-server.key', serving.keyPem)}`,
         `--agent-ca-file=${hubCaPath}`,
+        `--proxy-client-ca-file=${proxyClientCaPath}`,
+        // admin here: the proxy-server needs list/watch managedclusters, tokenreviews, subjectaccessreviews
         `--hub-kubeconfig=${opts.hub.kubeconfigPath}`,
       ],
     });
@@ -103,6 +180,8 @@ export async function startTunnelStack(opts: {
     } else {
       await Promise.all(
         opts.clusters.map(async (cluster) => {
+          // The proxy-server serves only clusters the hub accepted: accept each one first.
+          await acceptManagedCluster(hubKc, cluster);
           const cert = await issueCertificate(ca, {
             ...agentSubject(cluster.name, 'proxy-agent'),
             usage: 'client',

@@ -1,9 +1,13 @@
 // HTTP CONNECT frontend of the proxy-server, for hub services that speak plain TCP/TLS:
 //   CONNECT <cluster>:443                → that cluster's kube-apiserver (konnectivity's addressing)
 //   CONNECT <export>.<cluster>:<port>    → a service the cluster's agent exports under that name
-// Clients authenticate with a client certificate from the proxy-client CA, or with
-// `Proxy-Authorization: Bearer <hub token>` (TokenReview, then a SubjectAccessReview for
-// `get managedclusters/proxy` on that cluster). Errors map to statuses with a reason header.
+// Callers authenticate with a client certificate from the proxy-client CA (a CA distinct from the
+// one that signs agent identities; without one, certificates are not accepted), or with
+// `Proxy-Authorization: Bearer <hub token>` (TokenReview). Whatever the credential, every caller is
+// then authorized per cluster (a SubjectAccessReview for `get managedclusters/proxy`), and
+// managed-cluster identities (system:open-cluster-management:…) are refused outright. Per-client
+// limits (client-limits.ts) keep one caller or address from starving the others. Errors map to
+// statuses with a reason header.
 import type { IncomingMessage } from 'node:http';
 import { createServer, type Server } from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
@@ -11,7 +15,9 @@ import type { Duplex } from 'node:stream';
 import type { TLSSocket } from 'node:tls';
 import { TetherError } from '../errors.ts';
 import { type Logger, logger as makeLogger } from '../log.ts';
+import { isManagedClusterIdentity } from '../tunnel/identity.ts';
 import { KUBE_APISERVER_TARGET } from '../tunnel/protocol.ts';
+import { ClientLimiter, type ClientLimits } from './client-limits.ts';
 
 export interface Caller {
   user: string;
@@ -21,12 +27,18 @@ export interface Caller {
 export interface ConnectFrontendOptions {
   host: string;
   port: number;
-  tls: { certPem: string; keyPem: string; clientCaPem: string };
+  /**
+   * Serving certificate, and the CA bundle hub-service client certificates must chain to. Never the
+   * CA that signs agent identities; left out, certificate callers are not accepted (tokens only).
+   */
+  tls: { certPem: string; keyPem: string; clientCaPem?: string };
   dial: (cluster: string, target: string) => Promise<Duplex>;
   /** validates a bearer token (TokenReview on the hub); undefined = token auth disabled */
   authenticateToken?: (token: string) => Promise<Caller | undefined>;
-  /** may `caller` open connections into `cluster`? (SubjectAccessReview on the hub) */
-  authorize?: (caller: Caller, cluster: string) => Promise<boolean>;
+  /** may `caller` open connections into `cluster`? (SubjectAccessReview on the hub); asked for every caller */
+  authorize: (caller: Caller, cluster: string) => Promise<boolean>;
+  /** per-client limits (defaults in client-limits.ts) */
+  limits?: Partial<ClientLimits>;
   maxHeaderBytes?: number;
   headersTimeoutMs?: number;
   maxConnections?: number;
@@ -77,15 +89,17 @@ export class ConnectFrontend {
   private readonly opts: ConnectFrontendOptions;
   private readonly log: Logger;
   private readonly sockets = new Set<Socket>();
+  readonly limiter: ClientLimiter;
 
   constructor(opts: ConnectFrontendOptions) {
     this.opts = opts;
     this.log = opts.log ?? makeLogger('connect-frontend');
+    this.limiter = new ClientLimiter(opts.limits);
+    const clientCa = opts.tls.clientCaPem;
     this.server = createServer({
       cert: opts.tls.certPem,
       key: opts.tls.keyPem,
-      ca: opts.tls.clientCaPem,
-      requestCert: true,
+      ...(clientCa ? { ca: clientCa, requestCert: true } : { requestCert: false }),
       rejectUnauthorized: false,
       maxHeaderSize: opts.maxHeaderBytes ?? 8 * 1024,
     });
@@ -93,8 +107,17 @@ export class ConnectFrontend {
     this.server.requestTimeout = opts.headersTimeoutMs ?? 10_000;
     this.server.maxConnections = opts.maxConnections ?? 10_000;
     this.server.on('connection', (s: Socket) => {
+      const release = this.limiter.connection(s.remoteAddress ?? '');
+      if (!release) {
+        this.log.debug({ remote: s.remoteAddress }, 'too many connections from one address; dropping');
+        s.destroy();
+        return;
+      }
       this.sockets.add(s);
-      s.once('close', () => this.sockets.delete(s));
+      s.once('close', () => {
+        this.sockets.delete(s);
+        release();
+      });
     });
     this.server.on('request', (_req, res) => {
       res
@@ -128,11 +151,12 @@ export class ConnectFrontend {
 
   private async authenticate(req: IncomingMessage): Promise<Caller | 'unauthenticated'> {
     const tlsSocket = req.socket as TLSSocket;
-    if (tlsSocket.authorized) {
+    // `authorized` is only ever true against the proxy-client CA (no CA, no certificate callers).
+    if (this.opts.tls.clientCaPem && tlsSocket.authorized) {
       const cert = tlsSocket.getPeerCertificate();
       const cn = Array.isArray(cert.subject?.CN) ? cert.subject.CN[0] : cert.subject?.CN;
       const o = cert.subject?.O;
-      return { user: cn ?? '', groups: o === undefined ? [] : Array.isArray(o) ? o : [o] };
+      if (cn) return { user: cn, groups: o === undefined ? [] : Array.isArray(o) ? o : [o] };
     }
     const header = req.headers['proxy-authorization'];
     const m = typeof header === 'string' ? /^Bearer\s+(\S+)$/i.exec(header) : null;
@@ -166,8 +190,15 @@ export class ConnectFrontend {
       );
       return;
     }
-    const viaToken = !(req.socket as TLSSocket).authorized;
-    if (viaToken && this.opts.authorize && !(await this.opts.authorize(caller, parsed.cluster))) {
+    if (isManagedClusterIdentity(caller.user, caller.groups)) {
+      this.log.warn(
+        { user: caller.user, cluster: parsed.cluster },
+        'refused a managed-cluster identity on the CONNECT frontend',
+      );
+      reject(socket, 403, 'Forbidden', `${caller.user} is a managed-cluster identity, not a hub service`);
+      return;
+    }
+    if (!(await this.opts.authorize(caller, parsed.cluster))) {
       reject(
         socket,
         403,
@@ -176,15 +207,24 @@ export class ConnectFrontend {
       );
       return;
     }
+    const slot = this.limiter.tunnel(caller.user);
+    if ('limit' in slot) {
+      this.log.debug({ user: caller.user, limit: slot.limit }, 'per-caller limit reached');
+      reject(socket, 429, 'Too Many Requests', slot.message, 'retry-after: 1\r\n');
+      return;
+    }
     let upstream: Duplex;
     try {
       upstream = await this.opts.dial(parsed.cluster, parsed.target);
     } catch (err) {
+      slot.closed();
       const code = err instanceof TetherError ? err.code : 'TETHER_DIAL_FAILED';
       const [status, text] = statusFor[code] ?? [502, 'Bad Gateway'];
       reject(socket, status, text, (err as Error).message);
       return;
     }
+    slot.dialed();
+    upstream.once('close', slot.closed);
     if (socket.destroyed) {
       upstream.destroy();
       return;

@@ -1,7 +1,8 @@
-// Bearer-token authentication and authorization of CONNECT-frontend callers against the hub:
-// TokenReview says who the token belongs to; a SubjectAccessReview asks whether that caller may
-// `get` the `proxy` subresource of the ManagedCluster it wants to reach. Answers are cached briefly
-// (bounded) so a burst of connections does not become a burst of reviews.
+// Authentication and authorization of CONNECT-frontend callers against the hub: TokenReview says
+// who a bearer token belongs to; a SubjectAccessReview asks whether a caller — token or client
+// certificate alike, with its user and groups — may `get` the `proxy` subresource of the
+// ManagedCluster it wants to reach. Answers are cached briefly (bounded) so a burst of connections
+// does not become a burst of reviews.
 import { AuthenticationV1Api, AuthorizationV1Api } from '@kubernetes/client-node';
 import { loadKubeconfig } from '../kube/kubeconfig.ts';
 import type { Caller } from './connect-frontend.ts';

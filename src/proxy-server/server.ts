@@ -1,7 +1,9 @@
 // The hub end of the tunnel: accepts agents (TLS with client certificates, ALPN h2; or a WebSocket
 // carrying the same TLS inside it), learns each agent's cluster from its verified certificate,
 // runs the hello and keeps a registry of live sessions. `dial(cluster, target)` opens a stream into
-// a managed cluster for hub code (gateway, CONNECT frontend).
+// a managed cluster for hub code (gateway, CONNECT frontend). With a ClusterAdmission (the hub's
+// ManagedClusters), only accepted clusters may connect, and a cluster the hub denies or deletes
+// loses its live sessions at once.
 import { createServer as createHttpServer, type IncomingMessage } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
@@ -18,6 +20,7 @@ import {
   WEBSOCKET_PATH,
   WEBSOCKET_SUBPROTOCOL,
 } from '../tunnel/protocol.ts';
+import type { ClusterAdmission } from './cluster-admission.ts';
 import { createProxyServerMetrics, type ProxyServerMetrics, type TunnelBytes } from './metrics.ts';
 import { type AgentConnection, AgentRegistry } from './registry.ts';
 
@@ -40,6 +43,11 @@ export interface ProxyServerOptions {
   maxConnections?: number;
   /** WebSocket message size cap (bytes) */
   maxWebSocketPayloadBytes?: number;
+  /**
+   * The hub's say on which clusters may hold tunnels (HubClusterAdmission). Left out, any agent
+   * with a valid certificate is served: only for tests and `--insecure-skip-hub-checks`.
+   */
+  clusterAdmission?: ClusterAdmission;
   log?: Logger;
 }
 
@@ -62,9 +70,12 @@ export class ProxyServer {
   private stopping = false;
   private readonly sockets = new Set<Duplex>();
   private readonly readyWaiters: Array<() => void> = [];
+  private readonly stopWatchingRevocations: () => void;
 
   constructor(opts: ProxyServerOptions) {
     this.opts = opts;
+    this.stopWatchingRevocations =
+      opts.clusterAdmission?.onRevoked((cluster, why) => this.closeCluster(cluster, why)) ?? (() => {});
     this.limits = { ...defaultTunnelLimits, ...opts.limits };
     this.metrics = createProxyServerMetrics(() => this.tunnelBytes());
     this.log = opts.log ?? makeLogger('proxy-server', { serverId: opts.serverId });
@@ -186,6 +197,16 @@ export class ProxyServer {
       socket.destroy();
       return;
     }
+    const refusal = this.opts.clusterAdmission?.refusal(identity.cluster);
+    if (refusal) {
+      this.metrics.errors.inc({ code: 'TETHER_UNAUTHORIZED' });
+      this.log.warn(
+        { cluster: identity.cluster, agent: identity.agent, remote: remoteAddress, reason: refusal },
+        'rejected tunnel connection',
+      );
+      socket.destroy();
+      return;
+    }
     const max = this.opts.maxAgentsPerCluster ?? 32;
     if (this.registry.count(identity.cluster) >= max) {
       this.metrics.errors.inc({ code: 'TETHER_LIMIT_EXCEEDED' });
@@ -214,6 +235,17 @@ export class ProxyServer {
       .hello()
       .then(() => {
         if (session.isClosed) return;
+        // The hub may have denied the cluster while the hello was in flight.
+        const late = this.opts.clusterAdmission?.refusal(identity.cluster);
+        if (late) {
+          this.metrics.errors.inc({ code: 'TETHER_UNAUTHORIZED' });
+          this.log.warn(
+            { cluster: identity.cluster, agent: identity.agent, reason: late },
+            'rejected tunnel connection',
+          );
+          session.destroy();
+          return;
+        }
         conn = this.registry.add({
           cluster: identity.cluster,
           agent: identity.agent,
@@ -237,6 +269,17 @@ export class ProxyServer {
         this.log.warn({ cluster: identity.cluster, err: err.message }, 'agent hello failed');
         session.destroy();
       });
+  }
+
+  /** Closes every live session of `cluster` now (the hub denied or deleted it). */
+  private closeCluster(cluster: string, why: string): void {
+    const conns = this.registry.all().filter((c) => c.cluster === cluster && !c.session.isClosed);
+    if (conns.length === 0) return;
+    this.log.warn(
+      { cluster, sessions: conns.length, reason: why },
+      'closing the tunnels of a revoked cluster',
+    );
+    for (const c of conns) c.session.destroy();
   }
 
   /** Resolves once `cluster` has at least `count` connected agents (for tests and `tether up`). */
@@ -267,6 +310,12 @@ export class ProxyServer {
     const observe = (outcome: string): void => {
       this.metrics.dialSeconds.observe({ cluster, outcome }, Number(process.hrtime.bigint() - started) / 1e9);
     };
+    const refusal = this.opts.clusterAdmission?.refusal(cluster);
+    if (refusal) {
+      this.metrics.errors.inc({ code: 'TETHER_NO_AGENT' });
+      observe('no_agent');
+      throw new TetherError('TETHER_NO_AGENT', `cluster ${cluster} has no tunnel: ${refusal}`);
+    }
     const conn = this.registry.pick(cluster);
     if (!conn) {
       this.metrics.errors.inc({ code: 'TETHER_NO_AGENT' });
@@ -319,6 +368,7 @@ export class ProxyServer {
   /** Stops accepting agents, drains sessions (GOAWAY) for up to graceMs, then closes everything. */
   async stop(graceMs = 5000): Promise<void> {
     this.stopping = true;
+    this.stopWatchingRevocations();
     const closed = new Promise<void>((r) => (this.tlsServer ? this.tlsServer.close(() => r()) : r()));
     await Promise.all(this.registry.all().map((c) => c.session.drain(graceMs)));
     for (const s of this.sockets) s.destroy();

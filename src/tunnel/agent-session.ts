@@ -40,6 +40,18 @@ export interface AttachedSession {
   closed: Promise<string>;
 }
 
+/**
+ * nghttp2's rapid-reset protection (CVE-2023-44487) guards an HTTP/2 *server* against clients that
+ * cancel streams: after a burst of 1000 RST_STREAM frames, refilled at 33/s, it closes the whole
+ * session. Here the agent is the server and the hub the client, and every hub-side cancellation —
+ * a CONNECT-frontend client that goes away, a dial timeout, a destroy() in the gateway — is one
+ * RST_STREAM. With the default, one busy hub client cut a cluster's tunnel for everyone (issue 10,
+ * finding 7). The hub is the peer this session authenticated (its certificate verified against
+ * the hub CA); what hub clients can make it do is bounded by the CONNECT frontend's per-client
+ * limits, so the agent takes any number of resets.
+ */
+export const HUB_RESETS_UNLIMITED = { streamResetBurst: 0xffff_ffff, streamResetRate: 0xffff_ffff } as const;
+
 function headerValue(h: IncomingHttpHeaders, name: string): string {
   const v = h[name];
   return Array.isArray(v) ? (v[0] ?? '') : (v ?? '');
@@ -67,7 +79,7 @@ export class AgentTunnelServer {
     this.agentId = opts.agentId;
     this.events = opts.events ?? {};
     const l = opts.limits;
-    this.server = createServer(http2SessionOptions(l));
+    this.server = createServer({ ...http2SessionOptions(l), ...HUB_RESETS_UNLIMITED });
     this.server.on('session', (session) => {
       session.on('error', () => {});
       try {

@@ -144,7 +144,9 @@ export class HubTunnelSession {
         }
         const code = (headerString(h, Header.error) || 'TETHER_DIAL_FAILED') as TetherErrorCode;
         const reason = headerString(h, Header.reason) || `agent answered ${status}`;
-        req.close();
+        // The agent ended its side with the answer; ending ours closes the stream without a reset.
+        req.resume();
+        req.end();
         reject(new TetherError(code.startsWith('TETHER_') ? code : 'TETHER_DIAL_FAILED', reason));
       });
       req.once('error', (err) => {

@@ -50,3 +50,12 @@ export function agentSubject(
     organizations: [`${PREFIX}${cluster}`, `${PREFIX}managed-clusters`],
   };
 }
+
+/**
+ * Whether a user or any of its groups is a managed-cluster-side identity (an agent, an addon agent,
+ * the managed-clusters group): OCM puts all of them under `system:open-cluster-management:`. Such
+ * identities act *for* one cluster and are never hub services, whatever CA signed them.
+ */
+export function isManagedClusterIdentity(user: string, groups: readonly string[]): boolean {
+  return user.startsWith(PREFIX) || groups.some((g) => g.startsWith(PREFIX));
+}

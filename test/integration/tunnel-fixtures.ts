@@ -16,9 +16,13 @@ import { ProxyServer, type ProxyServerOptions } from '../../src/proxy-server/ser
 import { agentSubject } from '../../src/tunnel/identity.ts';
 
 export interface HubPki {
+  /** signs agent identities (the hub CA) and the proxy-server's serving certificate */
   ca: CertificateAuthority;
   server: KeyPairPem;
   agentCert(cluster: string, agent: string): Promise<KeyPairPem>;
+  /** signs hub-service client certificates for the CONNECT frontend: never the agent CA */
+  proxyClientCa: CertificateAuthority;
+  proxyClientCert(commonName: string, organizations?: string[]): Promise<KeyPairPem>;
 }
 
 export async function hubPki(): Promise<HubPki> {
@@ -29,10 +33,14 @@ export async function hubPki(): Promise<HubPki> {
     dnsNames: ['localhost', 'proxy-server.tether.test'],
     ipAddresses: ['127.0.0.1'],
   });
+  const proxyClientCa = await createCertificateAuthority('tether-test-proxy-client-ca');
   return {
     ca,
     server,
     agentCert: (cluster, agent) => issueCertificate(ca, { ...agentSubject(cluster, agent), usage: 'client' }),
+    proxyClientCa,
+    proxyClientCert: (commonName, organizations) =>
+      issueCertificate(proxyClientCa, { commonName, organizations, usage: 'client' }),
   };
 }
 

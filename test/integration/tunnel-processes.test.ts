@@ -9,7 +9,6 @@ import { type TLSSocket, connect as tlsConnect } from 'node:tls';
 import { request } from 'undici';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../../src/localenv/process.ts';
-import { issueCertificate } from '../../src/pki/index.ts';
 import { pollUntil } from '../../src/wait.ts';
 import { echoServer, type HubPki, hubPki, roundTrip } from './tunnel-fixtures.ts';
 
@@ -30,13 +29,14 @@ beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'tether-proc-'));
   echo = await echoServer();
   const agent = await pki.agentCert('cluster1', 'agent-a');
-  const client = await issueCertificate(pki.ca, { commonName: 'hub-service', usage: 'client' });
+  const client = await pki.proxyClientCert('hub-service');
   Object.assign(files, {
     ca: write('ca.crt', pki.ca.certPem),
     serverCert: write('server.crt', pki.server.certPem),
     serverKey: write('server.key', pki.server.keyPem),
     agentCert: write('agent.crt', agent.certPem),
     agentKey: write('agent.key', agent.keyPem),
+    clientCa: write('proxy-client-ca.crt', pki.proxyClientCa.certPem),
     clientCert: write('client.crt', client.certPem),
     clientKey: write('client.key', client.keyPem),
   });
@@ -95,6 +95,9 @@ async function startServer(
     `--tls-cert-file=${files.serverCert}`,
     `--tls-key-file=${files.serverKey}`,
     `--agent-ca-file=${files.ca}`,
+    `--proxy-client-ca-file=${files.clientCa}`,
+    // No hub in these tests: agents are taken on their certificate alone.
+    '--insecure-skip-hub-checks',
     ...extra,
   ]);
   await ready(ports.ops);
@@ -222,6 +225,25 @@ describe('tunnel processes', () => {
       { timeoutMs: 15_000, intervalMs: 200, description: 'the thawed agent to reconnect' },
     );
     expect((await roundTrip(back.socket, Buffer.from('thawed'))).bytes).toBe(6);
+  });
+
+  it('a proxy-server cannot be started that trusts agent certificates as hub services or has no hub to authorize against', async () => {
+    const base = [
+      'proxy-server',
+      '--bind-address=127.0.0.1',
+      '--agent-port=0',
+      '--connect-port=0',
+      '--ops-port=0',
+      `--tls-cert-file=${files.serverCert}`,
+      `--tls-key-file=${files.serverKey}`,
+      `--agent-ca-file=${files.ca}`,
+    ];
+    const sameCa = tether([...base, `--proxy-client-ca-file=${files.ca}`, '--insecure-skip-hub-checks']);
+    expect(await sameCa.exited).not.toBe(0);
+    expect(sameCa.output()).toContain('--proxy-client-ca-file is the same CA as --agent-ca-file');
+    const noHub = tether([...base, `--proxy-client-ca-file=${files.clientCa}`]);
+    expect(await noHub.exited).not.toBe(0);
+    expect(noHub.output()).toContain('--hub-kubeconfig is required');
   });
 
   it('stops at startup with a clear message for a bad flag or a missing file', async () => {

@@ -157,11 +157,13 @@ describe('CONNECT frontend', () => {
     frontend = new ConnectFrontend({
       host: '127.0.0.1',
       port: 0,
-      tls: { certPem: pki.server.certPem, keyPem: pki.server.keyPem, clientCaPem: pki.ca.certPem },
+      tls: { certPem: pki.server.certPem, keyPem: pki.server.keyPem, clientCaPem: pki.proxyClientCa.certPem },
       dial: (cluster, target) => server.dial(cluster, target),
+      // No hub here: this authorizer stands in for the SubjectAccessReview (hub-service may go anywhere).
+      authorize: async (caller) => caller.user === 'hub-service',
     });
     await frontend.start();
-    clientCert = await issueCertificate(pki.ca, { commonName: 'hub-service', usage: 'client' });
+    clientCert = await pki.proxyClientCert('hub-service');
   });
   afterAll(() => frontend.stop());
 
