@@ -30,6 +30,17 @@ function proxyVariables(env: ProxyEnv): Record<string, string> {
   return out;
 }
 
+/** A proxy URL for logs and messages: scheme, host and port, never userinfo. */
+export function describeProxy(url: URL | string): string {
+  let parsed: URL;
+  try {
+    parsed = typeof url === 'string' ? new URL(url) : url;
+  } catch {
+    return String(url).replace(/\/\/[^/@]*@/, '//');
+  }
+  return `${parsed.protocol}//${parsed.host}`;
+}
+
 /**
  * The proxy URL (as written in the environment, credentials included) the environment asks for
  * when dialling `target`, or undefined for a direct connection. `env` defaults to process.env.

@@ -15,7 +15,7 @@ import { dirname } from 'node:path';
 import { type Cluster, type Context, KubeConfig, type User } from '@kubernetes/client-node';
 import { stringify } from 'yaml';
 import { errorMessage, InvalidArgumentError, InvalidKubeconfigError } from '../errors.ts';
-import { type ProxyEnv, proxyFromEnv } from '../proxy-env.ts';
+import { describeProxy, type ProxyEnv, proxyFromEnv } from '../proxy-env.ts';
 
 export type { ProxyEnv };
 
@@ -136,10 +136,10 @@ function checkProxyUrl(proxyUrl: string, fail: (problem: string) => Error): void
   try {
     url = new URL(proxyUrl);
   } catch {
-    throw fail(`proxy-url "${proxyUrl}" is not a URL`);
+    throw fail(`proxy-url "${describeProxy(proxyUrl)}" is not a URL`);
   }
   if (!['http:', 'https:', 'socks5:', 'socks5h:', 'socks4:', 'socks4a:', 'socks:'].includes(url.protocol)) {
-    throw fail(`proxy-url "${proxyUrl}" must be http://, https:// or socks5://`);
+    throw fail(`proxy-url "${describeProxy(url)}" must be http://, https:// or socks5://`);
   }
 }
 

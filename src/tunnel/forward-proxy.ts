@@ -8,23 +8,14 @@ import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { isIP, type Socket } from 'node:net';
 import { TetherError } from '../errors.ts';
-import { type ProxyEnv, proxyFromEnv } from '../proxy-env.ts';
+import { describeProxy, type ProxyEnv, proxyFromEnv } from '../proxy-env.ts';
+
+export { describeProxy };
 
 /** How long the whole dial (TCP, TLS to an https proxy, CONNECT answer) may take by default. */
 export const DEFAULT_PROXY_DIAL_TIMEOUT_MS = 10_000;
 /** Largest CONNECT response header we parse (node's own default, made explicit). */
 export const PROXY_RESPONSE_MAX_HEADER_BYTES = 16 * 1024;
-
-/** A proxy URL for logs and messages: scheme, host and port, never userinfo. */
-export function describeProxy(url: URL | string): string {
-  let parsed: URL;
-  try {
-    parsed = typeof url === 'string' ? new URL(url) : url;
-  } catch {
-    return String(url).replace(/\/\/[^/@]*@/, '//');
-  }
-  return `${parsed.protocol}//${parsed.host}`;
-}
 
 /** Parses a proxy setting the way curl and Go do: a missing scheme means http://. */
 function parseProxyUrl(raw: string, source: string): URL {
