@@ -45,8 +45,10 @@ describe('tether up', () => {
   const cluster1Kubeconfig = join(dir, 'cluster1.kubeconfig');
 
   beforeAll(async () => {
+    // debug: every log line tether can write is scanned for credentials (vitest's default is silent)
     const up = spawn(process.execPath, ['bin/tether.js', 'up', '--clusters', '1', '--dir', dir], {
       stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, TETHER_LOG_LEVEL: 'debug' },
     });
     child = up;
     up.stdout.on('data', (d: Buffer) => {
@@ -115,6 +117,10 @@ describe('tether up', () => {
       'gateway.log',
     ]) {
       expect(names).toContain(expected);
+    }
+    // and tether's own processes did log (a silent run would prove nothing)
+    for (const f of logs.filter((f) => /(hub|cluster1-agent|gateway|proxy-server)\.log$/.test(f))) {
+      expect(readFileSync(f, 'utf8'), f).toMatch(/"component":/);
     }
     const leaks = [
       ...logs.flatMap((f) => leaksIn(f.slice(dir.length + 1), readFileSync(f, 'utf8'), credentials)),
