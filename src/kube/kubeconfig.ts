@@ -44,7 +44,10 @@ export function loadKubeconfig(path: string, options: LoadKubeconfigOptions = {}
   try {
     kc.loadFromString(text);
   } catch (err) {
-    throw new InvalidKubeconfigError(path, `cannot parse: ${errorMessage(err)}`, { cause: err });
+    // The YAML parser quotes the lines around the error (and keeps the whole text on the error):
+    // keep only its first line and no cause, so a token next to a typo is not printed or logged.
+    const reason = errorMessage(err).split('\n')[0]?.trim();
+    throw new InvalidKubeconfigError(path, `cannot parse: ${reason}`);
   }
   kc.makePathsAbsolute(dirname(path));
   if (options.context !== undefined) {

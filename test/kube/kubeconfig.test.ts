@@ -86,6 +86,15 @@ describe('loadKubeconfig rejects what cannot be used, naming the file and the pr
     expect(loadError(write('bad', 'clusters: [unclosed\n  - {')).message).toMatch(/cannot parse/);
   });
 
+  it('a kubeconfig with a typo next to a token does not print or log that token', () => {
+    // the error says where the typo is and quotes none of the file, not even through its cause
+    const token = 'eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJ4In0.c2lnbmF0dXJl';
+    const typo = loadError(write('typo', `users:\n- name: u\n  user:\n    token: ${token}\n   bad: [\n`));
+    expect(typo.message).toMatch(/cannot parse: bad indentation of a mapping entry \(5:4\)$/);
+    expect(JSON.stringify(typo, Object.getOwnPropertyNames(typo))).not.toContain(token.slice(0, 20));
+    expect(typo.cause).toBeUndefined();
+  });
+
   it('no current-context', () => {
     const path = write('k', kubeconfigYaml({}).replace('current-context: hub\n', ''));
     expect(loadError(path).message).toMatch(/no current-context/);
