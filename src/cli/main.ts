@@ -1,7 +1,9 @@
 // The `tether` command: parses the command line and hands each verb to its module. Errors with a
-// code (TetherError) print their message alone; anything else prints its stack.
+// code (TetherError) print their message alone; anything else prints its stack. Either passes through
+// the log's credential scrubber: a supervised process's stderr is a log file too.
 import { Command, CommanderError } from 'commander';
 import { isTetherError } from '../errors.ts';
+import { redactSecrets } from '../log.ts';
 import { registerAgentCommand } from './agent.ts';
 import { registerClusterCommands } from './clusters.ts';
 import { registerGatewayCommands } from './gateway.ts';
@@ -42,10 +44,10 @@ export async function main(argv: string[]): Promise<number> {
   } catch (err) {
     if (err instanceof CommanderError) return err.exitCode;
     if (isTetherError(err)) {
-      process.stderr.write(`tether: ${err.message}\n`);
+      process.stderr.write(redactSecrets(`tether: ${err.message}\n`));
       return 1;
     }
-    process.stderr.write(`tether: ${(err as Error)?.stack ?? String(err)}\n`);
+    process.stderr.write(redactSecrets(`tether: ${(err as Error)?.stack ?? String(err)}\n`));
     return 1;
   }
 }

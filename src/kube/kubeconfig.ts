@@ -7,16 +7,17 @@
 // Proxies: client-node 2.x honours a cluster's `proxy-url` (undici ProxyAgent, CONNECT for https)
 // and `tls-server-name` (TLS servername, also through the proxy), but its own undici dispatcher
 // ignores HTTPS_PROXY / NO_PROXY. loadKubeconfig therefore copies the environment's proxy into
-// clusters that have no `proxy-url`, the way client-go picks it up, unless told not to.
+// clusters that have no `proxy-url`, unless told not to, choosing it exactly as the tunnel does
+// (src/proxy-env.ts).
 import './dispatcher.ts'; // pooled connections for every KubeConfig (see dispatcher.ts)
 import { accessSync, constants, readFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { type Cluster, type Context, KubeConfig, type User } from '@kubernetes/client-node';
 import { stringify } from 'yaml';
 import { errorMessage, InvalidArgumentError, InvalidKubeconfigError } from '../errors.ts';
+import { describeProxy, type ProxyEnv, proxyFromEnv } from '../proxy-env.ts';
 
-/** Environment variables as process.env has them. */
-export type ProxyEnv = Readonly<Record<string, string | undefined>>;
+export type { ProxyEnv };
 
 export interface LoadKubeconfigOptions {
   /** Use this context instead of the file's current-context. */
@@ -43,7 +44,10 @@ export function loadKubeconfig(path: string, options: LoadKubeconfigOptions = {}
   try {
     kc.loadFromString(text);
   } catch (err) {
-    throw new InvalidKubeconfigError(path, `cannot parse: ${errorMessage(err)}`, { cause: err });
+    // The YAML parser quotes the lines around the error (and keeps the whole text on the error):
+    // keep only its first line and no cause, so a token next to a typo is not printed or logged.
+    const reason = errorMessage(err).split('\n')[0]?.trim();
+    throw new InvalidKubeconfigError(path, `cannot parse: ${reason}`);
   }
   kc.makePathsAbsolute(dirname(path));
   if (options.context !== undefined) {
@@ -135,70 +139,19 @@ function checkProxyUrl(proxyUrl: string, fail: (problem: string) => Error): void
   try {
     url = new URL(proxyUrl);
   } catch {
-    throw fail(`proxy-url "${proxyUrl}" is not a URL`);
+    throw fail(`proxy-url "${describeProxy(proxyUrl)}" is not a URL`);
   }
   if (!['http:', 'https:', 'socks5:', 'socks5h:', 'socks4:', 'socks4a:', 'socks:'].includes(url.protocol)) {
-    throw fail(`proxy-url "${proxyUrl}" must be http://, https:// or socks5://`);
+    throw fail(`proxy-url "${describeProxy(url)}" must be http://, https:// or socks5://`);
   }
 }
 
 /**
- * The proxy the environment asks for when dialling `server`, or undefined: HTTPS_PROXY (or
- * https_proxy) unless the host is loopback (as in Go's net/http) or NO_PROXY (or no_proxy) matches
- * it. NO_PROXY entries: `*`, a host or domain (`example.com` and `.example.com` both match
- * subdomains), an IP, an IPv4 CIDR, each with an optional `:port`.
+ * The proxy the environment asks for when dialling `server`, or undefined: proxyFromEnv
+ * (src/proxy-env.ts), the same resolution the tunnel uses.
  */
 export function proxyUrlFromEnv(server: string, env: ProxyEnv): string | undefined {
-  const proxy = env.HTTPS_PROXY || env.https_proxy;
-  if (!proxy) return undefined;
-  const url = new URL(server);
-  const host = url.hostname.replace(/^\[|\]$/g, '').toLowerCase();
-  const port = url.port || (url.protocol === 'https:' ? '443' : '80');
-  if (host === 'localhost' || host === '::1' || inCidr(host, '127.0.0.0/8')) return undefined;
-  const noProxy = (env.NO_PROXY ?? env.no_proxy ?? '')
-    .split(',')
-    .map((e) => e.trim().toLowerCase())
-    .filter(Boolean);
-  for (const entry of noProxy) {
-    if (noProxyMatches(entry, host, port)) return undefined;
-  }
-  return proxy;
-}
-
-function noProxyMatches(entry: string, host: string, port: string): boolean {
-  if (entry === '*') return true;
-  let pattern = entry;
-  const withPort = /^(\[[^\]]+\]|[^:/]+):(\d+)$/.exec(entry);
-  if (withPort) {
-    if (withPort[2] !== port) return false;
-    pattern = withPort[1]!;
-  }
-  pattern = pattern.replace(/^\[|\]$/g, '');
-  if (pattern.includes('/')) return inCidr(host, pattern);
-  if (pattern.startsWith('*.')) pattern = pattern.slice(2);
-  else if (pattern.startsWith('.')) pattern = pattern.slice(1);
-  return host === pattern || host.endsWith(`.${pattern}`);
-}
-
-function inCidr(host: string, cidr: string): boolean {
-  const [base, bitsText] = cidr.split('/');
-  const bits = Number(bitsText);
-  const a = ipv4ToNumber(host);
-  const b = ipv4ToNumber(base ?? '');
-  if (a === undefined || b === undefined || !Number.isInteger(bits) || bits < 0 || bits > 32) return false;
-  const mask = bits === 0 ? 0 : (~0 << (32 - bits)) >>> 0;
-  return (a & mask) >>> 0 === (b & mask) >>> 0;
-}
-
-function ipv4ToNumber(ip: string): number | undefined {
-  const parts = ip.split('.');
-  if (parts.length !== 4) return undefined;
-  let n = 0;
-  for (const part of parts) {
-    if (!/^\d{1,3}$/.test(part) || Number(part) > 255) return undefined;
-    n = n * 256 + Number(part);
-  }
-  return n;
+  return proxyFromEnv(server, env);
 }
 
 /** Give every cluster without `proxy-url` the proxy the environment asks for (see proxyUrlFromEnv). */

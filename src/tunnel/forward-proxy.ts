@@ -1,28 +1,21 @@
-// The one HTTP CONNECT forward-proxy dialer of tether: which proxy a target goes through
-// (kubeconfig `proxy-url`, HTTPS_PROXY / HTTP_PROXY, NO_PROXY) and a raw tunnelled socket through it.
+// The one HTTP CONNECT forward-proxy dialer of tether: which proxy a target goes through (an
+// explicit proxy URL, else the environment as src/proxy-env.ts reads it) and a raw tunnelled socket
+// through it.
 // The tunnel is opaque: callers run TLS to the real destination inside it, so the proxy never sees
 // or terminates that TLS. Owns no connections after it hands the socket over. Credentials from the
 // proxy URL go into Proxy-Authorization only, never into an error message or log line.
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
-import { BlockList, isIP, type Socket } from 'node:net';
+import { isIP, type Socket } from 'node:net';
 import { TetherError } from '../errors.ts';
+import { describeProxy, type ProxyEnv, proxyFromEnv } from '../proxy-env.ts';
+
+export { describeProxy };
 
 /** How long the whole dial (TCP, TLS to an https proxy, CONNECT answer) may take by default. */
 export const DEFAULT_PROXY_DIAL_TIMEOUT_MS = 10_000;
 /** Largest CONNECT response header we parse (node's own default, made explicit). */
 export const PROXY_RESPONSE_MAX_HEADER_BYTES = 16 * 1024;
-
-/** A proxy URL for logs and messages: scheme, host and port, never userinfo. */
-export function describeProxy(url: URL | string): string {
-  let parsed: URL;
-  try {
-    parsed = typeof url === 'string' ? new URL(url) : url;
-  } catch {
-    return String(url).replace(/\/\/[^/@]*@/, '//');
-  }
-  return `${parsed.protocol}//${parsed.host}`;
-}
 
 /** Parses a proxy setting the way curl and Go do: a missing scheme means http://. */
 function parseProxyUrl(raw: string, source: string): URL {
@@ -48,14 +41,6 @@ function checkProxyProtocol(url: URL, source: string): void {
     throw new TetherError('TETHER_INVALID_ARGUMENT', `${source} ${describeProxy(url)} has no host`);
 }
 
-function envValue(env: Record<string, string | undefined>, lower: string): [string, string] | undefined {
-  for (const name of [lower, lower.toUpperCase()]) {
-    const v = env[name]?.trim();
-    if (v) return [name, v];
-  }
-  return undefined;
-}
-
 function defaultPort(protocol: string): number {
   return protocol === 'https:' || protocol === 'wss:' ? 443 : 80;
 }
@@ -64,78 +49,20 @@ function stripBrackets(host: string): string {
   return host.startsWith('[') && host.endsWith(']') ? host.slice(1, -1) : host;
 }
 
-/** Splits a NO_PROXY entry into host part and optional port (`host:port`, `[v6]:port`, `v6`). */
-function splitEntry(entry: string): { host: string; port?: number } {
-  const bracketed = /^\[([^\]]+)\](?::(\d+))?$/.exec(entry);
-  if (bracketed) return { host: bracketed[1] ?? '', port: bracketed[2] ? Number(bracketed[2]) : undefined };
-  const hostPort = /^([^:]+):(\d+)$/.exec(entry);
-  if (hostPort) return { host: hostPort[1] ?? '', port: Number(hostPort[2]) };
-  return { host: entry };
-}
-
-function cidrContains(cidr: string, ip: string): boolean {
-  const [net, bits] = cidr.split('/');
-  const family = isIP(net ?? '');
-  const prefix = Number(bits);
-  if (!net || family === 0 || family !== isIP(ip) || !Number.isInteger(prefix)) return false;
-  if (prefix < 0 || prefix > (family === 4 ? 32 : 128)) return false;
-  const list = new BlockList();
-  const type = family === 4 ? 'ipv4' : 'ipv6';
-  list.addSubnet(net, prefix, type);
-  return list.check(ip, type);
-}
-
-/**
- * Whether NO_PROXY exempts host:port. Entries are comma separated: `*`, an exact host or IP,
- * `.example.com` (subdomains), `example.com` (itself and subdomains), `*.example.com` (like
- * `.example.com`), a CIDR (`10.0.0.0/8`, `fd00::/8`), each optionally with `:port`.
- */
-export function noProxyMatches(noProxy: string, host: string, port: number): boolean {
-  const target = stripBrackets(host.toLowerCase()).replace(/\.$/, '');
-  for (const raw of noProxy.split(/[\s,]+/)) {
-    const entry = raw.trim().toLowerCase();
-    if (!entry) continue;
-    if (entry === '*') return true;
-    const { host: pattern, port: entryPort } = splitEntry(entry);
-    if (entryPort !== undefined && entryPort !== port) continue;
-    if (pattern.includes('/')) {
-      if (isIP(target) && cidrContains(pattern, target)) return true;
-      continue;
-    }
-    const name = pattern.replace(/^\*\./, '.').replace(/\.$/, '');
-    if (name.startsWith('.')) {
-      if (target.endsWith(name)) return true;
-    } else if (target === name || (!isIP(name) && target.endsWith(`.${name}`))) {
-      return true;
-    }
-  }
-  return false;
-}
-
 /**
  * The forward proxy to use for `target`, or undefined for a direct connection. An explicit
- * `proxyUrl` (kubeconfig `proxy-url`, a flag) wins and ignores NO_PROXY, as in client-go. Otherwise
- * https:/wss: targets use https_proxy / HTTPS_PROXY and http:/ws: targets http_proxy / HTTP_PROXY
- * (lowercase first, like curl), unless no_proxy / NO_PROXY exempts the target. Unlike Go's
- * ProxyFromEnvironment, loopback targets are not exempt by default: the local environment puts a
- * squid between agents and a hub that both live on 127.0.0.1. Throws TETHER_INVALID_ARGUMENT for
- * proxies that are not http:// or https:// (socks5:// is not supported).
+ * `proxyUrl` (kubeconfig `proxy-url`, a flag) wins and ignores NO_PROXY, as in client-go; otherwise
+ * the environment decides through proxyFromEnv (src/proxy-env.ts), the same resolution every API
+ * client uses. Throws TETHER_INVALID_ARGUMENT for proxies that are not http:// or https://
+ * (socks5:// is not supported by the tunnel).
  */
 export function proxyForUrl(
   target: URL | string,
-  opts: { proxyUrl?: string; env?: Record<string, string | undefined> } = {},
+  opts: { proxyUrl?: string; env?: ProxyEnv } = {},
 ): URL | undefined {
   if (opts.proxyUrl?.trim()) return parseProxyUrl(opts.proxyUrl.trim(), 'proxy URL');
-  const url = typeof target === 'string' ? new URL(target) : target;
-  const secure = url.protocol === 'https:' || url.protocol === 'wss:';
-  if (!secure && url.protocol !== 'http:' && url.protocol !== 'ws:') return undefined;
-  const env = opts.env ?? process.env;
-  const setting = envValue(env, secure ? 'https_proxy' : 'http_proxy');
-  if (!setting) return undefined;
-  const noProxy = envValue(env, 'no_proxy');
-  const port = url.port ? Number(url.port) : defaultPort(url.protocol);
-  if (noProxy && noProxyMatches(noProxy[1], url.hostname, port)) return undefined;
-  return parseProxyUrl(setting[1], setting[0]);
+  const fromEnv = proxyFromEnv(target, opts.env ?? process.env);
+  return fromEnv === undefined ? undefined : parseProxyUrl(fromEnv, 'proxy from the environment');
 }
 
 export interface DialThroughProxyOptions {

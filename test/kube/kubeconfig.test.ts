@@ -5,12 +5,7 @@ import { RequestContext } from '@kubernetes/client-node';
 import { ProxyAgent } from 'undici';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type InvalidKubeconfigError, isTetherError } from '../../src/errors.ts';
-import {
-  kubeconfigFromParts,
-  kubeconfigToYaml,
-  loadKubeconfig,
-  proxyUrlFromEnv,
-} from '../../src/kube/kubeconfig.ts';
+import { kubeconfigFromParts, kubeconfigToYaml, loadKubeconfig } from '../../src/kube/kubeconfig.ts';
 
 const caPem = '-----BEGIN CERTIFICATE-----\nMIIBfakeCA\n-----END CERTIFICATE-----\n';
 const certPem = '-----BEGIN CERTIFICATE-----\nMIIBfakeClient\n-----END CERTIFICATE-----\n';
@@ -89,6 +84,15 @@ describe('loadKubeconfig rejects what cannot be used, naming the file and the pr
 
   it('a file that is not YAML', () => {
     expect(loadError(write('bad', 'clusters: [unclosed\n  - {')).message).toMatch(/cannot parse/);
+  });
+
+  it('a kubeconfig with a typo next to a token does not print or log that token', () => {
+    // the error says where the typo is and quotes none of the file, not even through its cause
+    const token = 'eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJ4In0.c2lnbmF0dXJl';
+    const typo = loadError(write('typo', `users:\n- name: u\n  user:\n    token: ${token}\n   bad: [\n`));
+    expect(typo.message).toMatch(/cannot parse: bad indentation of a mapping entry \(5:4\)$/);
+    expect(JSON.stringify(typo, Object.getOwnPropertyNames(typo))).not.toContain(token.slice(0, 20));
+    expect(typo.cause).toBeUndefined();
   });
 
   it('no current-context', () => {
@@ -200,28 +204,6 @@ describe('loadKubeconfig', () => {
       }).getCurrentCluster()?.proxyUrl,
     ).toBeUndefined();
     expect(loadKubeconfig(path, { proxyEnv: false }).getCurrentCluster()?.proxyUrl).toBeUndefined();
-  });
-});
-
-describe('proxyUrlFromEnv', () => {
-  const proxy = 'http://squid:3128';
-  it.each([
-    ['https://hub.example:6443', {}, undefined],
-    ['https://hub.example:6443', { https_proxy: proxy }, proxy],
-    ['https://hub.example:6443', { HTTPS_PROXY: proxy, NO_PROXY: '*' }, undefined],
-    ['https://hub.example:6443', { HTTPS_PROXY: proxy, NO_PROXY: 'example' }, undefined],
-    ['https://hub.example:6443', { HTTPS_PROXY: proxy, NO_PROXY: 'hub.example:6443' }, undefined],
-    ['https://hub.example:6443', { HTTPS_PROXY: proxy, NO_PROXY: 'hub.example:443' }, proxy],
-    ['https://hubexample:6443', { HTTPS_PROXY: proxy, NO_PROXY: 'example' }, proxy],
-    ['https://10.1.2.3:6443', { HTTPS_PROXY: proxy, NO_PROXY: 'localhost,10.0.0.0/8' }, undefined],
-    ['https://11.1.2.3:6443', { HTTPS_PROXY: proxy, NO_PROXY: '10.0.0.0/8' }, proxy],
-    ['https://[fd00::1]:6443', { HTTPS_PROXY: proxy, no_proxy: 'fd00::1' }, undefined],
-    ['https://[fd00::1]:6443', { HTTPS_PROXY: proxy, no_proxy: '[fd00::1]:6443' }, undefined],
-    ['https://[fd00::2]:6443', { HTTPS_PROXY: proxy, no_proxy: 'fd00::1' }, proxy],
-    ['https://127.0.0.1:6443', { HTTPS_PROXY: proxy }, undefined],
-    ['https://localhost:6443', { HTTPS_PROXY: proxy }, undefined],
-  ])('%s with %j → %s', (server, env, expected) => {
-    expect(proxyUrlFromEnv(server, env)).toBe(expected);
   });
 });
 
