@@ -13,6 +13,26 @@ export const tetherBin = fileURLToPath(new URL('../../bin/tether.js', import.met
 const setprivPath = ['/usr/bin/setpriv', '/bin/setpriv'].find((p) => existsSync(p));
 const TAIL_LINES = 40;
 
+/** Loopback, never through a forward proxy: every address of a local environment is on it. */
+const LOOPBACK_NO_PROXY = ['localhost', '127.0.0.1', '[::1]'];
+
+/**
+ * The environment for a local child: the caller's, with loopback added to NO_PROXY/no_proxy when a
+ * forward proxy is configured (tether resolves proxies like curl, which proxies loopback unless
+ * listed). Agents reach the hub through squid by explicit --proxy-url, which still wins.
+ */
+export function localChildEnv(env: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
+  const proxied = ['https_proxy', 'HTTPS_PROXY', 'http_proxy', 'HTTP_PROXY', 'all_proxy', 'ALL_PROXY'].some(
+    (name) => (env[name] ?? '').trim() !== '',
+  );
+  if (!proxied) return env;
+  const list = (env.no_proxy ?? env.NO_PROXY ?? '').trim();
+  if (list === '*') return env;
+  const entries = list ? list.split(/[\s,]+/).filter(Boolean) : [];
+  const merged = [...entries, ...LOOPBACK_NO_PROXY.filter((h) => !entries.includes(h))].join(',');
+  return { ...env, no_proxy: merged, NO_PROXY: merged };
+}
+
 export interface SupervisedProcessOptions {
   name: string;
   command: string;
@@ -43,7 +63,7 @@ export class SupervisedProcess {
       : [opts.command, opts.args];
     this.child = spawn(cmd, args, {
       cwd: opts.cwd,
-      env: opts.env ?? process.env,
+      env: opts.env ?? localChildEnv(),
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     const onData = (chunk: Buffer): void => {
