@@ -161,10 +161,16 @@ export interface Manifest {
   [field: string]: unknown;
 }
 
+/** spec.executor: whose permissions bound what the work agent applies (see src/work/agent/executor.ts). */
+export interface ManifestWorkExecutor {
+  subject?: { type?: 'ServiceAccount'; serviceAccount?: { namespace: string; name: string } };
+}
+
 export interface ManifestWorkSpec {
   workload?: { manifests?: Manifest[] };
   deleteOption?: DeleteOption;
   manifestConfigs?: ManifestConfigOption[];
+  executor?: ManifestWorkExecutor;
 }
 
 export interface ManifestResourceMeta {

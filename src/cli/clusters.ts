@@ -14,7 +14,12 @@ export function registerClusterCommands(program: Command, get: Command): void {
     .description('accept managed clusters: approve their pending CSRs and set hubAcceptsClient')
     .requiredOption('--clusters <c1,c2>', 'comma-separated cluster names', clusterList)
     .option('--kubeconfig <path>', 'kubeconfig of the hub', process.env.KUBECONFIG)
-    .action(async (opts: { clusters: string[]; kubeconfig?: string }) => {
+    .option(
+      '--skip-approve-check',
+      'also approve bootstrap requests of a cluster that has joined already (rebootstrap: its agent lost its certificate); requests by another cluster identity stay refused',
+      false,
+    )
+    .action(async (opts: { clusters: string[]; kubeconfig?: string; skipApproveCheck: boolean }) => {
       const hub = kubeconfigFlag(opts.kubeconfig, 'hub');
       const clusters = new ResourceClient<ManagedCluster>(hub, managedClusterResource);
       for (const name of opts.clusters) {
@@ -26,7 +31,7 @@ export function registerClusterCommands(program: Command, get: Command): void {
         }
       }
       for (const name of opts.clusters) {
-        const result = await approveClusterCsrs(hub, name);
+        const result = await approveClusterCsrs(hub, name, { skipApproveCheck: opts.skipApproveCheck });
         const n = result.approved.length;
         process.stdout.write(`accepted ${name}${n > 0 ? ` (approved ${n} CSR${n === 1 ? '' : 's'})` : ''}\n`);
         for (const s of result.skipped) process.stdout.write(`  not approved: CSR ${s.name}: ${s.problem}\n`);

@@ -8,6 +8,7 @@ import { hubCrds } from '../api/index.ts';
 import { loadKubeconfig } from '../kube/kubeconfig.ts';
 import { installCrds } from '../localenv/crds.ts';
 import { createBootstrapToken, ensureBootstrapIdentity } from '../registration/bootstrap.ts';
+import { hubAdmissionPolicyNames, installHubAdmission } from '../registration/hub/admission-policies.ts';
 import { parseDurationSeconds } from './options.ts';
 
 export function clusterCaPem(kc: ReturnType<typeof loadKubeconfig>): string {
@@ -49,6 +50,10 @@ export function registerInitCommand(program: Command): void {
         await installCrds(kc, crds);
         process.stdout.write(
           `Installed ${crds.length} CRDs: ${crds.map((c) => c.metadata?.name).join(', ')}\n`,
+        );
+        await installHubAdmission(kc);
+        process.stdout.write(
+          `Installed the hub admission policies: ${hubAdmissionPolicyNames().join(', ')}\n`,
         );
         await ensureBootstrapIdentity(kc);
         const { token } = await createBootstrapToken(kc, expiration);

@@ -11,6 +11,7 @@ import { KubeConfig, type V1CustomResourceDefinition } from '@kubernetes/client-
 import { Agent, request } from 'undici';
 import { ProcessFailedError, TetherError } from '../errors.ts';
 import { createCertificateAuthority, issueCertificate } from '../pki/index.ts';
+import { installHubAdmission } from '../registration/hub/admission-policies.ts';
 import { pollUntil } from '../wait.ts';
 import { type ControlPlaneBinaries, ensureBinaries } from './binaries.ts';
 import { installCrds } from './crds.ts';
@@ -48,6 +49,8 @@ export interface StartControlPlaneOptions {
    * their kinds from the first discovery pass (otherwise up to 30 s later).
    */
   crds?: V1CustomResourceDefinition[];
+  /** install the hub admission policies after the CRDs (the hub control plane) */
+  hubAdmission?: boolean;
   /** keep the directory on stop (logs for debugging) */
   keepDir?: boolean;
 }
@@ -292,6 +295,7 @@ export async function startControlPlane(
       const kc = new KubeConfig();
       kc.loadFromFile(kubeconfigPath);
       await installCrds(kc, opts.crds);
+      if (opts.hubAdmission) await installHubAdmission(kc);
     }
     const kcmKubeconfig = join(dir, 'kcm.kubeconfig');
     writeKubeconfigFile(kcmKubeconfig, {

@@ -91,6 +91,7 @@ export async function startEnvironment(opts: EnvironmentOptions): Promise<Enviro
         baseDir: stateDir,
         binaries,
         crds: name === 'hub' ? hubCrds() : managedCrds(),
+        hubAdmission: name === 'hub',
       }),
     ),
   );

@@ -22,6 +22,9 @@ import { freePort, SupervisedProcess, tetherBin } from './process.ts';
 import { waitReady } from './ready.ts';
 import type { ControlPlaneInfo } from './types.ts';
 
+/** Lifetime of each cluster's bootstrap token in `tether up`. */
+const BOOTSTRAP_TOKEN_SECONDS = 3600;
+
 function kubeConfigOf(cp: ControlPlaneInfo): KubeConfig {
   const kc = new KubeConfig();
   kc.loadFromFile(cp.kubeconfigPath);
@@ -40,7 +43,6 @@ export async function startRegisteredAgents(opts: {
 }): Promise<void> {
   const hubKc = kubeConfigOf(opts.hub);
   await ensureBootstrapIdentity(hubKc);
-  const { token } = await createBootstrapToken(hubKc, 24 * 3600);
   const hubOps = await freePort();
   const hub = new SupervisedProcess({
     name: 'hub/controllers',
@@ -56,15 +58,18 @@ export async function startRegisteredAgents(opts: {
   });
   opts.processes.push(hub);
   await waitReady(hub, hubOps, opts.timeoutMs);
-  const bootstrapYaml = bootstrapKubeconfigYaml({
-    hubApiserver: opts.hub.apiserverUrl,
-    hubCaPem: readFileSync(opts.hub.caCertPath, 'utf8'),
-    token,
-    proxyUrl: opts.squidUrl,
-  });
   const clusters = new ResourceClient<ManagedCluster>(hubKc, managedClusterResource);
   await Promise.all(
     opts.clusters.map(async (cluster) => {
+      // Each cluster its own short-lived bootstrap token: one cluster's bootstrap Secret does not
+      // outlive its join, and a leaked one is another cluster's problem for an hour at most.
+      const { token } = await createBootstrapToken(hubKc, BOOTSTRAP_TOKEN_SECONDS);
+      const bootstrapYaml = bootstrapKubeconfigYaml({
+        hubApiserver: opts.hub.apiserverUrl,
+        hubCaPem: readFileSync(opts.hub.caCertPath, 'utf8'),
+        token,
+        proxyUrl: opts.squidUrl,
+      });
       await writeBootstrapSecret(kubeConfigOf(cluster), bootstrapYaml);
       const ops = await freePort();
       const agent = new SupervisedProcess({

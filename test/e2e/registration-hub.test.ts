@@ -222,7 +222,12 @@ describe('CSR approval', () => {
       }),
     );
     // One approver worker takes CSRs in arrival order: once this one is approved, all above were seen.
-    const sentinel = await requestCertificate(cleanups, bootstrap.csrs, { subject: mine, cluster: name });
+    // It is another cluster's: an approved CSR for `name` would count as `name` having joined.
+    const sentinelCluster = await createCluster(cleanups, scope, { hubAcceptsClient: false });
+    const sentinel = await requestCertificate(cleanups, bootstrap.csrs, {
+      subject: agentSubject(sentinelCluster, 'agent1'),
+      cluster: sentinelCluster,
+    });
     await waitFor(async () => approvalOf(await admin.csrs.get(sentinel)), 'the last CSR approved');
     for (const csr of [waiting, ...invalidCsrs])
       expect(approvalOf(await admin.csrs.get(csr))).toBeUndefined();

@@ -1,6 +1,8 @@
 // ClusterCsrApprovingReconciler: approves the CSRs of managed-cluster agents the policy in
-// csr-policy.ts allows (renewals by the same identity, bootstrap requests of listed users), and
-// approveClusterCsrs: the human path behind `tether accept`. Only CSRs carrying the cluster-name
+// csr-policy.ts allows (renewals by the same identity, bootstrap requests of listed users for
+// clusters that have not joined), and approveClusterCsrs: the human path behind `tether accept`,
+// which approves bootstrap requests of clusters that have not joined (all but foreign requests with
+// skipApproveCheck, the admin's rebootstrap). Only CSRs carrying the cluster-name
 // label are looked at; nothing is ever denied, so other approvers stay free to decide the rest.
 //
 // Approval goes through client-node's CertificatesV1Api: the `approval` subresource is not one
@@ -11,11 +13,24 @@ import {
   type KubeConfig,
   V1CertificateSigningRequestCondition,
 } from '@kubernetes/client-node';
-import { clusterNameLabel } from '../../api/index.ts';
-import { type Informer, isConflict, isNotFound, ResourceClient, toApiError } from '../../kube/index.ts';
+import { clusterNameLabel, ManagedClusterCondition } from '../../api/index.ts';
+import {
+  type Informer,
+  isConditionTrue,
+  isConflict,
+  isNotFound,
+  ResourceClient,
+  toApiError,
+} from '../../kube/index.ts';
 import type { Logger } from '../../log.ts';
 import { clusterClient, patchCluster } from './context.ts';
-import { autoApprovalReason, checkClusterCsr, isCsrDecided } from './csr-policy.ts';
+import {
+  autoApprovalReason,
+  checkClusterCsr,
+  classifyCsrRequest,
+  isCsrApproved,
+  isCsrDecided,
+} from './csr-policy.ts';
 import {
   type CertificateSigningRequest,
   CsrApprovalReason,
@@ -73,6 +88,23 @@ async function approveOnce(
   return true;
 }
 
+/**
+ * Whether `cluster` has joined already, read fresh from the hub: its ManagedCluster reports
+ * ManagedClusterJoined, or a CSR for it other than `exceptCsr` was approved (a certificate exists
+ * even if the agent has not reported yet). Then a bootstrap request must not yield its identity.
+ */
+export async function hasClusterJoined(
+  kubeconfig: KubeConfig,
+  cluster: string,
+  exceptCsr?: string,
+): Promise<boolean> {
+  const mc = await clusterClient(kubeconfig).get(cluster);
+  if (isConditionTrue(mc?.status?.conditions, ManagedClusterCondition.Joined)) return true;
+  const csrs = new ResourceClient<CertificateSigningRequest>(kubeconfig, certificateSigningRequestResource);
+  const { items } = await csrs.list({ labelSelector: `${clusterNameLabel}=${cluster}` });
+  return items.some((c) => c.metadata?.name !== exceptCsr && isCsrApproved(c));
+}
+
 export interface ClusterCsrApproverOptions {
   autoApprovedUsers: readonly string[];
   /** signers whose cluster CSRs may be approved (kube-apiserver-client, plus the built-in signer's) */
@@ -107,11 +139,18 @@ export class ClusterCsrApprovingReconciler {
       );
       return;
     }
-    const approval = autoApprovalReason(csr, check.identity, this.options.autoApprovedUsers);
+    const request = classifyCsrRequest(csr, check.identity);
+    const joined =
+      request.kind === 'bootstrap' && (await hasClusterJoined(this.kubeconfig, check.identity.cluster, name));
+    const approval = autoApprovalReason(csr, check.identity, this.options.autoApprovedUsers, joined);
     if (!approval) {
       log.info(
         { cluster: check.identity.cluster, requester: csr.spec.username },
-        'cluster CSR waits for `tether accept`: neither a renewal nor from an auto-approved user',
+        request.kind === 'foreign'
+          ? 'cluster CSR left alone: requested by another cluster identity'
+          : joined
+            ? 'cluster CSR left alone: a bootstrap request for a cluster that has joined (a hub admin rebootstraps it: tether accept --skip-approve-check)'
+            : 'cluster CSR waits for `tether accept`: neither a renewal nor from an auto-approved user',
       );
       return;
     }
@@ -124,6 +163,12 @@ export class ClusterCsrApprovingReconciler {
 export interface ApproveClusterCsrsOptions {
   /** signers whose CSRs may be approved (default kubernetes.io/kube-apiserver-client) */
   signerNames?: readonly string[];
+  /**
+   * Approve bootstrap requests of a cluster that has joined already (clusteradm's
+   * --skip-approve-check): the hub admin's rebootstrap. Requests by another cluster's identity
+   * stay refused.
+   */
+  skipApproveCheck?: boolean;
 }
 
 export interface ApproveClusterCsrsResult {
@@ -137,7 +182,8 @@ export interface ApproveClusterCsrsResult {
 
 /**
  * What a hub admin's `tether accept <cluster>` does: approve every pending CSR labelled for the
- * cluster whose subject is a valid agent identity of that cluster (whoever requested it), then
+ * cluster whose subject is a valid agent identity of that cluster and whose requester may have it
+ * (bootstrap requests while the cluster has not joined; renewals; see options.skipApproveCheck), then
  * set spec.hubAcceptsClient on its ManagedCluster. Other pending CSRs are reported, not denied.
  */
 export async function approveClusterCsrs(
@@ -152,12 +198,25 @@ export async function approveClusterCsrs(
   );
   const { items } = await csrs.list({ labelSelector: `${clusterNameLabel}=${clusterName}` });
   const result: ApproveClusterCsrsResult = { approved: [], skipped: [], accepted: false };
+  const joined = options.skipApproveCheck ? false : await hasClusterJoined(hubKubeConfig, clusterName);
   for (const csr of items) {
     const name = csr.metadata?.name ?? '';
     if (isCsrDecided(csr)) continue;
     const check = checkClusterCsr(csr, signerNames);
     if (!check.ok) {
       result.skipped.push({ name, problem: check.problem });
+      continue;
+    }
+    const request = classifyCsrRequest(csr, check.identity);
+    if (request.kind === 'foreign') {
+      result.skipped.push({ name, problem: request.problem });
+      continue;
+    }
+    if (request.kind === 'bootstrap' && joined) {
+      result.skipped.push({
+        name,
+        problem: `a bootstrap request by ${request.requester || 'an unknown user'} for ${clusterName}, which has joined already; to rebootstrap it, pass --skip-approve-check`,
+      });
       continue;
     }
     const message = `agent ${check.identity.agent} of cluster ${clusterName}, approved by a hub admin`;

@@ -4,10 +4,20 @@
 // A CSR is the cluster's when it carries the cluster-name label, asks a signer we approve for, and
 // its PKCS#10 subject is exactly that cluster's agent identity (CN
 // system:open-cluster-management:<cluster>:<agent>, O = {system:open-cluster-management:<cluster>,
-// system:open-cluster-management:managed-clusters}) with client-certificate usages only. Approved
-// without a human: renewals (the requester is that same identity) and bootstrap requests of the
-// users listed in autoApprovedCsrUsers. Everything else waits; nothing is ever denied.
-import { clusterAgentGroups, clusterAgentUser, clusterNameLabel } from '../../api/index.ts';
+// system:open-cluster-management:managed-clusters}) with client-certificate usages only.
+// Who asked binds what may be approved:
+//   - a renewal: the requester is exactly the identity it names (and in that cluster's group);
+//   - a bootstrap request: the requester is no cluster's identity at all. It yields a cluster's
+//     identity only while that cluster has not joined yet (the caller checks the hub: Joined, or a
+//     certificate already approved for it); a joined cluster is rebootstrapped by a hub admin only;
+//   - a CSR requested by one cluster's identity for any other identity is never approved.
+// Nothing is ever denied: other approvers stay free to decide the rest.
+import {
+  clusterAgentGroups,
+  clusterAgentUser,
+  clusterNameLabel,
+  managedClustersGroup,
+} from '../../api/index.ts';
 import { certificateRequestSubject } from '../../pki/index.ts';
 import { clusterNameProblem } from './context.ts';
 import { type CertificateSigningRequest, CsrApprovalReason, clusterGroup } from './resources.ts';
@@ -75,23 +85,56 @@ export function checkClusterCsr(
   return { ok: true, identity: { cluster, agent, user: subject.commonName } };
 }
 
+/** Users under this prefix are cluster (or addon) identities the hub signed, never bootstrap users. */
+const clusterIdentityPrefix = 'system:open-cluster-management:';
+
+/** How a valid cluster CSR was asked for, which decides who may approve it. */
+export type CsrRequest =
+  | { kind: 'renewal' }
+  | { kind: 'bootstrap'; requester: string }
+  | { kind: 'foreign'; problem: string };
+
+/** Classify who requested `csr` for `identity` (spec.username / spec.groups, set by the apiserver). */
+export function classifyCsrRequest(csr: CertificateSigningRequest, identity: ClusterCsrIdentity): CsrRequest {
+  const requester = csr.spec.username ?? '';
+  const groups = csr.spec.groups ?? [];
+  if (requester === identity.user && groups.includes(clusterGroup(identity.cluster)))
+    return { kind: 'renewal' };
+  const isClusterIdentity =
+    groups.includes(managedClustersGroup) || requester.startsWith(clusterIdentityPrefix);
+  if (isClusterIdentity) {
+    return {
+      kind: 'foreign',
+      problem: `requested by ${requester || 'a cluster identity'}, another identity than the ${identity.user} it names: one cluster's identity never yields another's`,
+    };
+  }
+  return { kind: 'bootstrap', requester };
+}
+
 /**
  * The reason to approve a valid cluster CSR without a human, or undefined when it must wait:
- * a renewal (requested by the very identity it names) or a bootstrap request by a listed user.
+ * a renewal by the very identity it names, or a bootstrap request by a listed user for a cluster
+ * that has not joined yet (`joined`: its ManagedCluster is Joined or a certificate was approved).
  */
 export function autoApprovalReason(
   csr: CertificateSigningRequest,
   identity: ClusterCsrIdentity,
   autoApprovedUsers: readonly string[],
+  joined: boolean,
 ): { reason: string; message: string } | undefined {
-  const requester = csr.spec.username ?? '';
-  if (requester === identity.user && (csr.spec.groups ?? []).includes(clusterGroup(identity.cluster))) {
+  const request = classifyCsrRequest(csr, identity);
+  if (request.kind === 'renewal') {
     return { reason: CsrApprovalReason.Auto, message: `renewal of ${identity.user} by the same identity` };
   }
-  if (requester && autoApprovedUsers.includes(requester)) {
+  if (
+    request.kind === 'bootstrap' &&
+    !joined &&
+    request.requester &&
+    autoApprovedUsers.includes(request.requester)
+  ) {
     return {
       reason: CsrApprovalReason.Auto,
-      message: `bootstrap of cluster ${identity.cluster} by ${requester}, an auto-approved user`,
+      message: `bootstrap of cluster ${identity.cluster} by ${request.requester}, an auto-approved user`,
     };
   }
   return undefined;

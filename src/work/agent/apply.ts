@@ -29,6 +29,7 @@ import {
 import type { ManagedClients } from './clients.ts';
 import { removeOwnerReference } from './deletion.ts';
 import { type ManagedDiscovery, splitApiVersion } from './discovery.ts';
+import type { ExecutorAuthorizer, ExecutorServiceAccount } from './executor.ts';
 
 /** What is on the managed cluster after applying (or trying to). */
 export type LiveState =
@@ -59,6 +60,8 @@ export interface ApplyInput {
   owner: OwnerReference;
   /** the resource is not recorded as applied yet: try create before reading */
   likelyNew: boolean;
+  /** the work's spec.executor ServiceAccount: applied only if it may (see executor.ts) */
+  executor?: ExecutorServiceAccount;
 }
 
 /** Metadata the apiserver owns; a manifest copied from a live object must not carry it. */
@@ -130,10 +133,12 @@ function ownersWith(existing: readonly OwnerReference[] | undefined, owner: Owne
 export class ManifestApplier {
   private readonly discovery: ManagedDiscovery;
   private readonly clients: ManagedClients;
+  private readonly executors: ExecutorAuthorizer;
 
-  constructor(discovery: ManagedDiscovery, clients: ManagedClients) {
+  constructor(discovery: ManagedDiscovery, clients: ManagedClients, executors: ExecutorAuthorizer) {
     this.discovery = discovery;
     this.clients = clients;
+    this.executors = executors;
   }
 
   async apply(input: ApplyInput): Promise<ManifestOutcome> {
@@ -185,6 +190,23 @@ export class ManifestApplier {
       namespace: meta.namespace,
       name,
     });
+    if (input.executor) {
+      let refusal: string | undefined;
+      try {
+        refusal = await this.executors.refusal(input.executor, {
+          group,
+          version,
+          resource: descriptor.plural,
+          namespace: meta.namespace,
+          name,
+          strategy,
+          manifest,
+        });
+      } catch (err) {
+        refusal = `could not check the executor's permissions: ${errorMessage(err)}`;
+      }
+      if (refusal) return fail(refusal, { descriptor, config, strategy });
+    }
     const client = this.clients.forDescriptor(descriptor);
     const required = this.sanitize(manifest, descriptor);
     const target: Target = { client, name, namespace: meta.namespace, owner: input.owner, owned, required };

@@ -2,7 +2,7 @@
 // on the hub and applies them to the managed cluster, keeping an AppliedManifestWork per work and
 // reporting status back. Needs on the hub only what the hub grants a cluster in its namespace
 // (manifestworks get/list/watch/update/patch, manifestworks/status); on the managed cluster it
-// needs admin. Public surface: startWorkAgent. Must not touch other namespaces on the hub.
+// needs admin and create on subjectaccessreviews (works with spec.executor, see executor.ts). Public surface: startWorkAgent. Must not touch other namespaces on the hub.
 import type { KubeConfig } from '@kubernetes/client-node';
 import {
   type AppliedManifestWork,
@@ -17,6 +17,7 @@ import { AppliedWorkStore, ensureAppliedManifestWorkCrd, hubHashOf, workNameOf }
 import { ManifestApplier } from './apply.ts';
 import { ManagedClients } from './clients.ts';
 import { ManagedDiscovery } from './discovery.ts';
+import { ExecutorAuthorizer } from './executor.ts';
 import { WorkFinalizer } from './finalize.ts';
 import { ManifestWorkReconciler } from './reconciler.ts';
 
@@ -89,7 +90,7 @@ export async function startWorkAgent(opts: WorkAgentOptions): Promise<WorkAgent>
     workInformer,
     appliedInformer,
     applied,
-    applier: new ManifestApplier(new ManagedDiscovery(managedKc), clients),
+    applier: new ManifestApplier(new ManagedDiscovery(managedKc), clients, new ExecutorAuthorizer(managedKc)),
     finalizer,
     clients,
     resyncIntervalMs: opts.statusSyncIntervalMs ?? 30_000,

@@ -182,6 +182,7 @@ export class ManifestWorkReconciler {
         deleteOption: work.spec?.deleteOption,
         owner,
         likelyNew: !recorded.has(recordKeyOf(manifest)),
+        executor: work.spec?.executor?.subject?.serviceAccount,
       });
       if (outcome.error) {
         // A kind not served yet is expected while its CRD is on the way: quiet until it lasts.

@@ -8,6 +8,7 @@ import {
   autoApprovalReason,
   type ClusterCsrIdentity,
   checkClusterCsr,
+  classifyCsrRequest,
   isCsrDecided,
 } from '../../../src/registration/hub/csr-policy.ts';
 import {
@@ -133,21 +134,37 @@ describe('autoApprovalReason', () => {
 
   it('approves a renewal by the very identity it names', () => {
     const csr = requestedBy(identity.user, clusterAgentGroups('cluster1'));
-    expect(autoApprovalReason(csr, identity, [])?.reason).toBe(CsrApprovalReason.Auto);
+    expect(autoApprovalReason(csr, identity, [], true)?.reason).toBe(CsrApprovalReason.Auto);
   });
 
   it("does not count another agent of the cluster, or the user without the cluster's group, as a renewal", () => {
     const other = requestedBy('system:open-cluster-management:cluster1:b', clusterAgentGroups('cluster1'));
-    expect(autoApprovalReason(other, identity, [])).toBeUndefined();
     expect(
-      autoApprovalReason(requestedBy(identity.user, ['system:authenticated']), identity, []),
+      autoApprovalReason(other, identity, ['system:open-cluster-management:cluster1:b'], false),
+    ).toBeUndefined();
+    expect(
+      autoApprovalReason(requestedBy(identity.user, ['system:authenticated']), identity, [], false),
     ).toBeUndefined();
   });
 
   it('approves bootstrap requests of listed users only', () => {
     const csr = requestedBy('system:bootstrap:abc', ['system:bootstrappers']);
-    expect(autoApprovalReason(csr, identity, ['system:bootstrap:abc'])?.reason).toBe(CsrApprovalReason.Auto);
-    expect(autoApprovalReason(csr, identity, ['someone-else'])).toBeUndefined();
+    expect(autoApprovalReason(csr, identity, ['system:bootstrap:abc'], false)?.reason).toBe(
+      CsrApprovalReason.Auto,
+    );
+    expect(autoApprovalReason(csr, identity, ['someone-else'], false)).toBeUndefined();
+  });
+
+  it('a bootstrap-token holder cannot obtain the identity of a cluster that has joined', () => {
+    const csr = requestedBy('system:bootstrap:abc', ['system:bootstrappers']);
+    expect(autoApprovalReason(csr, identity, ['system:bootstrap:abc'], true)).toBeUndefined();
+  });
+
+  it("one cluster's identity never yields another's, even when listed as auto-approved", () => {
+    const cluster2Agent = 'system:open-cluster-management:cluster2:a';
+    const csr = requestedBy(cluster2Agent, clusterAgentGroups('cluster2'));
+    expect(classifyCsrRequest(csr, identity).kind).toBe('foreign');
+    expect(autoApprovalReason(csr, identity, [cluster2Agent], false)).toBeUndefined();
   });
 });
 

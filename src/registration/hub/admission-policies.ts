@@ -1,0 +1,218 @@
+// Hub admission for what OCM's webhooks enforce, as ValidatingAdmissionPolicies (CEL with the
+// `authorizer` library): the apiserver evaluates them itself, so nothing extra runs or can be down.
+//   - accepting a cluster (spec.hubAcceptsClient) needs `update` on managedclusters/accept in
+//     register.open-cluster-management.io, whoever writes it — a bootstrap token cannot accept itself;
+//   - a cluster's agent may change in its ManagedCluster only spec.managedClusterClientConfigs (what
+//     tether's agent writes): lease duration, taints, acceptance, labels and annotations are the hub's;
+//   - a ManifestWork that names an executor needs `execute-as` on manifestworks for that
+//     ServiceAccount in the work's namespace (OCM's permission boundary for executors).
+// Taint keys and effects are validated by the ManagedCluster CRD schema (src/api/cluster.ts).
+// Owns installing and waiting for these objects; it must not touch RBAC.
+import {
+  KubeConfig,
+  type KubernetesObject,
+  KubernetesObjectApi,
+  PatchStrategy,
+} from '@kubernetes/client-node';
+import { type ManagedCluster, managedClusterResource, managedClustersGroup } from '../../api/index.ts';
+import { isForbidden, ResourceClient } from '../../kube/index.ts';
+import { pollUntil } from '../../wait.ts';
+
+const FIELD_MANAGER = 'tether';
+
+export const acceptPolicyName = 'managedcluster-accept.open-cluster-management.io';
+export const agentSpecPolicyName = 'managedcluster-agent-spec.open-cluster-management.io';
+export const executorPolicyName = 'manifestwork-executor.open-cluster-management.io';
+
+const clusterRule = {
+  apiGroups: ['cluster.open-cluster-management.io'],
+  apiVersions: ['*'],
+  operations: ['CREATE', 'UPDATE'],
+  resources: ['managedclusters'],
+};
+
+function policy(name: string, spec: Record<string, unknown>): KubernetesObject {
+  return {
+    apiVersion: 'admissionregistration.k8s.io/v1',
+    kind: 'ValidatingAdmissionPolicy',
+    metadata: { name },
+    spec: { failurePolicy: 'Fail', ...spec },
+  } as KubernetesObject;
+}
+
+function binding(policyName: string): KubernetesObject {
+  return {
+    apiVersion: 'admissionregistration.k8s.io/v1',
+    kind: 'ValidatingAdmissionPolicyBinding',
+    metadata: { name: policyName },
+    spec: { policyName, validationActions: ['Deny'] },
+  } as KubernetesObject;
+}
+
+const accepted = (o: string): string => `${o}.spec.?hubAcceptsClient.orValue(false)`;
+
+export function hubAdmissionPolicyNames(): string[] {
+  return [acceptPolicyName, agentSpecPolicyName, executorPolicyName];
+}
+
+/** The policies and their bindings, in install order. */
+export function hubAdmissionObjects(): KubernetesObject[] {
+  const acceptPolicy = policy(acceptPolicyName, {
+    matchConstraints: { resourceRules: [clusterRule] },
+    validations: [
+      {
+        expression:
+          `(request.operation == 'CREATE' ? !${accepted('object')} : ${accepted('object')} == ${accepted('oldObject')}) || ` +
+          "authorizer.group('register.open-cluster-management.io').resource('managedclusters')" +
+          ".subresource('accept').name(object.metadata.name).check('update').allowed()",
+        messageExpression:
+          "'user ' + request.userInfo.username + ' may not set spec.hubAcceptsClient of ManagedCluster ' + " +
+          "object.metadata.name + ': that needs update on managedclusters/accept in group " +
+          "register.open-cluster-management.io (a hub admin accepts clusters: tether accept)'",
+        reason: 'Forbidden',
+      },
+    ],
+  });
+  const unchanged = (path: string, empty: string): string =>
+    `object.${path}.orValue(${empty}) == oldObject.${path}.orValue(${empty})`;
+  const agentPolicy = policy(agentSpecPolicyName, {
+    matchConstraints: { resourceRules: [{ ...clusterRule, operations: ['UPDATE'] }] },
+    matchConditions: [
+      {
+        name: 'is-a-cluster-agent',
+        expression: `request.userInfo.groups.exists(g, g == '${managedClustersGroup}')`,
+      },
+    ],
+    validations: [
+      {
+        expression: [
+          unchanged('spec.?hubAcceptsClient', 'false'),
+          unchanged('spec.?leaseDurationSeconds', '0'),
+          unchanged('spec.?taints', '[]'),
+          unchanged('metadata.?labels', '{}'),
+          unchanged('metadata.?annotations', '{}'),
+        ].join(' && '),
+        messageExpression:
+          "'a cluster agent (' + request.userInfo.username + ') may change only " +
+          "spec.managedClusterClientConfigs of its ManagedCluster ' + object.metadata.name + " +
+          "'; acceptance, lease duration, taints, labels and annotations are set on the hub'",
+        reason: 'Forbidden',
+      },
+    ],
+  });
+  const executor = 'object.spec.executor.subject.serviceAccount';
+  const executorPolicy = policy(executorPolicyName, {
+    matchConstraints: {
+      resourceRules: [
+        {
+          apiGroups: ['work.open-cluster-management.io'],
+          apiVersions: ['*'],
+          operations: ['CREATE', 'UPDATE'],
+          resources: ['manifestworks'],
+        },
+      ],
+    },
+    matchConditions: [
+      {
+        name: 'names-an-executor-service-account',
+        expression: 'object.spec.?executor.?subject.?serviceAccount.hasValue()',
+      },
+      {
+        // Metadata-only writes (finalizers by the work agent) do not re-check the executor.
+        name: 'spec-written',
+        expression: "request.operation == 'CREATE' || object.spec != oldObject.spec",
+      },
+    ],
+    validations: [
+      {
+        expression:
+          "authorizer.group('work.open-cluster-management.io').resource('manifestworks')" +
+          `.namespace(object.metadata.namespace).name('system:serviceaccount:' + ${executor}.namespace + ':' + ${executor}.name)` +
+          ".check('execute-as').allowed()",
+        messageExpression:
+          `'user ' + request.userInfo.username + ' may not run ManifestWork ' + object.metadata.name + ` +
+          `' as system:serviceaccount:' + ${executor}.namespace + ':' + ${executor}.name + ` +
+          "': that needs execute-as on manifestworks in namespace ' + object.metadata.namespace",
+        reason: 'Forbidden',
+      },
+    ],
+  });
+  return [acceptPolicy, agentPolicy, executorPolicy].flatMap((p) => [p, binding(p.metadata?.name ?? '')]);
+}
+
+/**
+ * Applies the policies (server-side apply) and waits until the apiserver enforces them: policies
+ * are compiled and picked up asynchronously, so a probe user that RBAC lets create ManagedClusters
+ * (granted for the wait only) dry-runs a self-accepting create until the accept policy refuses it.
+ */
+export async function installHubAdmission(kc: KubeConfig, timeoutMs = 60_000): Promise<void> {
+  const api = KubernetesObjectApi.makeApiClient(kc);
+  const apply = (obj: KubernetesObject) =>
+    api.patch(obj, undefined, undefined, FIELD_MANAGER, true, PatchStrategy.ServerSideApply);
+  for (const obj of hubAdmissionObjects()) await apply(obj);
+  const grant = probeGrant();
+  for (const obj of grant) await apply(obj);
+  try {
+    const clusters = new ResourceClient<ManagedCluster>(asProbeUser(kc), managedClusterResource);
+    await pollUntil(
+      async () => {
+        try {
+          await clusters.create(
+            { metadata: { name: 'tether-admission-probe' }, spec: { hubAcceptsClient: true } },
+            { dryRun: true },
+          );
+          return false;
+        } catch (err) {
+          if (isForbidden(err) && String((err as Error).message).includes('hubAcceptsClient')) return true;
+          if (isForbidden(err)) return false; // the probe grant is not visible yet
+          throw err;
+        }
+      },
+      { timeoutMs, intervalMs: 100, description: 'the hub admission policies to be enforced' },
+    );
+  } finally {
+    for (const obj of grant.reverse()) await api.delete(obj).catch(() => undefined);
+  }
+}
+
+const probeUser = 'tether:admission-probe';
+
+/** `kc` with its current user impersonating the probe user (client-node sends Impersonate-User). */
+function asProbeUser(kc: KubeConfig): KubeConfig {
+  const user = kc.getCurrentUser();
+  const context = kc.getContextObject(kc.getCurrentContext());
+  if (!user || !context) throw new Error('the hub kubeconfig has no current user or context');
+  const probe = new KubeConfig();
+  probe.loadFromOptions({
+    clusters: kc.getClusters(),
+    users: [{ ...user, impersonateUser: probeUser }],
+    contexts: [context],
+    currentContext: context.name,
+  });
+  return probe;
+}
+
+function probeGrant(): KubernetesObject[] {
+  const name = 'tether:admission-probe';
+  return [
+    {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'ClusterRole',
+      metadata: { name },
+      rules: [
+        {
+          apiGroups: ['cluster.open-cluster-management.io'],
+          resources: ['managedclusters'],
+          verbs: ['create'],
+        },
+      ],
+    } as KubernetesObject,
+    {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'ClusterRoleBinding',
+      metadata: { name },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name },
+      subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: probeUser }],
+    } as KubernetesObject,
+  ];
+}
