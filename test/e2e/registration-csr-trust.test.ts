@@ -12,6 +12,7 @@ import { agentSubject } from '../../src/tunnel/identity.ts';
 import {
   admin,
   agentKubeconfig,
+  allowCsrRequests,
   approvalOf,
   Cleanups,
   clientsFor,
@@ -28,28 +29,9 @@ const scope = uniqueName('csrtrust');
 const fileCleanups = new Cleanups();
 const cleanups = new Cleanups();
 const bootstrapUser = uniqueName('tether-e2e-bootstrap');
-const rbacGroup = 'rbac.authorization.k8s.io' as const;
 
 beforeAll(async () => {
-  // The bootstrap user may create and read CSRs and nothing else, as with a real bootstrap token.
-  const name = uniqueName('tether-e2e-csr-requesters');
-  fileCleanups.add(() => admin.clusterRoles.delete(name, undefined, { ignoreNotFound: true }));
-  fileCleanups.add(() => admin.clusterRoleBindings.delete(name, undefined, { ignoreNotFound: true }));
-  await admin.clusterRoles.create({
-    metadata: { name },
-    rules: [
-      {
-        apiGroups: ['certificates.k8s.io'],
-        resources: ['certificatesigningrequests'],
-        verbs: ['create', 'get'],
-      },
-    ],
-  });
-  await admin.clusterRoleBindings.create({
-    metadata: { name },
-    roleRef: { apiGroup: rbacGroup, kind: 'ClusterRole', name },
-    subjects: [{ apiGroup: rbacGroup, kind: 'User', name: bootstrapUser }],
-  });
+  await allowCsrRequests(fileCleanups, [bootstrapUser]);
   await startScopedHub(fileCleanups, scope, { autoApprovedCsrUsers: [bootstrapUser] });
 });
 afterEach(() => cleanups.run());
@@ -68,6 +50,12 @@ async function approverPassedEverythingBefore(): Promise<void> {
   await waitFor(async () => approvalOf(await admin.csrs.get(csr)), 'the control CSR approved');
 }
 
+/** A CSR for `cluster`'s agent identity, requested with the bootstrap token. */
+async function bootstrapRequestFor(cluster: string): Promise<string> {
+  const bootstrap = await bootstrapClients();
+  return requestCertificate(cleanups, bootstrap.csrs, { subject: agentSubject(cluster, 'agent1'), cluster });
+}
+
 /** A cluster that joined the honest way: its agent's bootstrap CSR was approved and signed. */
 async function joinedCluster(): Promise<string> {
   const name = await createCluster(cleanups, scope);
@@ -84,11 +72,7 @@ async function joinedCluster(): Promise<string> {
 describe('CSR approval binds identities', () => {
   it('a bootstrap-token holder cannot obtain the certificate of an already joined cluster', async () => {
     const victim = await joinedCluster();
-    const bootstrap = await bootstrapClients();
-    const stolen = await requestCertificate(cleanups, bootstrap.csrs, {
-      subject: agentSubject(victim, 'agent1'),
-      cluster: victim,
-    });
+    const stolen = await bootstrapRequestFor(victim);
     await approverPassedEverythingBefore();
     expect(approvalOf(await admin.csrs.get(stolen))).toBeUndefined();
 
@@ -132,11 +116,7 @@ describe('CSR approval binds identities', () => {
       });
       return true;
     }, `${victim} reports Joined`);
-    const bootstrap = await bootstrapClients();
-    const stolen = await requestCertificate(cleanups, bootstrap.csrs, {
-      subject: agentSubject(victim, 'agent1'),
-      cluster: victim,
-    });
+    const stolen = await bootstrapRequestFor(victim);
     await approverPassedEverythingBefore();
     expect(approvalOf(await admin.csrs.get(stolen))).toBeUndefined();
     expect((await approveClusterCsrs(admin.clusters.kubeconfig, victim)).approved).toEqual([]);

@@ -27,6 +27,7 @@ import { agentSubject } from '../../src/tunnel/identity.ts';
 import {
   admin,
   agentKubeconfig,
+  allowCsrRequests,
   approvalOf,
   Cleanups,
   clientsFor,
@@ -51,29 +52,7 @@ const grants = ['registration', 'work', 'serviceaccount'] as const;
 
 beforeAll(async () => {
   // Bootstrap users may create CSRs and nothing else, as with a real bootstrap kubeconfig.
-  const name = uniqueName('tether-e2e-csr-requesters');
-  fileCleanups.add(() => admin.clusterRoles.delete(name, undefined, { ignoreNotFound: true }));
-  fileCleanups.add(() => admin.clusterRoleBindings.delete(name, undefined, { ignoreNotFound: true }));
-  await admin.clusterRoles.create({
-    metadata: { name },
-    rules: [
-      {
-        apiGroups: ['certificates.k8s.io'],
-        resources: ['certificatesigningrequests'],
-        verbs: ['create', 'get'],
-      },
-    ],
-  });
-  const rbacGroup = 'rbac.authorization.k8s.io' as const;
-  await admin.clusterRoleBindings.create({
-    metadata: { name },
-    roleRef: { apiGroup: rbacGroup, kind: 'ClusterRole', name },
-    subjects: [bootstrapUser, strangerUser].map((user) => ({
-      apiGroup: rbacGroup,
-      kind: 'User' as const,
-      name: user,
-    })),
-  });
+  await allowCsrRequests(fileCleanups, [bootstrapUser, strangerUser]);
   await startScopedHub(fileCleanups, scope, {
     autoApprovedCsrUsers: [bootstrapUser],
     signer: { certPem: signerCa.certPem, keyPem: signerCa.keyPem, signerName: hubClientSigner },

@@ -70,6 +70,32 @@ export function clientsFor(kc: KubeConfig) {
 }
 export const admin = clientsFor(hub);
 
+/**
+ * Let `users` create and read CSRs and nothing else, as a real bootstrap token may (undone by
+ * `cleanups`).
+ */
+export async function allowCsrRequests(cleanups: Cleanups, users: string[]): Promise<void> {
+  const name = uniqueName('tether-e2e-csr-requesters');
+  cleanups.add(() => admin.clusterRoles.delete(name, undefined, { ignoreNotFound: true }));
+  cleanups.add(() => admin.clusterRoleBindings.delete(name, undefined, { ignoreNotFound: true }));
+  await admin.clusterRoles.create({
+    metadata: { name },
+    rules: [
+      {
+        apiGroups: ['certificates.k8s.io'],
+        resources: ['certificatesigningrequests'],
+        verbs: ['create', 'get'],
+      },
+    ],
+  });
+  const rbacGroup = 'rbac.authorization.k8s.io' as const;
+  await admin.clusterRoleBindings.create({
+    metadata: { name },
+    roleRef: { apiGroup: rbacGroup, kind: 'ClusterRole', name },
+    subjects: users.map((user) => ({ apiGroup: rbacGroup, kind: 'User' as const, name: user })),
+  });
+}
+
 /** A client certificate from the hub CA for `subject`, as a kubeconfig (no proxy). */
 export async function kubeconfigAs(subject: {
   commonName: string;
