@@ -12,6 +12,7 @@ import { defaultClientLimits } from '../proxy-server/client-limits.ts';
 import { HubClusterAdmission } from '../proxy-server/cluster-admission.ts';
 import { ConnectFrontend } from '../proxy-server/connect-frontend.ts';
 import { hubTokenAuth } from '../proxy-server/hub-auth.ts';
+import { defaultPreAuthLimits } from '../proxy-server/pre-auth.ts';
 import { ProxyServer } from '../proxy-server/server.ts';
 import { readPemFlag } from './files.ts';
 import { positiveInt } from './options.ts';
@@ -79,6 +80,8 @@ interface ServerFlags {
   hubKubeconfig?: string;
   insecureSkipHubChecks?: boolean;
   maxConnectionsPerAddress: number;
+  maxUnauthenticatedAgentConnections: number;
+  maxUnauthenticatedAgentConnectionsPerAddress: number;
   maxTunnelsPerCaller: number;
   maxPendingDialsPerCaller: number;
   tunnelRatePerCaller: number;
@@ -119,6 +122,22 @@ function clientLimitOptions(cmd: Command): Command {
         'CONNECT frontend: connections one remote address may hold open (before authentication too)',
         'TETHER_MAX_CONNECTIONS_PER_ADDRESS',
         d.maxConnectionsPerAddress,
+      ),
+    )
+    .addOption(
+      limit(
+        '--max-unauthenticated-agent-connections <n>',
+        'agent port: connections not yet authenticated as an agent, in total (agents already connected never count)',
+        'TETHER_MAX_UNAUTHENTICATED_AGENT_CONNECTIONS',
+        defaultPreAuthLimits.maxConnections,
+      ),
+    )
+    .addOption(
+      limit(
+        '--max-unauthenticated-agent-connections-per-address <n>',
+        'agent port: connections not yet authenticated as an agent, from one remote address',
+        'TETHER_MAX_UNAUTHENTICATED_AGENT_CONNECTIONS_PER_ADDRESS',
+        defaultPreAuthLimits.maxConnectionsPerAddress,
       ),
     )
     .addOption(
@@ -281,6 +300,8 @@ export function registerProxyCommands(program: Command): void {
       port: flags.agentPort,
       tls: { ...tls, clientCaPem: agentCa },
       limits: keepaliveLimits(flags),
+      maxUnauthenticatedConnections: flags.maxUnauthenticatedAgentConnections,
+      maxUnauthenticatedPerAddress: flags.maxUnauthenticatedAgentConnectionsPerAddress,
       clusterAdmission: admission,
       log,
     });

@@ -26,7 +26,7 @@ export const defaultClientLimits: ClientLimits = {
 };
 
 /** Keyed counters that forget a key when it drops to zero (so memory follows live clients). */
-class Counts {
+export class Counts {
   private readonly byKey = new Map<string, number>();
   get(key: string): number {
     return this.byKey.get(key) ?? 0;

@@ -22,6 +22,7 @@ import {
 } from '../tunnel/protocol.ts';
 import type { ClusterAdmission } from './cluster-admission.ts';
 import { createProxyServerMetrics, type ProxyServerMetrics, type TunnelBytes } from './metrics.ts';
+import { connectionKey, defaultPreAuthLimits, PreAuthGate } from './pre-auth.ts';
 import { type AgentConnection, AgentRegistry } from './registry.ts';
 
 export interface ProxyServerOptions {
@@ -41,6 +42,12 @@ export interface ProxyServerOptions {
   maxPendingDials?: number;
   /** TLS connections (handshaking or serving) at once */
   maxConnections?: number;
+  /**
+   * Connections not yet authenticated as an agent, in total and per remote address (pre-auth.ts);
+   * their deadline is limits.handshakeTimeoutMs. Defaults 1 000 and 100.
+   */
+  maxUnauthenticatedConnections?: number;
+  maxUnauthenticatedPerAddress?: number;
   /** WebSocket message size cap (bytes) */
   maxWebSocketPayloadBytes?: number;
   /**
@@ -71,12 +78,19 @@ export class ProxyServer {
   private readonly sockets = new Set<Duplex>();
   private readonly readyWaiters: Array<() => void> = [];
   private readonly stopWatchingRevocations: () => void;
+  private readonly preAuth: PreAuthGate;
 
   constructor(opts: ProxyServerOptions) {
     this.opts = opts;
     this.stopWatchingRevocations =
       opts.clusterAdmission?.onRevoked((cluster, why) => this.closeCluster(cluster, why)) ?? (() => {});
     this.limits = { ...defaultTunnelLimits, ...opts.limits };
+    this.preAuth = new PreAuthGate({
+      maxConnections: opts.maxUnauthenticatedConnections ?? defaultPreAuthLimits.maxConnections,
+      maxConnectionsPerAddress:
+        opts.maxUnauthenticatedPerAddress ?? defaultPreAuthLimits.maxConnectionsPerAddress,
+      deadlineMs: this.limits.handshakeTimeoutMs,
+    });
     this.metrics = createProxyServerMetrics(() => this.tunnelBytes());
     this.log = opts.log ?? makeLogger('proxy-server', { serverId: opts.serverId });
     this.innerTlsServer = createTlsServer({
@@ -134,6 +148,13 @@ export class ProxyServer {
       socket.destroy();
     });
     server.on('connection', (s: Socket) => {
+      s.on('error', () => {});
+      if (!this.preAuth.admit(s)) {
+        this.metrics.errors.inc({ code: 'TETHER_LIMIT_EXCEEDED' });
+        this.log.debug({ remote: s.remoteAddress }, 'too many unauthenticated connections; refusing');
+        s.destroy();
+        return;
+      }
       this.sockets.add(s);
       s.once('close', () => this.sockets.delete(s));
     });
@@ -155,6 +176,8 @@ export class ProxyServer {
   private onTlsConnection(socket: TLSSocket): void {
     socket.on('error', () => {});
     if (socket.alpnProtocol === TUNNEL_ALPN) {
+      // Identified (or refused) at once from its certificate: no longer a stranger either way.
+      this.preAuth.settle(connectionKey(socket));
       this.acceptAgent(socket, socket.remoteAddress ?? '');
       return;
     }
@@ -168,6 +191,9 @@ export class ProxyServer {
       socket.end('HTTP/1.1 404 Not Found\r\nconnection: close\r\n\r\n');
       return;
     }
+    // The agent's TLS inside the WebSocket has its own handshake deadline; the slot is held until then.
+    const tlsSocket = socket as TLSSocket;
+    this.preAuth.settle(connectionKey(tlsSocket), this.limits.handshakeTimeoutMs);
     this.wss.handleUpgrade(req, socket, head, (ws) => {
       const stream = createWebSocketStream(ws, { allowHalfOpen: false });
       stream.on('error', () => {});
