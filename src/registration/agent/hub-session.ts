@@ -50,6 +50,8 @@ export class HubSession {
       hubKubeConfig: opts.hubKubeConfig,
       clusterName: opts.clusterName,
       cluster: () => this.clusterInformer.getByName(opts.clusterName),
+      // A renewal may be what the status reconciler waits for (see status.ts).
+      onRenewed: () => this.controller?.queue.add(opts.clusterName),
       log: opts.log.child({ loop: 'lease' }),
     });
   }
@@ -61,6 +63,8 @@ export class HubSession {
       ...this.opts,
       clusterInformer: this.clusterInformer,
       intervalMs: this.opts.statusIntervalMs,
+      leaseRenewals: () => this.lease.renewed,
+      requestLeaseRenewal: () => this.lease.requestRenewal(),
       log: this.opts.log.child({ loop: 'status' }),
     });
     this.controller = runController({

@@ -3,7 +3,9 @@
 // spec.leaseDurationSeconds (plus up to 25% jitter, OCM's leaseUpdateJitterFactor); the hub's lease
 // watchdog turns Available Unknown when it stops. The hub normally creates the lease when it
 // accepts the cluster; if it is missing the agent tries to create it, and when its identity may
-// not (no create permission), waits for the hub. A changed lease duration applies at once.
+// not (no create permission), waits for the hub. A changed lease duration applies at once. A failed
+// renewal is retried after 1 s, doubling up to 30 s (never a whole period), and requestRenewal()
+// renews at once: after an outage the hub sees the heartbeat as soon as the hub is reachable.
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { KubeConfig } from '@kubernetes/client-node';
 import {
@@ -33,8 +35,13 @@ export interface LeaseUpdaterOptions {
   clusterName: string;
   /** the ManagedCluster as last seen on the hub (informer cache) */
   cluster(): ManagedCluster | undefined;
+  /** called after every successful renewal */
+  onRenewed?(): void;
   log: Logger;
 }
+
+/** After a failed renewal: retry after 1 s, doubling, at most this long (or the lease duration). */
+const retryMaxMs = 30_000;
 
 export class ManagedClusterLeaseUpdater {
   private readonly opts: LeaseUpdaterOptions;
@@ -45,6 +52,8 @@ export class ManagedClusterLeaseUpdater {
   private woken = false;
   private waitingForHub = false;
   private renewals = 0;
+  private renewRequested = false;
+  private failuresInARow = 0;
 
   constructor(opts: LeaseUpdaterOptions) {
     this.opts = opts;
@@ -67,6 +76,12 @@ export class ManagedClusterLeaseUpdater {
     this.wake();
   }
 
+  /** Renew now rather than at the next due time (the hub took Available away). */
+  requestRenewal(): void {
+    this.renewRequested = true;
+    this.poke();
+  }
+
   /** Successful renewals so far. */
   get renewed(): number {
     return this.renewals;
@@ -85,16 +100,25 @@ export class ManagedClusterLeaseUpdater {
         continue;
       }
       const duration = cluster.spec.leaseDurationSeconds || defaultLeaseDurationSeconds;
-      if (Date.now() >= nextAt || duration !== lastDuration) {
-        await this.renew(duration);
+      if (Date.now() >= nextAt || duration !== lastDuration || this.renewRequested) {
+        this.renewRequested = false;
+        const renewed = await this.renew(duration);
         lastDuration = duration;
-        nextAt = Date.now() + duration * 1000 * (1 + jitterFactor * Math.random());
+        if (renewed) {
+          this.failuresInARow = 0;
+          nextAt = Date.now() + duration * 1000 * (1 + jitterFactor * Math.random());
+        } else {
+          // Not a full period: after an outage the hub must see the heartbeat as soon as it is back.
+          const cap = Math.min(retryMaxMs, duration * 1000);
+          nextAt = Date.now() + Math.min(cap, 1000 * 2 ** Math.min(this.failuresInARow++, 20));
+        }
       }
       await this.pause(nextAt - Date.now());
     }
   }
 
-  private async renew(durationSeconds: number): Promise<void> {
+  /** One renewal (or creation); whether it succeeded. */
+  private async renew(durationSeconds: number): Promise<boolean> {
     const { clusterName: namespace, log } = this.opts;
     const signal = this.abort.signal;
     try {
@@ -112,8 +136,10 @@ export class ManagedClusterLeaseUpdater {
       this.renewals++;
       if (this.waitingForHub) log.info('managed cluster lease renewed');
       this.waitingForHub = false;
+      this.opts.onRenewed?.();
+      return true;
     } catch (err) {
-      if (signal.aborted) return;
+      if (signal.aborted) return false;
       if (isForbidden(err)) {
         if (!this.waitingForHub) {
           log.warn(
@@ -122,9 +148,10 @@ export class ManagedClusterLeaseUpdater {
           );
         }
         this.waitingForHub = true;
-        return;
+        return false;
       }
       log.warn({ err: describeError(err) }, 'managed cluster lease renewal failed');
+      return false;
     }
   }
 

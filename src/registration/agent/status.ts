@@ -9,6 +9,10 @@
 // copy, because a server-side apply that leaves out a field its manager owned deletes it. Before
 // the hub accepts, nothing is written (OCM's agent waits the same way). Spec: only
 // managedClusterClientConfigs is kept current.
+// One owner per transition of Available: the hub's lease watchdog takes it to Unknown
+// (ManagedClusterLeaseUpdateStopped) and the agent does not overwrite that until a lease renewal
+// made after it has landed — otherwise the watchdog, still seeing the old lease, takes it away
+// again, and the two would flap (and the unreachable taint with them) until the next renewal.
 import type { KubeConfig } from '@kubernetes/client-node';
 import {
   type ClientConfig,
@@ -49,6 +53,9 @@ export interface StatusReconcilerOptions {
   onUnauthorized(): void;
   /** the hub's ManagedCluster shows Joined True */
   onJoined(): void;
+  /** successful lease renewals so far, and a way to ask for one now */
+  leaseRenewals(): number;
+  requestLeaseRenewal(): void;
   log: Logger;
 }
 
@@ -60,6 +67,8 @@ export class ManagedClusterStatusReconciler {
   private unauthorizedInARow = 0;
   private lastTruncated = 0;
   private lastWaitLog = 0;
+  /** the watchdog's Unknown last seen (its transition time) and the renewals made before it */
+  private leaseStopped?: { since: string; renewals: number };
 
   constructor(opts: StatusReconcilerOptions) {
     this.opts = opts;
@@ -114,7 +123,9 @@ export class ManagedClusterStatusReconciler {
       message: 'Managed cluster joined',
     });
     const health = await this.opts.probe.check();
-    if (health.available) conditions = setCondition(conditions, health.available);
+    if (health.available && this.mayReportAvailability(current)) {
+      conditions = setCondition(conditions, health.available);
+    }
     const status: ManagedClusterStatus = { conditions };
     const version = health.kubernetesVersion ? { kubernetes: health.kubernetesVersion } : current.version;
     if (version) status.version = version;
@@ -126,6 +137,28 @@ export class ManagedClusterStatusReconciler {
     const claims = this.claims() ?? current.clusterClaims;
     if (claims && claims.length > 0) status.clusterClaims = claims;
     return status;
+  }
+
+  /**
+   * Whether the agent may state Available now: not while the hub's watchdog holds it Unknown for a
+   * stopped lease and no renewal has landed since it did (one is asked for at once).
+   */
+  private mayReportAvailability(current: ManagedClusterStatus): boolean {
+    const available = findCondition(current.conditions, ManagedClusterCondition.Available);
+    if (
+      available?.status !== 'Unknown' ||
+      available.reason !== ManagedClusterReason.ManagedClusterLeaseUpdateStopped
+    ) {
+      this.leaseStopped = undefined;
+      return true;
+    }
+    const since = available.lastTransitionTime ?? '';
+    if (this.leaseStopped?.since !== since) {
+      this.leaseStopped = { since, renewals: this.opts.leaseRenewals() };
+      this.opts.log.info('the hub holds Available Unknown for a stopped lease: renewing it before reporting');
+      this.opts.requestLeaseRenewal();
+    }
+    return this.opts.leaseRenewals() > this.leaseStopped.renewals;
   }
 
   /** Claims to expose, or undefined while the claim cache is not loaded (keep what the hub has). */
