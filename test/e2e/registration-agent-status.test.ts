@@ -83,6 +83,32 @@ describe('registration agent status on the hub', () => {
     expect(condition(back, ManagedClusterCondition.Available)?.reason).toBe('ManagedClusterAvailable');
   });
 
+  it('a managed apiserver outage reaches the hub within seconds, not a status interval later', async () => {
+    const f = await fixture('reg-outage');
+    const relay = await startTcpRelay(env.cluster1.apiserverUrl);
+    cleanups.push(() => relay.close());
+    const managed = loadKubeconfig(env.cluster1.kubeconfigPath);
+    managed.clusters = managed.clusters.map((c) => ({ ...c, server: relay.url }));
+    await f.writeBootstrapSecret();
+    // A status interval far longer than the test may wait: only the health check can be this quick.
+    const agent = await f.start({
+      managedKubeConfig: managed,
+      statusIntervalSeconds: 120,
+      healthCheckIntervalSeconds: 1,
+    });
+    await f.acceptWhenCreated();
+    await agent.joined(60_000);
+    await waitForCluster(f, 'Available True', availableIs('True'));
+
+    relay.cut();
+    const cutAt = Date.now();
+    await waitForCluster(f, 'Available False', availableIs('False'));
+    const detectedMs = Date.now() - cutAt;
+    expect(detectedMs).toBeLessThan(20_000);
+    relay.restore();
+    await waitForCluster(f, 'Available True again', availableIs('True'));
+  });
+
   it('waits for the hub to create the lease (it may not), then renews it every leaseDurationSeconds', async () => {
     const f = await fixture('reg-lease');
     await f.writeBootstrapSecret();

@@ -1,9 +1,12 @@
 // Is this managed cluster's kube-apiserver healthy, which version is it, what do its nodes offer?
 // The Available condition comes from `/livez` (client-node's Health, which falls back to /healthz
-// where /livez does not exist), as OCM's agent does. One failed probe is noise: Available turns
-// False only after `unavailableAfterFailures` failures in a row, and in between the condition on
-// the hub is left as it is. Probes are spaced at least `minProbeIntervalMs` apart however often the
-// status reconciler asks. Version and capacity are read only while the apiserver is healthy.
+// where /livez does not exist), as OCM's agent does. A failed probe is retried at once, a second
+// apart (`unavailableAfterFailures` attempts in all), so one dropped request is not an outage but a
+// real one is reported within seconds of the check that first saw it. Between full checks (the
+// status interval) a cheap health check runs every few seconds; healthChanged() says when its
+// answer disagrees with what was last reported, so the status is reconciled then. Version and
+// capacity are read only while the apiserver is healthy.
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Health, type KubeConfig, VersionApi } from '@kubernetes/client-node';
 import { ManagedClusterCondition, ManagedClusterReason, type ResourceList } from '../../api/index.ts';
 import { type ConditionUpdate, ResourceClient } from '../../kube/index.ts';
@@ -13,7 +16,7 @@ import { type Node, nodeResource } from './kinds.ts';
 import { sumResourceLists } from './quantity.ts';
 
 export interface ManagedClusterHealth {
-  /** the Available condition to report; undefined: leave the hub's as it is (failing, not for long yet) */
+  /** the Available condition to report */
   available?: ConditionUpdate;
   /** `status.version.kubernetes` (gitVersion), when healthy */
   kubernetesVersion?: string;
@@ -23,8 +26,10 @@ export interface ManagedClusterHealth {
 }
 
 export interface ManagedClusterProbeOptions {
-  /** consecutive failed probes before Available turns False (default 3) */
+  /** failed probes in a row, `retryIntervalMs` apart, before Available turns False (default 3) */
   unavailableAfterFailures?: number;
+  /** between those probes (default 1 s) */
+  retryIntervalMs?: number;
   /** a probe younger than this is reused (default 1 s) */
   minProbeIntervalMs?: number;
   /** per request (default 10 s) */
@@ -40,8 +45,11 @@ export class ManagedClusterProbe {
   private readonly minProbeIntervalMs: number;
   private readonly timeoutMs: number;
   private readonly log: Logger;
+  private readonly retryIntervalMs: number;
   private failures = 0;
   private last?: { at: number; result: Promise<ManagedClusterHealth> };
+  /** what the last full check reported */
+  private reported?: 'healthy' | 'unhealthy';
 
   constructor(managed: KubeConfig, options: ManagedClusterProbeOptions) {
     this.health = new Health(managed);
@@ -50,12 +58,8 @@ export class ManagedClusterProbe {
     this.nodes = new ResourceClient<Node>(managed, nodeResource, { requestTimeoutMs: this.timeoutMs });
     this.unavailableAfterFailures = Math.max(1, options.unavailableAfterFailures ?? 3);
     this.minProbeIntervalMs = options.minProbeIntervalMs ?? 1000;
+    this.retryIntervalMs = options.retryIntervalMs ?? 1000;
     this.log = options.log;
-  }
-
-  /** Consecutive failed probes so far. */
-  get consecutiveFailures(): number {
-    return this.failures;
   }
 
   /** The latest health, probing again unless the last probe is recent. */
@@ -66,29 +70,50 @@ export class ManagedClusterProbe {
     return result;
   }
 
-  private async probe(): Promise<ManagedClusterHealth> {
-    let problem: string | undefined;
+  /**
+   * A cheap /livez now: whether its answer differs from what the last full check reported (then
+   * the caller reconciles the status, which runs a full check).
+   */
+  async healthChanged(): Promise<boolean> {
+    if (!this.reported) return false;
+    const ok = (await this.livezProblem()) === undefined;
+    const changed = ok !== (this.reported === 'healthy');
+    if (changed) this.last = undefined; // the next check() probes afresh
+    return changed;
+  }
+
+  /** Undefined when /livez (or /healthz) answers 200, otherwise what went wrong. */
+  private async livezProblem(): Promise<string | undefined> {
     try {
       const live = await this.health.livez({ signal: AbortSignal.timeout(this.timeoutMs) });
-      if (!live) problem = '/livez and /healthz did not answer 200';
+      return live ? undefined : '/livez and /healthz did not answer 200';
     } catch (err) {
-      problem = describeError(err);
+      return describeError(err);
     }
-    if (problem !== undefined) {
+  }
+
+  private async probe(): Promise<ManagedClusterHealth> {
+    let problem = await this.livezProblem();
+    for (let attempt = 1; problem !== undefined; attempt++) {
       this.failures++;
       this.log.warn({ failures: this.failures, problem }, 'managed cluster kube-apiserver probe failed');
-      if (this.failures < this.unavailableAfterFailures) return {};
-      return {
-        available: {
-          type: ManagedClusterCondition.Available,
-          status: 'False',
-          reason: ManagedClusterReason.ManagedClusterKubeAPIServerUnavailable,
-          message: `The kube-apiserver is not ok: ${problem}`,
-        },
-      };
+      if (attempt >= this.unavailableAfterFailures) {
+        this.reported = 'unhealthy';
+        return {
+          available: {
+            type: ManagedClusterCondition.Available,
+            status: 'False',
+            reason: ManagedClusterReason.ManagedClusterKubeAPIServerUnavailable,
+            message: `The kube-apiserver is not ok: ${problem}`,
+          },
+        };
+      }
+      await sleep(this.retryIntervalMs);
+      problem = await this.livezProblem();
     }
     if (this.failures > 0) this.log.info({ after: this.failures }, 'managed cluster kube-apiserver is back');
     this.failures = 0;
+    this.reported = 'healthy';
     const [info, nodes] = await Promise.all([
       this.version.getCode(),
       this.nodes.list({ timeoutMs: this.timeoutMs }),

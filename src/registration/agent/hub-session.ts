@@ -25,6 +25,8 @@ export interface HubSessionOptions {
   clientConfigs: ClientConfig[];
   maxCustomClusterClaims: number;
   statusIntervalMs: number;
+  /** how often the cheap managed-apiserver health check runs between status reconciles */
+  healthCheckIntervalMs: number;
   onUnauthorized(): void;
   onJoined(): void;
   log: Logger;
@@ -36,6 +38,7 @@ export class HubSession {
   private readonly lease: ManagedClusterLeaseUpdater;
   private controller?: Controller;
   private removeHandlers: Array<() => void> = [];
+  private healthTimer?: NodeJS.Timeout;
 
   constructor(opts: HubSessionOptions) {
     this.opts = opts;
@@ -90,6 +93,20 @@ export class HubSession {
       }),
     ];
     this.lease.start();
+    // An outage of the managed apiserver reaches the hub within seconds, not a status interval.
+    let checking = false;
+    this.healthTimer = setInterval(() => {
+      if (checking) return;
+      checking = true;
+      this.opts.probe
+        .healthChanged()
+        .then((changed) => changed && enqueue())
+        .catch(() => {})
+        .finally(() => {
+          checking = false;
+        });
+    }, this.opts.healthCheckIntervalMs);
+    this.healthTimer.unref();
   }
 
   /** Lease renewals this session made. */
@@ -99,6 +116,7 @@ export class HubSession {
 
   /** Stop the lease loop and the controller (waits for a running reconcile). */
   async stop(): Promise<void> {
+    clearInterval(this.healthTimer);
     for (const remove of this.removeHandlers.splice(0)) remove();
     await Promise.all([this.lease.stop(), this.controller?.stop()]);
   }

@@ -53,8 +53,10 @@ export interface RegistrationAgentOptions {
   rotationFraction?: number;
   /** how often status is re-probed and reconciled without events (default 60 s) */
   statusIntervalSeconds?: number;
-  /** failed probes in a row before Available turns False (default 3) */
+  /** failed probes in a row, a second apart, before Available turns False (default 3) */
   unavailableAfterFailures?: number;
+  /** how often the managed apiserver's /livez is checked between status reconciles (default 10 s) */
+  healthCheckIntervalSeconds?: number;
   /** called with every new hub kubeconfig (first join, rotation, re-bootstrap) once it is stored */
   onHubKubeconfigChanged?: (kc: KubeConfig) => void;
   log?: Logger;
@@ -93,6 +95,7 @@ function validate(opts: RegistrationAgentOptions): void {
   positive('csrExpirationSeconds', opts.csrExpirationSeconds, 600);
   positive('statusIntervalSeconds', opts.statusIntervalSeconds, 0.1);
   positive('unavailableAfterFailures', opts.unavailableAfterFailures, 1);
+  positive('healthCheckIntervalSeconds', opts.healthCheckIntervalSeconds, 0.1);
   const f = opts.rotationFraction;
   if (f !== undefined && !(f > 0 && f < 1)) fail('rotationFraction must be between 0 and 1');
 }
@@ -161,6 +164,7 @@ export async function startRegistrationAgent(opts: RegistrationAgentOptions): Pr
         clientConfigs,
         maxCustomClusterClaims: opts.maxCustomClusterClaims ?? defaultMaxCustomClusterClaims,
         statusIntervalMs,
+        healthCheckIntervalMs: (opts.healthCheckIntervalSeconds ?? 10) * 1000,
         onUnauthorized: () => credentials.reportUnauthorized(),
         onJoined: () => {
           if (isJoined) return;
