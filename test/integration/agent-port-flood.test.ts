@@ -1,11 +1,13 @@
 // Issue 11, finding 1: the proxy-server's agent port before authentication. A stranger's TLS
 // connection is closed by the handshake deadline whatever it negotiated (HTTP/1.1, no ALPN, h2
 // without a certificate, a WebSocket upgrade followed by silence), and a flood of strangers cannot
-// keep an agent from connecting: they are capped per address and in total, apart from agents.
+// keep an agent from connecting: they are capped per address and in total, apart from agents, and
+// at a cap the one that has waited longest makes room for the newcomer.
 import { once } from 'node:events';
 import { type TLSSocket, connect as tlsConnect } from 'node:tls';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { WEBSOCKET_PATH, WEBSOCKET_SUBPROTOCOL } from '../../src/tunnel/protocol.ts';
+import { pollUntil } from '../../src/wait.ts';
 import { type HubPki, hubPki, startAgent, startServer } from './tunnel-fixtures.ts';
 
 let pki: HubPki;
@@ -76,7 +78,28 @@ describe('the agent port before authentication', () => {
     expect(await closedWithin(closed, 2 * deadlineMs + 2_000)).toBeLessThan(2 * deadlineMs + 2_000);
   });
 
-  it('strangers flooding the agent port from one address do not keep an agent from connecting', async () => {
+  /** Strangers from each of `addresses` (as many as `perAddress`), all through TLS and then silent. */
+  async function flood(addresses: string[], perAddress: number, port: number) {
+    const strangers = await Promise.all(
+      addresses.flatMap((localAddress) =>
+        Array.from({ length: perAddress }, () => stranger(port, { alpn: ['http/1.1'], localAddress })),
+      ),
+    );
+    // each one either got through TLS or was closed to make room for a newer one
+    await Promise.all(
+      strangers.map(
+        ({ socket }) =>
+          new Promise<void>((resolve) => {
+            if (socket.destroyed) resolve();
+            socket.once('secureConnect', () => resolve());
+            socket.once('close', () => resolve());
+          }),
+      ),
+    );
+    return { open: () => strangers.filter(({ socket }) => !socket.destroyed).length };
+  }
+
+  it('strangers flooding the agent port from one address hold at most its cap, and an agent still connects', async () => {
     // A long deadline, so the strangers hold their connections for the whole test.
     const server = await startServer(pki, {
       limits: { handshakeTimeoutMs: 30_000 },
@@ -84,24 +107,10 @@ describe('the agent port before authentication', () => {
       maxUnauthenticatedPerAddress: 100,
     });
     cleanups.push(() => server.stop(100));
-    const flood = await Promise.all(
-      Array.from({ length: 300 }, () =>
-        stranger(server.port, { alpn: ['http/1.1'], localAddress: '127.0.0.2' }),
-      ),
-    );
-    const secured = await Promise.all(
-      flood.map(
-        ({ socket }) =>
-          new Promise<boolean>((resolve) => {
-            socket.once('secureConnect', () => resolve(true));
-            socket.once('close', () => resolve(false));
-          }),
-      ),
-    );
-    // Over the per-address cap the rest are closed at once, before TLS.
-    expect(secured.filter(Boolean).length).toBeLessThanOrEqual(100);
-    const stillOpen = flood.filter(({ socket }) => !socket.destroyed).length;
-    expect(stillOpen).toBeGreaterThan(0);
+    const strangers = await flood(['127.0.0.2'], 300, server.port);
+    // The oldest over the per-address cap were closed to make room: at most 100 are left.
+    await pollUntil(() => strangers.open() <= 100, { timeoutMs: 5_000, description: 'at most 100 open' });
+    expect(strangers.open()).toBeGreaterThan(0);
 
     const started = Date.now();
     const agent = await startAgent(pki, {
@@ -112,5 +121,28 @@ describe('the agent port before authentication', () => {
     cleanups.push(() => agent.stop());
     await server.waitForAgents('cluster1', 1, 10_000);
     expect(Date.now() - started).toBeLessThan(10_000);
+  });
+
+  it('strangers from many addresses filling the whole unauthenticated cap do not lock an agent out', async () => {
+    const server = await startServer(pki, {
+      limits: { handshakeTimeoutMs: 30_000 },
+      maxUnauthenticatedConnections: 150,
+      maxUnauthenticatedPerAddress: 100,
+    });
+    cleanups.push(() => server.stop(100));
+    const strangers = await flood(['127.0.0.2', '127.0.0.3', '127.0.0.4'], 100, server.port);
+    await pollUntil(() => strangers.open() <= 150, { timeoutMs: 5_000, description: 'at most 150 open' });
+    expect(strangers.open()).toBeGreaterThan(100);
+
+    // Before TLS the agent is one more stranger: it gets a slot because the longest waiting gives one up.
+    const started = Date.now();
+    const agent = await startAgent(pki, {
+      cluster: 'cluster1',
+      servers: [`127.0.0.1:${server.port}`],
+      targetPort: 1,
+    });
+    cleanups.push(() => agent.stop());
+    await server.waitForAgents('cluster1', 1, 10_000);
+    expect(Date.now() - started).toBeLessThan(5_000);
   });
 });
