@@ -1,0 +1,184 @@
+// Short soak of the path users take for watches: 200 kubectl-style watches on the hub
+// (`clustergateways/<cluster>/proxy/api/v1/...?watch=1`) → aggregator → `tether gateway` process →
+// CONNECT frontend of a `tether proxy-server` process → tunnel → `tether proxy-agent` process (through
+// squid) → cluster1's kube-apiserver. 300 updates of one ConfigMap must reach every watch exactly
+// once and in order; once the watches close, what the gateway and proxy-server hold (open fds, V8
+// heap after a forced GC through the inspector) must come back to what they held before. The long
+// version is `npm run bench -- soak`.
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { CoreV1Api } from '@kubernetes/client-node';
+import type { Pool } from 'undici';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { heapAfterGc } from '../../bench/lib/inspector-gc.ts';
+import { type ProcSample, procSample } from '../../bench/lib/proc-stats.ts';
+import { type SoakProcess, type SoakStack, startSoakStack } from '../../bench/lib/soak-stack.ts';
+import { type Origin, originPool, UpdateStream, WatchSet } from '../../bench/lib/soak-watch.ts';
+import { pollUntil } from '../../src/wait.ts';
+import { testEnv } from './env.ts';
+import { adminKubeConfig, uniqueName } from './helpers.ts';
+
+const WATCHES = 200;
+const UPDATES = 300;
+/** fds a process may hold above its baseline once the watches are gone (pools, timers, a straggler) */
+const FD_SLACK = 12;
+/** V8 heap (after a forced GC) a process may hold above its baseline: ~15 KB per watch would exceed it */
+const HEAP_SLACK = 3e6;
+/**
+ * RSS a process may keep above its baseline: V8 and the allocator keep pages a load made them take
+ * (+55 MB for the gateway with 200 watches, measured), so this only bounds memory grossly; the heap
+ * after a forced GC is the sharp check.
+ */
+const RSS_SLACK = 160e6;
+
+const env = testEnv();
+const cluster = uniqueName('soak');
+const namespace = uniqueName('soak-cms');
+const cluster1Core = adminKubeConfig(env.cluster1).makeApiClient(CoreV1Api);
+let dir: string;
+let stack: SoakStack | undefined;
+const pools: Pool[] = [];
+
+function adminOrigin(url: string, caPath: string): Origin {
+  const pki = dirname(caPath);
+  return {
+    url,
+    ca: readFileSync(caPath, 'utf8'),
+    cert: readFileSync(join(pki, 'admin.crt'), 'utf8'),
+    key: readFileSync(join(pki, 'admin.key'), 'utf8'),
+  };
+}
+
+interface Holding {
+  sample: ProcSample;
+  heap: number;
+}
+
+async function holding(p: SoakProcess): Promise<Holding> {
+  if (!p.inspector) throw new Error(`${p.name} has no inspector URL; log:\n${p.tail(10)}`);
+  const heap = await heapAfterGc(p.inspector);
+  return { sample: procSample(p.pid), heap };
+}
+
+const mb = (b: number): string => `${(b / 1e6).toFixed(1)} MB`;
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'tether-soak-e2e-'));
+  await cluster1Core.createNamespace({ body: { metadata: { name: namespace } } });
+  stack = await startSoakStack({
+    dir,
+    hub: env.hub,
+    managed: env.cluster1,
+    cluster,
+    squidUrl: env.tunnel.squidUrl,
+    inspect: true,
+  });
+});
+
+afterAll(async () => {
+  for (const p of pools) await p.destroy().catch(() => {});
+  await stack?.stop();
+  await cluster1Core.deleteNamespace({ name: namespace }).catch(() => {});
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+describe('gateway soak', () => {
+  it(`${WATCHES} watches through the gateway see all ${UPDATES} updates exactly once in order; after they close, gateway and proxy-server fds and heap return to baseline`, async () => {
+    const s = stack as SoakStack;
+    const hub = originPool(adminOrigin(env.hub.apiserverUrl, env.hub.caCertPath), WATCHES + 8);
+    const direct = originPool(adminOrigin(env.cluster1.apiserverUrl, env.cluster1.caCertPath), 4);
+    pools.push(hub, direct);
+    const cm = 'soaked';
+    const updates = new UpdateStream(direct, namespace, cm);
+    const rv = await updates.create();
+    const watchPath = (from: string) =>
+      s.gatewayPath(
+        `/api/v1/namespaces/${namespace}/configmaps?watch=1&fieldSelector=metadata.name%3D${cm}&resourceVersion=${from}`,
+      );
+
+    // Warm-up: one watch end to end and closed again, so lazily built state (pools, TLS contexts,
+    // authorization caches, code paths) is part of the baseline rather than counted as growth.
+    const warm = new WatchSet({
+      pool: hub,
+      path: watchPath,
+      count: 4,
+      resourceVersion: rv,
+      sentAt: () => undefined,
+    });
+    await warm.open();
+    warm.close();
+    const settle = async (): Promise<{ gateway: Holding; server: Holding }> => {
+      // Baseline once fds stop moving (the warm-up's connections are being torn down).
+      let last = -1;
+      return pollUntil(
+        async () => {
+          const now = procSample(s.gateway.pid).fds + procSample(s.proxyServer.pid).fds;
+          const stable = now === last;
+          last = now;
+          return stable
+            ? { gateway: await holding(s.gateway), server: await holding(s.proxyServer) }
+            : undefined;
+        },
+        { timeoutMs: 30_000, intervalMs: 1000, description: 'gateway and proxy-server fds to settle' },
+      );
+    };
+    const before = await settle();
+
+    const watches = new WatchSet({
+      pool: hub,
+      path: watchPath,
+      count: WATCHES,
+      resourceVersion: rv,
+      sentAt: updates.sentAt,
+    });
+    const openMs = await watches.open();
+    // Every watch holds a tunnel: the processes must show it, or this test measures nothing.
+    const during = { gateway: procSample(s.gateway.pid), server: procSample(s.proxyServer.pid) };
+    expect(during.server.sockets - before.server.sample.sockets).toBeGreaterThanOrEqual(WATCHES - FD_SLACK);
+    expect(during.gateway.sockets - before.gateway.sample.sockets).toBeGreaterThanOrEqual(WATCHES - FD_SLACK);
+
+    for (let i = 0; i < UPDATES; i++) await updates.next();
+    await pollUntil(() => watches.seenBy(UPDATES) === WATCHES || watches.totals().reconnects > 0, {
+      timeoutMs: 60_000,
+      intervalMs: 100,
+      description: `all ${WATCHES} watches to see update ${UPDATES} (${watches.seenBy(UPDATES)} have)`,
+    });
+    const totals = watches.totals();
+    expect(watches.problems(), 'first problems of individual watches').toEqual([]);
+    expect(totals).toEqual({ inOrder: WATCHES * UPDATES, duplicates: 0, gaps: 0, reconnects: 0 });
+    for (const w of watches.watchers) expect(w.state.inOrder).toBe(UPDATES);
+
+    watches.close();
+    let last: { gateway: Holding; server: Holding } | undefined;
+    const after = await pollUntil(
+      async () => {
+        const a = { gateway: await holding(s.gateway), server: await holding(s.proxyServer) };
+        last = a;
+        const back = (p: 'gateway' | 'server') =>
+          a[p].sample.fds <= before[p].sample.fds + FD_SLACK &&
+          a[p].heap <= before[p].heap + HEAP_SLACK &&
+          a[p].sample.rss <= before[p].sample.rss + RSS_SLACK;
+        return back('gateway') && back('server') ? a : undefined;
+      },
+      {
+        timeoutMs: 45_000,
+        intervalMs: 1000,
+        description: `gateway and proxy-server fds (≤ baseline + ${FD_SLACK}), heap after GC (≤ baseline + ${mb(HEAP_SLACK)}) and RSS (≤ baseline + ${mb(RSS_SLACK)}) to return after the watches closed`,
+      },
+    ).catch((err: Error) => {
+      const held = (p: 'gateway' | 'server') =>
+        last
+          ? `${p} fds ${before[p].sample.fds} → ${last[p].sample.fds}, heap ${mb(before[p].heap)} → ${mb(last[p].heap)}, rss ${mb(before[p].sample.rss)} → ${mb(last[p].sample.rss)}`
+          : '';
+      throw new Error(`${err.message}; ${held('gateway')}; ${held('server')}`);
+    });
+    const line = (name: string, b: Holding, d: ProcSample, a: Holding) =>
+      `${name}: fds ${b.sample.fds} → ${d.fds} → ${a.sample.fds}, heap ${mb(b.heap)} → ${mb(a.heap)}, rss ${mb(b.sample.rss)} → ${mb(d.rss)} → ${mb(a.sample.rss)}`;
+    process.stderr.write(
+      `[soak] ${WATCHES} watches opened in ${openMs.toFixed(0)} ms; ${UPDATES} updates delivered to all\n` +
+        `[soak] ${line('gateway', before.gateway, during.gateway, after.gateway)}\n` +
+        `[soak] ${line('proxy-server', before.server, during.server, after.server)}\n`,
+    );
+  });
+});
