@@ -71,6 +71,11 @@ export interface DialThroughProxyOptions {
   /** PEM bundle that signs an https:// proxy's certificate (default: the system roots) */
   proxyCa?: string | string[];
   signal?: AbortSignal;
+  /**
+   * What listens at host:port, for error messages ("the proxy-server"); default "the server at
+   * host:port".
+   */
+  targetRole?: string;
 }
 
 function proxyAuthorization(proxy: URL): string | undefined {
@@ -89,13 +94,33 @@ function proxyAuthorization(proxy: URL): string | undefined {
   return `Basic ${Buffer.from(`${user}:${pass}`).toString('base64')}`;
 }
 
+/** Longest piece of a proxy's answer quoted in an error message. */
+const PROXY_QUOTE_MAX_CHARS = 200;
+
+/**
+ * The proxy's own words for a failed CONNECT, for an error message: its status line, and squid's
+ * `X-Squid-Error` (e.g. `ERR_CONNECT_FAIL 111`) when it sent one. Anything but printable ASCII becomes a space.
+ */
+function proxySaid(res: IncomingMessage): string {
+  const clean = (v: string): string =>
+    v
+      .replace(/[^ -~]/g, ' ')
+      .trim()
+      .slice(0, PROXY_QUOTE_MAX_CHARS);
+  const line = clean(`${res.statusCode ?? 0} ${res.statusMessage ?? ''}`);
+  const squid = res.headers['x-squid-error'];
+  const detail = typeof squid === 'string' && squid.trim() ? `, ${clean(squid)}` : '';
+  return `the proxy said ${line}${detail}`;
+}
+
 const TLS_ERROR = /CERT|SSL|TLS|SELF_SIGNED|UNABLE_TO_|HOSTNAME|ALTNAME|EPROTO/i;
 
 /**
  * Opens a tunnel to host:port through `proxy` with HTTP CONNECT and resolves with the raw socket
  * (a TLSSocket to the proxy when the proxy is https://). Basic credentials come from the proxy URL
  * userinfo. Fails with TETHER_PROXY_UNREACHABLE (no connection to the proxy), TETHER_PROXY_TLS
- * (TLS to an https proxy failed), TETHER_PROXY_AUTH (407), TETHER_PROXY_REFUSED (any other
+ * (TLS to an https proxy failed), TETHER_PROXY_AUTH (407), TETHER_PROXY_UPSTREAM_FAILED (502, 503,
+ * 504: the proxy could not reach host:port), TETHER_PROXY_REFUSED (any other
  * non-2xx), TETHER_PROTOCOL (not an HTTP answer, or headers over PROXY_RESPONSE_MAX_HEADER_BYTES)
  * or TETHER_TIMEOUT; an abort rejects with the signal's reason.
  */
@@ -178,6 +203,7 @@ export function dialThroughProxy(
         return;
       }
       const reason = res.statusMessage ? ` ${res.statusMessage}` : '';
+      // 403/407 are the proxy's own rules; 502/503/504 mean it tried and could not reach the target.
       if (status === 407) {
         finish(
           new TetherError(
@@ -190,10 +216,20 @@ export function dialThroughProxy(
         );
         return;
       }
+      if (status === 502 || status === 503 || status === 504) {
+        finish(
+          new TetherError(
+            'TETHER_PROXY_UPSTREAM_FAILED',
+            `the forward proxy ${name} could not reach ${authority} (${proxySaid(res)}); is ${opts.targetRole ?? `the server at ${authority}`} running and reachable from the proxy?`,
+          ),
+          socket,
+        );
+        return;
+      }
       finish(
         new TetherError(
           'TETHER_PROXY_REFUSED',
-          `forward proxy ${name} refused CONNECT ${authority}: ${status}${reason}; check the proxy's access rules for this destination`,
+          `forward proxy ${name} refused CONNECT ${authority} (${proxySaid(res)}); check the proxy's access rules for this destination`,
         ),
         socket,
       );
