@@ -16,6 +16,7 @@ import { defaultPreAuthLimits } from '../proxy-server/pre-auth.ts';
 import { ProxyServer } from '../proxy-server/server.ts';
 import { readPemFlag } from './files.ts';
 import { positiveInt } from './options.ts';
+import { type TunnelStreamFlags, tunnelStreamLimits, tunnelStreamOptions } from './tunnel-stream-options.ts';
 
 const collect = (value: string, prev: string[] = []): string[] => [...prev, value];
 
@@ -64,7 +65,7 @@ export function untilSignal(): Promise<NodeJS.Signals> {
   });
 }
 
-interface ServerFlags {
+interface ServerFlags extends TunnelStreamFlags {
   pingInterval: number;
   pingTimeout: number;
   serverId: string;
@@ -255,6 +256,7 @@ export function registerProxyCommands(program: Command): void {
       ),
     );
   clientLimitOptions(serverCmd);
+  tunnelStreamOptions(serverCmd);
   keepaliveOptions(serverCmd).action(async (flags: ServerFlags) => {
     const log = logger('proxy-server', { serverId: flags.serverId });
     const tls = {
@@ -299,7 +301,7 @@ export function registerProxyCommands(program: Command): void {
       host: flags.bindAddress,
       port: flags.agentPort,
       tls: { ...tls, clientCaPem: agentCa },
-      limits: keepaliveLimits(flags),
+      limits: { ...keepaliveLimits(flags), ...tunnelStreamLimits(flags) },
       maxUnauthenticatedConnections: flags.maxUnauthenticatedAgentConnections,
       maxUnauthenticatedPerAddress: flags.maxUnauthenticatedAgentConnectionsPerAddress,
       clusterAdmission: admission,

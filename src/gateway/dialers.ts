@@ -1,7 +1,8 @@
 // A ClusterDialer for a gateway that runs apart from the proxy-server: every connection is an
 // HTTP CONNECT on the proxy-server's frontend (`<cluster>:443`, `<export>.<cluster>:<port>`),
 // authenticated with a proxy-client certificate or a hub bearer token. Failures come back as the
-// same TetherError codes ProxyServer.dial throws, so the gateway maps them the same way.
+// same TetherError codes ProxyServer.dial throws (the frontend's tether-error header, else its
+// status), so the gateway maps them the same way.
 import type { Duplex } from 'node:stream';
 import { type TLSSocket, connect as tlsConnect } from 'node:tls';
 import { TetherError, type TetherErrorCode } from '../errors.ts';
@@ -30,6 +31,17 @@ const codeForStatus: Record<number, TetherErrorCode> = {
   503: 'TETHER_NO_AGENT',
   504: 'TETHER_DIAL_TIMEOUT',
 };
+
+/** tether-error codes a CONNECT frontend answers with, taken over as they are. */
+const knownCodes = new Set<string>([
+  'TETHER_NO_AGENT',
+  'TETHER_AGENT_UNRESPONSIVE',
+  'TETHER_TARGET_NOT_ALLOWED',
+  'TETHER_DIAL_FAILED',
+  'TETHER_DIAL_TIMEOUT',
+  'TETHER_LIMIT_EXCEEDED',
+  'TETHER_PROTOCOL',
+] satisfies TetherErrorCode[]);
 
 /** `kube-apiserver:443` → `<cluster>:443`; `<name>:<port>` → `<name>.<cluster>:<port>`. */
 export function connectAuthority(cluster: string, target: string): string {
@@ -91,12 +103,10 @@ export function connectFrontendDialer(opts: ConnectFrontendDialerOptions): Clust
         const status = Number(/^HTTP\/1\.[01] (\d{3})/.exec(head)?.[1] ?? 0);
         if (status !== 200) {
           const reason = /\r\ntether-reason: ([^\r\n]*)/i.exec(head)?.[1] ?? head.split('\r\n')[0] ?? '';
-          fail(
-            new TetherError(
-              codeForStatus[status] ?? 'TETHER_DIAL_FAILED',
-              `CONNECT ${authority}: ${status} ${reason}`,
-            ),
-          );
+          // The frontend names the exact failure; the status alone is the fallback (older servers).
+          const sent = /\r\ntether-error: (TETHER_[A-Z_]{1,40})\r\n/i.exec(`${head}\r\n`)?.[1];
+          const code = sent && knownCodes.has(sent) ? (sent as TetherErrorCode) : codeForStatus[status];
+          fail(new TetherError(code ?? 'TETHER_DIAL_FAILED', `CONNECT ${authority}: ${status} ${reason}`));
           return;
         }
         socket.removeAllListeners('error');

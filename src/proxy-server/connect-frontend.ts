@@ -7,7 +7,8 @@
 // then authorized per cluster (a SubjectAccessReview for `get managedclusters/proxy`), and
 // managed-cluster identities (system:open-cluster-management:…) are refused outright. Per-client
 // limits (client-limits.ts) keep one caller or address from starving the others. Errors map to
-// statuses with a reason header.
+// statuses with a reason header (tether-reason) and, for a failed dial, the TETHER_* code
+// (tether-error): an agent that stopped answering is 504 TETHER_AGENT_UNRESPONSIVE.
 import type { IncomingMessage } from 'node:http';
 import { createServer, type Server } from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
@@ -67,6 +68,7 @@ export function parseConnectAuthority(authority: string): { cluster: string; tar
 
 const statusFor: Record<string, [number, string]> = {
   TETHER_NO_AGENT: [503, 'Service Unavailable'],
+  TETHER_AGENT_UNRESPONSIVE: [504, 'Gateway Timeout'],
   TETHER_TARGET_NOT_ALLOWED: [403, 'Forbidden'],
   TETHER_DIAL_FAILED: [502, 'Bad Gateway'],
   TETHER_DIAL_TIMEOUT: [504, 'Gateway Timeout'],
@@ -220,7 +222,7 @@ export class ConnectFrontend {
       slot.closed();
       const code = err instanceof TetherError ? err.code : 'TETHER_DIAL_FAILED';
       const [status, text] = statusFor[code] ?? [502, 'Bad Gateway'];
-      reject(socket, status, text, (err as Error).message);
+      reject(socket, status, text, (err as Error).message, `tether-error: ${code}\r\n`);
       return;
     }
     slot.dialed();

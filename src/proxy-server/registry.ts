@@ -1,6 +1,7 @@
 // The proxy-server's registry of connected agents: cluster → live tunnel sessions. New streams go
 // to the session with the fewest open streams, so several agents of one cluster share the load and
-// one dying loses only its own streams.
+// one dying loses only its own streams. A session whose agent has stopped answering PINGs is passed
+// over while another one answers (HA agents, or a reconnected agent beside its frozen old session).
 import type { HubTunnelSession } from '../tunnel/hub-session.ts';
 
 export interface AgentConnection {
@@ -36,16 +37,25 @@ export class AgentRegistry {
     if (set.size === 0) this.byCluster.delete(conn.cluster);
   }
 
-  /** The least-loaded live session for `cluster`, or undefined when none is connected. */
-  pick(cluster: string): AgentConnection | undefined {
+  /**
+   * The least-loaded live session for `cluster` among those whose agent answers, else the one
+   * silent for the shortest time (its dial then fails fast), or undefined when none is connected.
+   * `exclude` skips sessions already tried for this dial.
+   */
+  pick(cluster: string, exclude?: ReadonlySet<AgentConnection>): AgentConnection | undefined {
     const set = this.byCluster.get(cluster);
     if (!set) return undefined;
     let best: AgentConnection | undefined;
+    let quietest: AgentConnection | undefined;
     for (const c of set) {
-      if (c.session.isClosed) continue;
+      if (c.session.isClosed || exclude?.has(c)) continue;
+      if (c.session.isUnresponsive) {
+        if (!quietest || c.session.unansweredForMs() < quietest.session.unansweredForMs()) quietest = c;
+        continue;
+      }
       if (!best || c.session.openStreams < best.session.openStreams) best = c;
     }
-    return best;
+    return best ?? quietest;
   }
 
   count(cluster: string): number {

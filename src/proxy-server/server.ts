@@ -9,7 +9,7 @@ import type { AddressInfo, Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { createServer as createTlsServer, type TLSSocket, type Server as TlsServer } from 'node:tls';
 import { createWebSocketStream, WebSocketServer } from 'ws';
-import { TetherError } from '../errors.ts';
+import { isTetherError, TetherError } from '../errors.ts';
 import { type Logger, logger as makeLogger } from '../log.ts';
 import { HubTunnelSession } from '../tunnel/hub-session.ts';
 import { agentIdentityFromCertificate } from '../tunnel/identity.ts';
@@ -57,6 +57,9 @@ export interface ProxyServerOptions {
   clusterAdmission?: ClusterAdmission;
   log?: Logger;
 }
+
+/** Sessions one dial tries when agents stop answering under it (HA agents of one cluster). */
+const MAX_DIAL_ATTEMPTS = 2;
 
 export interface DialOptions {
   timeoutMs?: number;
@@ -246,6 +249,7 @@ export class ProxyServer {
       limits: this.limits,
       serverId: this.opts.serverId,
       serverCount: this.opts.serverCount,
+      peer: `the agent ${identity.agent} of cluster ${identity.cluster}`,
       onClose: (why) => {
         if (!conn) return;
         const done = this.closedBytes.get(conn.cluster) ?? { fromCluster: 0, toCluster: 0 };
@@ -329,7 +333,9 @@ export class ProxyServer {
 
   /**
    * Opens a connection to `target` (`kube-apiserver:443` or `<export>:<port>`) inside `cluster`.
-   * Fails at once with TETHER_NO_AGENT when no agent of that cluster is connected.
+   * Fails at once with TETHER_NO_AGENT when no agent of that cluster is connected, and with
+   * TETHER_AGENT_UNRESPONSIVE when its agents have stopped answering PINGs (within
+   * limits.unresponsiveAfterMs when that happens under the dial).
    */
   async dial(cluster: string, target: string, opts: DialOptions = {}): Promise<Duplex> {
     const started = process.hrtime.bigint();
@@ -342,7 +348,7 @@ export class ProxyServer {
       observe('no_agent');
       throw new TetherError('TETHER_NO_AGENT', `cluster ${cluster} has no tunnel: ${refusal}`);
     }
-    const conn = this.registry.pick(cluster);
+    let conn = this.registry.pick(cluster);
     if (!conn) {
       this.metrics.errors.inc({ code: 'TETHER_NO_AGENT' });
       observe('no_agent');
@@ -361,18 +367,42 @@ export class ProxyServer {
       );
     }
     this.pendingDials++;
+    const tried = new Set<AgentConnection>();
     try {
-      const stream = await conn.session.openStream(target, opts.timeoutMs ?? this.limits.dialTimeoutMs);
-      observe('ok');
-      // The stream goes back paused, as opened: no listener here may switch it to flowing.
-      this.metrics.openStreams.inc({ cluster });
-      stream.once('close', () => this.metrics.openStreams.dec({ cluster }));
-      this.log.debug({ cluster, agent: conn.agent, stream: stream.id, target }, 'tunnel stream opened');
-      return stream;
+      for (;;) {
+        tried.add(conn);
+        try {
+          const stream = await conn.session.openStream(target, opts.timeoutMs ?? this.limits.dialTimeoutMs);
+          observe('ok');
+          // The stream goes back paused, as opened: no listener here may switch it to flowing.
+          this.metrics.openStreams.inc({ cluster });
+          stream.once('close', () => this.metrics.openStreams.dec({ cluster }));
+          this.log.debug({ cluster, agent: conn.agent, stream: stream.id, target }, 'tunnel stream opened');
+          return stream;
+        } catch (err) {
+          // The agent went silent under this dial: one more try on another agent that still answers.
+          const next =
+            isTetherError(err, 'TETHER_AGENT_UNRESPONSIVE') && tried.size < MAX_DIAL_ATTEMPTS
+              ? this.registry.pick(cluster, tried)
+              : undefined;
+          if (!next || next.session.isUnresponsive) throw err;
+          this.log.warn(
+            { cluster, agent: conn.agent, next: next.agent, err: (err as Error).message },
+            'agent unresponsive; dialling through another agent of the cluster',
+          );
+          conn = next;
+        }
+      }
     } catch (err) {
       const code = err instanceof TetherError ? err.code : 'TETHER_DIAL_FAILED';
       this.metrics.errors.inc({ code });
-      observe(code === 'TETHER_DIAL_TIMEOUT' ? 'timeout' : 'error');
+      observe(
+        code === 'TETHER_DIAL_TIMEOUT'
+          ? 'timeout'
+          : code === 'TETHER_AGENT_UNRESPONSIVE'
+            ? 'unresponsive'
+            : 'error',
+      );
       throw err;
     } finally {
       this.pendingDials--;

@@ -1,5 +1,9 @@
 // The hub end of one tunnel connection: an HTTP/2 *client* session over a socket the agent opened.
 // Performs the hello, keeps the session alive, and opens CONNECT streams to logical targets.
+// A frozen or cut-off agent sends no close: every stream open also sends a PING, and when the agent
+// answers neither within unresponsiveAfterMs the open fails with TETHER_AGENT_UNRESPONSIVE; while
+// a PING stays unanswered that long, the session is `unresponsive` and new opens fail at once (the
+// registry routes around it) until the agent answers or the keepalive drops the session.
 import {
   type ClientHttp2Session,
   type ClientHttp2Stream,
@@ -9,7 +13,8 @@ import {
 } from 'node:http2';
 import type { Duplex } from 'node:stream';
 import { TetherError, type TetherErrorCode } from '../errors.ts';
-import { keepAlive } from './keepalive.ts';
+import { resetWhenHalfOpen } from './half-open.ts';
+import { SessionKeepalive } from './keepalive.ts';
 import { HELLO_PATH, Header, http2SessionOptions, type TunnelLimits } from './protocol.ts';
 
 export interface HubSessionOptions {
@@ -17,6 +22,8 @@ export interface HubSessionOptions {
   limits: TunnelLimits;
   serverId: string;
   serverCount: number;
+  /** who is at the other end, for error messages: "the agent agent-a of cluster cluster1" */
+  peer?: string;
   onClose: (why: string) => void;
 }
 
@@ -32,10 +39,13 @@ export class HubTunnelSession {
   openStreams = 0;
   private readonly limits: TunnelLimits;
   private readonly onClose: (why: string) => void;
+  private readonly keepalive: SessionKeepalive;
+  private readonly peer: string;
 
   constructor(opts: HubSessionOptions) {
     this.limits = opts.limits;
     this.onClose = opts.onClose;
+    this.peer = opts.peer ?? 'the agent';
     const l = opts.limits;
     this.session = connect('http://agent.tether.invalid', {
       createConnection: () => opts.socket,
@@ -49,7 +59,7 @@ export class HubTunnelSession {
     this.session.on('error', () => {});
     this.session.on('close', () => this.finish('session closed'));
     this.session.on('goaway', () => this.finish('agent sent GOAWAY'));
-    keepAlive(this.session, l.pingIntervalMs, l.pingTimeoutMs, (why) => {
+    this.keepalive = new SessionKeepalive(this.session, l.pingIntervalMs, l.pingTimeoutMs, (why) => {
       this.finish(why);
       this.session.destroy();
     });
@@ -62,6 +72,27 @@ export class HubTunnelSession {
 
   get isClosed(): boolean {
     return this.closed;
+  }
+
+  /** The agent has left a PING unanswered for unresponsiveAfterMs or longer: new streams fail at once. */
+  get isUnresponsive(): boolean {
+    return this.keepalive.unansweredForMs() >= this.limits.unresponsiveAfterMs;
+  }
+
+  /** How long the agent has left a PING unanswered (ms; 0 when none is outstanding). */
+  unansweredForMs(): number {
+    return this.keepalive.unansweredForMs();
+  }
+
+  private unresponsiveError(silentMs: number): TetherError {
+    const l = this.limits;
+    const dropAfter = ((l.pingIntervalMs + l.pingTimeoutMs) / 1000).toFixed(0);
+    return new TetherError(
+      'TETHER_AGENT_UNRESPONSIVE',
+      `${this.peer} has not answered for ${(silentMs / 1000).toFixed(1)} s (frozen, overloaded or cut off ` +
+        `without a close); requests to it fail until it answers again, and its tunnel is dropped after ` +
+        `${dropAfter} s without an answer so that it can reconnect`,
+    );
   }
 
   private finish(why: string): void {
@@ -113,7 +144,9 @@ export class HubTunnelSession {
    * connected to the target; rejects with a coded error otherwise (refused, timeout, not allowed).
    */
   openStream(target: string, timeoutMs: number): Promise<ClientHttp2Stream> {
-    if (this.closed) return Promise.reject(new TetherError('TETHER_NO_AGENT', 'tunnel session is closed'));
+    if (this.closed)
+      return Promise.reject(new TetherError('TETHER_NO_AGENT', `the tunnel to ${this.peer} is closed`));
+    if (this.isUnresponsive) return Promise.reject(this.unresponsiveError(this.unansweredForMs()));
     return new Promise((resolve, reject) => {
       let req: ClientHttp2Stream;
       try {
@@ -127,18 +160,36 @@ export class HubTunnelSession {
         this.openStreams--;
       });
       let settled = false;
-      const timer = setTimeout(() => {
-        if (settled) return;
+      const settle = (): boolean => {
+        if (settled) return false;
         settled = true;
+        clearTimeout(timer);
+        clearTimeout(answerTimer);
+        dropProbe();
+        return true;
+      };
+      const timer = setTimeout(() => {
+        if (!settle()) return;
         req.close(constants.NGHTTP2_CANCEL);
         reject(new TetherError('TETHER_DIAL_TIMEOUT', `dial ${target} timed out after ${timeoutMs} ms`));
       }, timeoutMs);
+      // A live agent answers the PING in milliseconds even while its dial to the target is slow;
+      // no answer at all within unresponsiveAfterMs means the agent itself is not there.
+      const openedAt = Date.now();
+      let answered = false;
+      const dropProbe = this.keepalive.probe(() => {
+        answered = true;
+      });
+      const answerTimer = setTimeout(() => {
+        if (answered || this.keepalive.lastAnswerAt >= openedAt || !settle()) return;
+        req.close(constants.NGHTTP2_CANCEL);
+        reject(this.unresponsiveError(Math.max(this.unansweredForMs(), Date.now() - openedAt)));
+      }, this.limits.unresponsiveAfterMs);
       req.once('response', (h) => {
-        if (settled) return;
-        settled = true;
-        clearTimeout(timer);
+        if (!settle()) return;
         const status = Number(h[':status']);
         if (status === 200) {
+          resetWhenHalfOpen(req, this.limits.halfOpenTimeoutMs);
           resolve(req);
           return;
         }
@@ -150,17 +201,15 @@ export class HubTunnelSession {
         reject(new TetherError(code.startsWith('TETHER_') ? code : 'TETHER_DIAL_FAILED', reason));
       });
       req.once('error', (err) => {
-        if (settled) return;
-        settled = true;
-        clearTimeout(timer);
+        if (!settle()) return;
         reject(new TetherError('TETHER_DIAL_FAILED', `tunnel stream to ${target} failed: ${err.message}`));
       });
       // A session torn down under a pending dial closes the stream without an error: fail fast.
       req.once('close', () => {
-        if (settled) return;
-        settled = true;
-        clearTimeout(timer);
-        reject(new TetherError('TETHER_NO_AGENT', `tunnel to the agent closed while dialling ${target}`));
+        if (!settle()) return;
+        reject(
+          new TetherError('TETHER_NO_AGENT', `the tunnel to ${this.peer} closed while dialling ${target}`),
+        );
       });
     });
   }

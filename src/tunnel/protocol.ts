@@ -45,6 +45,17 @@ export interface TunnelLimits {
   pingIntervalMs: number;
   /** a peer that does not answer a PING within … is dead (ms) */
   pingTimeoutMs: number;
+  /**
+   * hub: a stream open fails with TETHER_AGENT_UNRESPONSIVE when the agent has not answered a PING
+   * for this long (a PING is sent with every stream open); new streams avoid such a session until
+   * it answers again, well before the keepalive drops it (ms)
+   */
+  unresponsiveAfterMs: number;
+  /**
+   * a stream half-closed in one direction is reset after this long without traffic in the other
+   * (ms; 0 = never): a target or client that never ends its side does not hold a stream forever
+   */
+  halfOpenTimeoutMs: number;
   /** deadline for the agent to connect to a target and answer a CONNECT (ms) */
   dialTimeoutMs: number;
   /** deadline for TLS handshake + hello (ms) */
@@ -60,6 +71,8 @@ export const defaultTunnelLimits: TunnelLimits = {
   maxHeaderListBytes: 16 * 1024,
   pingIntervalMs: 10_000,
   pingTimeoutMs: 20_000,
+  unresponsiveAfterMs: 5_000,
+  halfOpenTimeoutMs: 60_000,
   dialTimeoutMs: 10_000,
   handshakeTimeoutMs: 10_000,
 };

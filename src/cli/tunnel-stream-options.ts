@@ -1,0 +1,44 @@
+// proxy-server flags for how the hub treats tunnel streams of agents that go quiet: how long an
+// agent may leave a PING unanswered before dials to it fail (TETHER_AGENT_UNRESPONSIVE), and how
+// long a half-closed stream may sit without traffic. Defaults are defaultTunnelLimits.
+import { type Command, Option } from 'commander';
+import { InvalidArgumentError } from '../errors.ts';
+import { defaultTunnelLimits, type TunnelLimits } from '../tunnel/protocol.ts';
+import { positiveInt } from './options.ts';
+
+export interface TunnelStreamFlags {
+  unresponsiveAfter: number;
+  halfOpenTimeout: number;
+}
+
+/** Adds --unresponsive-after and --half-open-timeout (both in ms). */
+export function tunnelStreamOptions(cmd: Command): Command {
+  return cmd
+    .addOption(
+      new Option(
+        '--unresponsive-after <ms>',
+        'fail dials to an agent that has left a PING unanswered this long (a PING goes with every dial), ' +
+          'and route around it until it answers',
+      )
+        .env('TETHER_UNRESPONSIVE_AFTER')
+        .default(defaultTunnelLimits.unresponsiveAfterMs)
+        .argParser(positiveInt('--unresponsive-after', 600_000)),
+    )
+    .addOption(
+      new Option(
+        '--half-open-timeout <ms>',
+        'reset a tunnel stream that one side has ended after this long without traffic the other way (0 = never)',
+      )
+        .env('TETHER_HALF_OPEN_TIMEOUT')
+        .default(defaultTunnelLimits.halfOpenTimeoutMs)
+        .argParser(positiveInt('--half-open-timeout', 86_400_000)),
+    );
+}
+
+export function tunnelStreamLimits(
+  flags: TunnelStreamFlags,
+): Pick<TunnelLimits, 'unresponsiveAfterMs' | 'halfOpenTimeoutMs'> {
+  if (flags.unresponsiveAfter < 100)
+    throw new InvalidArgumentError('--unresponsive-after must be at least 100 ms');
+  return { unresponsiveAfterMs: flags.unresponsiveAfter, halfOpenTimeoutMs: flags.halfOpenTimeout };
+}
