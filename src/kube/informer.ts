@@ -8,11 +8,20 @@
 // differences with the cache become events. A watch silent for longer than silenceTimeoutMs is
 // abandoned too (the "watch stopped quietly" failure). Every resyncPeriodMs each cached object
 // is handed to `update` again so controllers converge even if they missed something.
+//
+// Connectivity failures (no answer at all: refused, reset, timed out) are shared with every other
+// client of the same apiserver through server-health.ts: the delay comes from that server's
+// backoff, and the informer retries at once when the server is seen reachable again (a probe,
+// another informer's list, watch or event). Requests that were in flight during the outage are
+// not trusted to come back: on recovery an unfinished list or a watch not yet established is
+// restarted, and so is an established watch that has carried nothing since the outage began
+// (it resumes from its resourceVersion, nothing is lost).
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Watch } from '@kubernetes/client-node';
-import { errorMessage, TimeoutError } from '../errors.ts';
+import { ApiError, errorMessage, TimeoutError } from '../errors.ts';
 import { type Logger, logger } from '../log.ts';
 import type { ResourceClient } from './resources.ts';
+import { acquireServerHealth, type RetryWake, type ServerHealth } from './server-health.ts';
 import type { KubeObject } from './types.ts';
 
 export interface InformerHandlers<T> {
@@ -37,10 +46,18 @@ export interface InformerOptions {
    * timeout, and resumes from a fresh resourceVersion.
    */
   watchTimeoutSeconds?: number;
-  /** first delay after a failed list or watch (default 500 ms), doubling per failure */
+  /**
+   * first delay after a list or watch the apiserver refused (default 500 ms), doubling per
+   * failure; connectivity failures use the server's shared backoff instead (server-health.ts)
+   */
   backoffBaseMs?: number;
-  /** backoff cap (default 30 s) */
+  /** cap of either backoff (default 30 s) */
   backoffMaxMs?: number;
+  /**
+   * reachability shared with the other clients of the same apiserver (default: the process-wide
+   * one for the client's server URL and forward proxy)
+   */
+  serverHealth?: ServerHealth;
   /** for logs (default the resource's plural) */
   name?: string;
   log?: Logger;
@@ -64,8 +81,12 @@ interface WatchAttempt {
   established: boolean;
   silenced: boolean;
   gone: boolean;
+  /** ended by us because the server came back after an outage this watch may not have survived */
+  restarted: boolean;
   done: boolean;
   startedAt: number;
+  /** when the response headers or the last event arrived */
+  lastDataAt: number;
   controller?: AbortController;
   finish(err: unknown): void;
 }
@@ -89,6 +110,11 @@ export class Informer<T extends KubeObject = KubeObject> {
   private running?: Promise<void>;
   private abort = new AbortController();
   private current?: WatchAttempt;
+  /** aborts the list in flight (when the server comes back after an outage) */
+  private listing?: AbortController;
+  /** failures in a row answered by the apiserver (connectivity failures use the server's backoff) */
+  private refusals = 0;
+  private releaseHealth?: () => void;
   private resyncTimer?: NodeJS.Timeout;
 
   constructor(client: ResourceClient<T>, options: InformerOptions = {}) {
@@ -111,7 +137,8 @@ export class Informer<T extends KubeObject = KubeObject> {
   /** Start listing and watching (once; a stopped informer cannot be restarted). */
   start(): void {
     if (this.running || this.abort.signal.aborted) return;
-    this.running = this.run();
+    const health = this.acquireHealth();
+    this.running = this.run(health);
     if (this.resyncPeriodMs > 0) this.resyncTimer = setInterval(() => this.resync(), this.resyncPeriodMs);
   }
 
@@ -130,6 +157,8 @@ export class Informer<T extends KubeObject = KubeObject> {
     this.current?.finish(undefined);
     for (const wake of this.syncWaiters) wake();
     await this.running;
+    this.releaseHealth?.();
+    this.releaseHealth = undefined;
   }
 
   /** The first list has been loaded into the cache. */
@@ -184,35 +213,66 @@ export class Informer<T extends KubeObject = KubeObject> {
     return [...this.cache.keys()];
   }
 
-  private async run(): Promise<void> {
+  private acquireHealth(): ServerHealth {
+    const given = this.options.serverHealth;
+    let health: ServerHealth;
+    let release: () => void;
+    if (given) {
+      given.retain();
+      health = given;
+      release = () => given.release();
+    } else {
+      ({ health, release } = acquireServerHealth(this.client.kubeconfig));
+    }
+    const stopListening = health.onRecovered((since) => this.restartAfterOutage(since));
+    this.releaseHealth = () => {
+      stopListening();
+      release();
+    };
+    return health;
+  }
+
+  private async run(health: ServerHealth): Promise<void> {
     const signal = this.abort.signal;
     let needList = true;
     let failures = 0;
     while (!signal.aborted) {
       if (needList) {
+        const listing = new AbortController();
+        this.listing = listing;
         try {
           const list = await this.client.list({
             namespace: this.options.namespace,
             labelSelector: this.options.labelSelector,
             fieldSelector: this.options.fieldSelector,
-            signal,
+            signal: AbortSignal.any([signal, listing.signal]),
           });
+          this.listing = undefined;
+          health.reportSuccess();
+          this.refusals = 0;
           this.replace(list.items);
           this.resourceVersion = list.resourceVersion;
           needList = false;
           this.markSynced();
         } catch (err) {
           if (signal.aborted) break;
+          if (listing.signal.aborted) {
+            this.log.info('apiserver reachable again: restarting the list that was in flight');
+            continue;
+          }
           failures++;
-          const delay = this.backoff(failures);
-          this.log.warn({ err: errorMessage(err), retryInMs: delay }, 'list failed');
-          await this.pause(delay);
+          if ((await this.backOff(health, err, 'list failed', { failures })) === 'recovered') failures = 0;
           continue;
+        } finally {
+          if (this.listing === listing) this.listing = undefined;
         }
       }
-      const { outcome, events, err } = await this.watchOnce();
+      const { outcome, events, err } = await this.watchOnce(health);
       if (signal.aborted) break;
-      if (events > 0) failures = 0;
+      if (events > 0) {
+        failures = 0;
+        this.refusals = 0;
+      }
       if (outcome === 'resume') continue;
       if (outcome === 'relist' && events > 0) {
         // A healthy watch whose resourceVersion expired: relist at once.
@@ -221,27 +281,72 @@ export class Informer<T extends KubeObject = KubeObject> {
         continue;
       }
       failures++;
-      const delay = this.backoff(failures);
       const message = outcome === 'relist' ? 'watch cannot resume: relisting' : 'watch failed';
-      this.log.warn(
-        { err: err === undefined ? undefined : errorMessage(err), retryInMs: delay, failures },
-        message,
-      );
-      await this.pause(delay);
+      const wake = await this.backOff(health, err, message, { failures });
+      // The server came back: whatever failed was the outage, resuming is worth a try again.
+      if (wake === 'recovered') failures = 0;
       // A second failure in a row means resuming does not work: start over from a list.
       needList = outcome === 'relist' || failures >= 2;
     }
   }
 
+  /**
+   * Wait before retrying a failed list or watch: a connectivity failure waits on the server's
+   * shared backoff and wakes when the server is back; anything else on this informer's own.
+   */
+  private async backOff(
+    health: ServerHealth,
+    err: unknown,
+    message: string,
+    fields: Record<string, unknown>,
+  ): Promise<RetryWake> {
+    const errText = err === undefined ? undefined : errorMessage(err);
+    const ticket = health.reportFailure(err);
+    if (ticket) {
+      const retryInMs = Math.min(ticket.delayMs, this.backoffMaxMs);
+      this.log.warn({ ...fields, err: errText, retryInMs, serverRounds: health.failedRounds }, message);
+      const wake = await health.waitForRetry(ticket, this.abort.signal, this.backoffMaxMs);
+      if (wake === 'recovered') this.log.info('apiserver reachable again: retrying now');
+      return wake;
+    }
+    this.refusals++;
+    const retryInMs = this.backoff(this.refusals);
+    this.log.warn({ ...fields, err: errText, retryInMs }, message);
+    await this.pause(retryInMs);
+    return 'elapsed';
+  }
+
+  /**
+   * The server is reachable again after an outage that began at `outageStartedAt`: requests that
+   * were in flight may hang on dead connections until their own timeouts, so restart them now.
+   */
+  private restartAfterOutage(outageStartedAt: number): void {
+    if (this.abort.signal.aborted) return;
+    this.listing?.abort();
+    const attempt = this.current;
+    if (!attempt || attempt.done) return;
+    if (attempt.established && attempt.lastDataAt >= outageStartedAt) return;
+    this.log.info(
+      { established: attempt.established },
+      'apiserver reachable again: restarting a watch quiet since the outage began',
+    );
+    attempt.restarted = true;
+    attempt.finish(undefined);
+  }
+
   /** One watch from this.resourceVersion, until it ends for whatever reason. */
-  private watchOnce(): Promise<{ outcome: WatchOutcome; events: number; err?: unknown }> {
+  private watchOnce(health: ServerHealth): Promise<{ outcome: WatchOutcome; events: number; err?: unknown }> {
     return new Promise((resolve) => {
       let silenceTimer: NodeJS.Timeout | undefined;
       const armSilence = () => {
         clearTimeout(silenceTimer);
         silenceTimer = setTimeout(() => {
           attempt.silenced = true;
-          attempt.finish(undefined);
+          // No response at all within the silence timeout: the server cannot be reached.
+          const err = attempt.established
+            ? undefined
+            : new TimeoutError(`watch got no response within ${this.silenceTimeoutMs} ms`);
+          attempt.finish(err);
         }, this.silenceTimeoutMs);
       };
       const attempt: WatchAttempt = {
@@ -249,8 +354,10 @@ export class Informer<T extends KubeObject = KubeObject> {
         established: false,
         silenced: false,
         gone: false,
+        restarted: false,
         done: false,
         startedAt: Date.now(),
+        lastDataAt: 0,
         finish: (err: unknown) => {
           if (attempt.done) return;
           attempt.done = true;
@@ -272,6 +379,8 @@ export class Informer<T extends KubeObject = KubeObject> {
       const onEvent = (phase: string, obj: unknown) => {
         if (attempt.done) return;
         armSilence();
+        attempt.lastDataAt = Date.now();
+        health.reportSuccess();
         this.handleEvent(phase, obj, attempt);
       };
       new Watch(this.client.kubeconfig)
@@ -281,8 +390,14 @@ export class Informer<T extends KubeObject = KubeObject> {
         .then((controller) => {
           // Resolves once the response headers are in (or after done() for a failed request).
           attempt.controller = controller;
-          if (attempt.done) controller.abort();
-          else attempt.established = true;
+          if (attempt.done) {
+            controller.abort();
+            return;
+          }
+          // A failed request resolves after finish(); only a 200 gets here with the attempt open.
+          attempt.established = true;
+          attempt.lastDataAt = Date.now();
+          health.reportSuccess();
         })
         .catch((err: unknown) => attempt.finish(err));
     });
@@ -290,6 +405,7 @@ export class Informer<T extends KubeObject = KubeObject> {
 
   private judge(attempt: WatchAttempt, err: unknown): WatchOutcome {
     if (this.abort.signal.aborted) return 'resume';
+    if (attempt.restarted) return 'resume';
     if (attempt.gone) return 'relist';
     if (attempt.silenced) {
       this.log.info({ silenceMs: this.silenceTimeoutMs }, 'watch silent: restarting it');
@@ -317,7 +433,9 @@ export class Informer<T extends KubeObject = KubeObject> {
           new Error(`resourceVersion ${this.resourceVersion} expired: ${obj.message ?? '410 Gone'}`),
         );
       } else {
-        attempt.finish(new Error(`watch error ${obj.code ?? ''} ${obj.reason ?? ''}: ${obj.message ?? ''}`));
+        const message = `watch error ${obj.code ?? ''} ${obj.reason ?? ''}: ${obj.message ?? ''}`;
+        // The apiserver answered: an ApiError, so it never counts as the server being unreachable.
+        attempt.finish(new ApiError(obj.code ?? 500, obj.reason ?? 'Unknown', message));
       }
       return;
     }

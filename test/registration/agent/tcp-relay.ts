@@ -7,6 +7,11 @@ export interface TcpRelay {
   url: string;
   /** drop every open connection and refuse new ones */
   cut(): void;
+  /**
+   * a black hole: open connections and new ones stay open but carry no byte, ever again (like a
+   * middlebox that lost its state); restore() lets new connections through
+   */
+  silence(): void;
   restore(): void;
   close(): Promise<void>;
 }
@@ -15,12 +20,24 @@ export async function startTcpRelay(target: string): Promise<TcpRelay> {
   const { hostname, port } = new URL(target);
   const sockets = new Set<Socket>();
   let cut = false;
+  let silent = false;
+  const pairs = new Set<[Socket, Socket]>();
   const server: Server = createServer((client) => {
     if (cut) {
       client.destroy();
       return;
     }
+    if (silent) {
+      client.pause();
+      sockets.add(client);
+      client.on('close', () => sockets.delete(client));
+      client.on('error', () => client.destroy());
+      return;
+    }
     const upstream = connect({ host: hostname, port: Number(port) });
+    const pair: [Socket, Socket] = [client, upstream];
+    pairs.add(pair);
+    client.on('close', () => pairs.delete(pair));
     for (const s of [client, upstream]) {
       sockets.add(s);
       s.on('close', () => sockets.delete(s));
@@ -43,8 +60,19 @@ export async function startTcpRelay(target: string): Promise<TcpRelay> {
       cut = true;
       dropAll();
     },
+    silence() {
+      silent = true;
+      for (const [client, upstream] of pairs) {
+        client.unpipe(upstream);
+        upstream.unpipe(client);
+        client.pause();
+        upstream.pause();
+      }
+      pairs.clear();
+    },
     restore() {
       cut = false;
+      silent = false;
     },
     close() {
       dropAll();
