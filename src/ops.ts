@@ -3,6 +3,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Registry } from 'prom-client';
+import { TetherError } from './errors.ts';
 
 export interface OpsServer {
   port: number;
@@ -14,6 +15,8 @@ export async function startOpsServer(opts: {
   port: number;
   registries: Registry[];
   ready: () => { ok: boolean; detail: string };
+  /** the flag that sets the port, named in the error when the port is taken (default --ops-port) */
+  flag?: string;
 }): Promise<OpsServer> {
   const server: Server = createServer((req, res) => {
     const path = (req.url ?? '/').split('?')[0];
@@ -41,7 +44,7 @@ export async function startOpsServer(opts: {
   server.headersTimeout = 10_000;
   server.requestTimeout = 10_000;
   await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
+    server.once('error', (err: NodeJS.ErrnoException) => reject(listenError(err, opts)));
     server.listen(opts.port, opts.host, () => resolve());
   });
   return {
@@ -52,4 +55,22 @@ export async function startOpsServer(opts: {
         server.close(() => r());
       }),
   };
+}
+
+/** Says which flag to change when the ops port cannot be bound (two agents on one host, …). */
+function listenError(err: NodeJS.ErrnoException, opts: { host: string; port: number; flag?: string }): Error {
+  const flag = opts.flag ?? '--ops-port';
+  if (err.code === 'EADDRINUSE')
+    return new TetherError(
+      'TETHER_INVALID_ARGUMENT',
+      `cannot serve /healthz, /readyz and /metrics: port ${opts.port} is in use; pass ${flag}=<another port>, or ${flag}=0 for a free one (logged at start). Another tether process on ${opts.host}?`,
+      { cause: err },
+    );
+  if (err.code === 'EACCES')
+    return new TetherError(
+      'TETHER_INVALID_ARGUMENT',
+      `ops port ${opts.port} on ${opts.host} needs privileges; pass ${flag} with a port above 1023`,
+      { cause: err },
+    );
+  return err;
 }

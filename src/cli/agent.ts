@@ -1,18 +1,22 @@
 // `tether agent`: every managed-cluster component in one process ("singleton mode", like OCM's
 // klusterlet): the registration agent joins the hub and keeps the cluster's certificate fresh; the
-// work agent, the ManagedServiceAccount agent and (with --proxy-server) the proxy-agent run with
-// that certificate and are restarted with the new one whenever it rotates.
+// work agent and the ManagedServiceAccount agent run with that certificate and are restarted with
+// the new one whenever it rotates; the proxy-agent (with --proxy-server) rotates in place: tunnels
+// with the new certificate first, then the old ones drain. /metrics serves the proxy-agent's
+// tether_agent_* series and the process metrics from the start (before the hub issues a cert).
 import { hostname } from 'node:os';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { type Command, Option } from 'commander';
+import { collectDefaultMetrics, Registry } from 'prom-client';
 import { agentNamespace } from '../api/index.ts';
 import { InvalidArgumentError } from '../errors.ts';
 import { loadKubeconfig, setForwardProxyCa } from '../kube/index.ts';
 import { logger } from '../log.ts';
 import { startOpsServer } from '../ops.ts';
-import { ProxyAgent } from '../proxy-agent/agent.ts';
+import { type AgentTls, ProxyAgent } from '../proxy-agent/agent.ts';
+import { createProxyAgentMetrics } from '../proxy-agent/metrics.ts';
 import { parseExport, parseHostPort, targetPolicy } from '../proxy-agent/targets.ts';
-import { startRegistrationAgent } from '../registration/agent/index.ts';
+import { type RegistrationAgent, startRegistrationAgent } from '../registration/agent/index.ts';
 import { startServiceAccountAgent } from '../serviceaccount/index.ts';
 import { startWorkAgent } from '../work/agent/index.ts';
 import { readPemFlag } from './files.ts';
@@ -160,8 +164,65 @@ async function runAgent(flags: AgentFlags): Promise<void> {
 
   let components: Stoppable[] = [];
   let proxyAgent: ProxyAgent | undefined;
+  let registration: RegistrationAgent | undefined;
   let chain: Promise<void> = Promise.resolve();
   let stopping = false;
+
+  // One registry for the process; the proxy-agent's series exist before it first runs.
+  const metrics = new Registry();
+  collectDefaultMetrics({ register: metrics });
+  const proxyServers = flags.proxyServer ?? [];
+  const proxyMetrics = proxyServers.length > 0 ? createProxyAgentMetrics(metrics) : undefined;
+
+  // First, so a taken port stops start-up before anything talks to the hub.
+  const ops = await startOpsServer({
+    host: '127.0.0.1',
+    port: flags.opsPort,
+    registries: [metrics],
+    ready: () => {
+      const hub = registration?.hubKubeConfig() !== undefined;
+      const tunnel = proxyAgent
+        ? proxyAgent.readiness()
+        : proxyMetrics
+          ? { ok: false, detail: 'proxy-agent waits for a hub certificate' }
+          : { ok: true, detail: 'no proxy-server configured' };
+      return {
+        ok: hub && tunnel.ok,
+        detail: `${hub ? 'joined the hub' : 'waiting for a hub certificate'}; ${tunnel.detail}`,
+      };
+    },
+  });
+
+  const proxyTls = (hub: KubeConfig): AgentTls => {
+    const user = hub.getCurrentUser();
+    return {
+      certPem: pem(user?.certData, 'client certificate'),
+      keyPem: pem(user?.keyData, 'client key'),
+      hubCaPem: hubCaOverride ?? pem(hub.getCurrentCluster()?.caData, 'hub CA'),
+    };
+  };
+
+  /** First credential: start the proxy-agent. Later ones: rotate it in place (drain, not cut). */
+  const updateProxyAgent = async (hub: KubeConfig): Promise<void> => {
+    if (!proxyMetrics) return;
+    const tls = proxyTls(hub);
+    if (proxyAgent) {
+      await proxyAgent.rotate(tls);
+      return;
+    }
+    proxyAgent = new ProxyAgent({
+      cluster: flags.clusterName,
+      agentId: flags.agentName,
+      servers: proxyServers,
+      tls,
+      resolveTarget: targetPolicy(apiserver, exportsList),
+      proxyUrl: flags.proxyUrl,
+      proxyCaPem,
+      metrics: proxyMetrics,
+      log: logger('proxy-agent', { cluster: flags.clusterName }),
+    });
+    proxyAgent.start();
+  };
 
   const startComponents = async (hub: KubeConfig): Promise<void> => {
     const next: Stoppable[] = [];
@@ -182,34 +243,13 @@ async function runAgent(flags: AgentFlags): Promise<void> {
           managedKubeConfig: managed,
         }),
       );
-    let nextProxy: ProxyAgent | undefined;
-    if (flags.proxyServer && flags.proxyServer.length > 0) {
-      const user = hub.getCurrentUser();
-      nextProxy = new ProxyAgent({
-        cluster: flags.clusterName,
-        agentId: flags.agentName,
-        servers: flags.proxyServer,
-        tls: {
-          certPem: pem(user?.certData, 'client certificate'),
-          keyPem: pem(user?.keyData, 'client key'),
-          hubCaPem: hubCaOverride ?? pem(hub.getCurrentCluster()?.caData, 'hub CA'),
-        },
-        resolveTarget: targetPolicy(apiserver, exportsList),
-        proxyUrl: flags.proxyUrl,
-        proxyCaPem,
-        log: logger('proxy-agent', { cluster: flags.clusterName }),
-      });
-      nextProxy.start();
-    }
-    // Swap: the new set runs before the old one stops, so the tunnel never goes to zero agents.
+    // Swap: the new set runs before the old one stops.
     const old = components;
-    const oldProxy = proxyAgent;
     components = next;
-    proxyAgent = nextProxy;
-    await Promise.all([...old.map((c) => c.stop()), oldProxy?.stop()]);
+    await Promise.all([...old.map((c) => c.stop()), updateProxyAgent(hub)]);
   };
 
-  const registration = await startRegistrationAgent({
+  registration = await startRegistrationAgent({
     clusterName: flags.clusterName,
     agentName: flags.agentName,
     managedKubeConfig: managed,
@@ -222,7 +262,9 @@ async function runAgent(flags: AgentFlags): Promise<void> {
       chain = chain
         .then(async () => {
           if (stopping) return;
-          log.info('hub credential ready; (re)starting work, serviceaccount and proxy agents');
+          log.info(
+            'hub credential ready; (re)starting work and serviceaccount agents, rotating the proxy-agent',
+          );
           await startComponents(kc);
         })
         .catch((err: Error) =>
@@ -231,23 +273,10 @@ async function runAgent(flags: AgentFlags): Promise<void> {
     },
     log: logger('registration-agent', { cluster: flags.clusterName }),
   });
-  const ops = await startOpsServer({
-    host: '127.0.0.1',
-    port: flags.opsPort,
-    registries: [],
-    ready: () => {
-      const hub = registration.hubKubeConfig() !== undefined;
-      const tunnel = proxyAgent ? proxyAgent.readiness() : { ok: true, detail: 'no proxy-server configured' };
-      return {
-        ok: hub && tunnel.ok,
-        detail: `${hub ? 'joined the hub' : 'waiting for a hub certificate'}; ${tunnel.detail}`,
-      };
-    },
-  });
   log.info({ opsPort: ops.port }, 'agent started');
   await untilSignal();
   stopping = true;
   await chain;
-  await Promise.all([...components.map((c) => c.stop()), proxyAgent?.stop(), registration.stop()]);
+  await Promise.all([...components.map((c) => c.stop()), proxyAgent?.stop(), registration?.stop()]);
   await ops.close();
 }

@@ -138,9 +138,14 @@ export class ProxyAgent {
    * Switches to a new client certificate without cutting streams: new tunnels are dialled with
    * `tls` while the old ones keep serving; once the new tunnels hold every replica the old ones
    * held (or after rotation.handoverTimeoutMs), the old tunnels drain. Resolves when draining starts.
+   * The same certificate again changes nothing.
    */
   async rotate(tls: AgentTls): Promise<void> {
     if (this.stopped) return;
+    const same = (['certPem', 'keyPem', 'hubCaPem', 'serverName'] as const).every(
+      (k) => tls[k] === this.tls[k],
+    );
+    if (same) return;
     this.tls = tls;
     const old = this.replicas.takeAll();
     this.metrics.connectedServers.set(0);

@@ -5,6 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { type AddressInfo, createServer, connect as netConnect, type Server, type Socket } from 'node:net';
 import { join } from 'node:path';
+import type { Duplex } from 'node:stream';
 import { type TLSSocket, connect as tlsConnect } from 'node:tls';
 import { request } from 'undici';
 import { freePort, localChildEnv, SupervisedProcess, tetherBin } from '../../src/localenv/process.ts';
@@ -140,7 +141,7 @@ export function connectFrontend(
 }
 
 /** Writes `text` and resolves with what comes back (an echo target), keeping the socket open. */
-export function echoOnce(socket: Socket, text: string): Promise<string> {
+export function echoOnce(socket: Duplex, text: string): Promise<string> {
   return new Promise((resolve, reject) => {
     let got = '';
     const onData = (d: Buffer): void => {
