@@ -13,7 +13,7 @@ export type HalfClosedSide = 'local' | 'remote';
  * Arms an inactivity timer on `stream` once it is half-closed: after `timeoutMs` without a frame
  * read or written, the stream is reset with CANCEL and `onTimeout` is told which side had ended.
  * `timeoutMs` 0 disables it. Uses the stream's own timer (no 'data' listener, so the stream's flow
- * mode and backpressure are left alone); it is cleared when the stream closes.
+ * mode and backpressure are left alone); node clears it when the stream closes.
  */
 export function resetWhenHalfOpen(
   stream: Http2Stream,

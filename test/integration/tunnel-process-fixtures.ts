@@ -170,19 +170,33 @@ export class TunnelProcesses {
   /**
    * CONNECT `authority` on the frontend with the proxy-client certificate; resolves with the
    * answer's head (never rejects on a non-200). Gives up after `timeoutMs` with status 0.
+   * `allowHalfOpen` keeps our side open after the peer ends (a client that never ends).
    */
-  connect(port: number, authority: string, timeoutMs = 60_000): Promise<ConnectAnswer> {
+  connect(
+    port: number,
+    authority: string,
+    timeoutMs = 60_000,
+    opts: { allowHalfOpen?: boolean } = {},
+  ): Promise<ConnectAnswer> {
     return new Promise((resolve, reject) => {
       const started = Date.now();
+      // A TLSSocket over a socket of our own takes that socket's allowHalfOpen.
+      const raw = netConnect({ host: '127.0.0.1', port, allowHalfOpen: opts.allowHalfOpen ?? false });
       const s = tlsConnect({
+        socket: raw,
         host: '127.0.0.1',
-        port,
         ca: this.pki.ca.certPem,
         cert: this.client.certPem,
         key: this.client.keyPem,
       });
       this.sockets.add(s);
-      s.once('close', () => this.sockets.delete(s));
+      this.sockets.add(raw);
+      s.once('close', () => {
+        this.sockets.delete(s);
+        this.sockets.delete(raw);
+        raw.destroy();
+      });
+      raw.once('error', (err) => s.destroy(err));
       const timer = setTimeout(() => {
         s.off('data', onData);
         resolve({ status: 0, code: '', reason: 'no answer', ms: Date.now() - started, socket: s });
