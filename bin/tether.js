@@ -1,3 +1,7 @@
 #!/usr/bin/env -S node --disable-warning=ExperimentalWarning
 // The tether command. Node >= 22.19 runs our TypeScript sources directly (type stripping).
-import '../src/cli/main.ts';
+// Run through `npx tether` / `npm run`, it ends with its npm wrapper (src/cli/npm-wrapper.ts).
+import { endWithNpmWrapper } from '../src/cli/npm-wrapper.ts';
+
+endWithNpmWrapper();
+await import('../src/cli/main.ts');

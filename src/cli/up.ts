@@ -1,5 +1,7 @@
 // `tether up`: a real local hub and N managed clusters on this machine, in the foreground until
-// Ctrl-C / SIGTERM, then everything is torn down. Prints a line containing "ready" once usable.
+// Ctrl-C / SIGTERM, then everything is torn down (also when it comes during start-up). Prints a line
+// containing "ready" once usable. A process that crashes is restarted (src/localenv/supervisor.ts);
+// only repeated crashes of one process end the environment, with exit code 1.
 import { isAbsolute, relative } from 'node:path';
 import type { Command } from 'commander';
 import { type Environment, MAX_LOCAL_CLUSTERS, startEnvironment } from '../localenv/environment.ts';
@@ -29,38 +31,57 @@ export function registerUpCommand(program: Command): void {
 
 async function runUp(opts: UpOptions): Promise<void> {
   const started = Date.now();
+  // aborted by the first SIGINT/SIGTERM or by the supervisor giving up: cancels a start in progress
+  const abort = new AbortController();
   let env: Environment | undefined;
-  let stopping: Promise<void> | undefined;
   let exitCode = 0;
   let wake: () => void = () => {};
   const finished = new Promise<void>((r) => {
     wake = r;
   });
-  const shutdown = (why: string, code: number): Promise<void> => {
-    if (!stopping) {
-      exitCode = code;
-      say(`${why}; stopping…`);
-      stopping = (env ? env.stop() : Promise.resolve()).then(() => {
-        say('stopped; all processes are gone');
+  const stopped = (): void => say('stopped; all processes are gone');
+  const shutdown = (why: string, code: number): void => {
+    if (abort.signal.aborted) return;
+    exitCode = code;
+    say(`${why}; stopping…`);
+    abort.abort(new Error(why));
+    // during start-up, startEnvironment stops what it started and rejects (handled below)
+    if (env) {
+      void env.stop().then(() => {
+        stopped();
         wake();
       });
     }
-    return stopping;
   };
-  const onSignal = (sig: NodeJS.Signals): void => {
-    void shutdown(`received ${sig}`, 0);
-  };
+  const onSignal = (sig: NodeJS.Signals): void => shutdown(`received ${sig}`, 0);
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
   try {
-    env = await startEnvironment({ clusters: opts.clusters, dir: opts.dir, progress: say, mode: 'full' });
-    if (stopping) {
-      await env.stop();
+    try {
+      env = await startEnvironment({
+        clusters: opts.clusters,
+        dir: opts.dir,
+        progress: say,
+        mode: 'full',
+        signal: abort.signal,
+      });
+    } catch (err) {
+      if (!abort.signal.aborted) throw err;
+      stopped();
+      process.exitCode = exitCode;
       return;
     }
-    env.onFailure((desc) => {
-      process.stderr.write(`tether: ${desc}\n`);
-      void shutdown('a control-plane process died', 1);
+    if (abort.signal.aborted) {
+      // the signal came as the start finished
+      await env.stop();
+      stopped();
+      process.exitCode = exitCode;
+      return;
+    }
+    // a crashed process is restarted and reported on stderr; only repeated crashes end `tether up`
+    env.supervise({
+      report: (message) => process.stderr.write(`tether: ${message}\n`),
+      onGiveUp: (reason) => shutdown(reason, 1),
     });
     const rel = (p: string): string => {
       const r = relative(process.cwd(), p);
@@ -98,9 +119,6 @@ async function runUp(opts: UpOptions): Promise<void> {
     );
     say(`ready: hub + ${env.clusters.length} managed clusters in ${secs}s`);
     await finished;
-  } catch (err) {
-    if (stopping) await stopping;
-    throw err;
   } finally {
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);

@@ -75,9 +75,13 @@ export type BuildProgress = (line: string) => void;
  * Returns paths to all three binaries, building the missing ones (minutes on a cold machine).
  * `progress` receives human-readable status lines.
  */
-export async function ensureBinaries(progress: BuildProgress = () => {}): Promise<ControlPlaneBinaries> {
+export async function ensureBinaries(
+  progress: BuildProgress = () => {},
+  signal?: AbortSignal,
+): Promise<ControlPlaneBinaries> {
+  signal?.throwIfAborted();
   const missing = (['etcd', 'kube-apiserver', 'kube-controller-manager'] as const).filter((n) => !locate(n));
-  if (missing.length > 0) await buildWithLock(missing, progress);
+  if (missing.length > 0) await buildWithLock(missing, progress, signal);
   const path = (n: BinaryName): string => {
     const p = locate(n);
     if (!p) throw new TetherError('TETHER_BINARY_NOT_FOUND', `${n} is still missing after the build`);
@@ -99,7 +103,11 @@ function pidAlive(pid: number): boolean {
   }
 }
 
-async function buildWithLock(names: BinaryName[], progress: BuildProgress): Promise<void> {
+async function buildWithLock(
+  names: BinaryName[],
+  progress: BuildProgress,
+  signal: AbortSignal | undefined,
+): Promise<void> {
   const dir = cacheDir();
   mkdirSync(dir, { recursive: true });
   const lock = join(dir, '.build.lock');
@@ -107,6 +115,7 @@ async function buildWithLock(names: BinaryName[], progress: BuildProgress): Prom
   const deadline = started + 90 * 60_000;
   let lastNote = 0;
   for (;;) {
+    signal?.throwIfAborted();
     try {
       mkdirSync(lock);
       writeFileSync(join(lock, 'pid'), String(process.pid));
@@ -133,7 +142,7 @@ async function buildWithLock(names: BinaryName[], progress: BuildProgress): Prom
   }
   try {
     const stillMissing = names.filter((n) => !locate(n));
-    if (stillMissing.length > 0) await build(stillMissing, progress);
+    if (stillMissing.length > 0) await build(stillMissing, progress, signal);
   } finally {
     rmSync(lock, { recursive: true, force: true });
   }
@@ -162,7 +171,7 @@ function versionLdflags(version: string): string {
   return flags.join(' ');
 }
 
-async function build(names: BinaryName[], progress: BuildProgress): Promise<void> {
+async function build(names: BinaryName[], progress: BuildProgress, signal?: AbortSignal): Promise<void> {
   const dir = cacheDir();
   const tmp = join(dir, `.build-${process.pid}`);
   rmSync(tmp, { recursive: true, force: true });
@@ -174,6 +183,7 @@ async function build(names: BinaryName[], progress: BuildProgress): Promise<void
         join(hackDir, 'etcd'),
         ['-ldflags', '-s -w', '-o', join(tmp, 'etcd'), 'go.etcd.io/etcd/server/v3'],
         progress,
+        signal,
       );
     }
     const kube = names.filter((n) => n !== 'etcd');
@@ -184,6 +194,7 @@ async function build(names: BinaryName[], progress: BuildProgress): Promise<void
         join(hackDir, 'kube'),
         ['-ldflags', versionLdflags(kubeVersion()), '-o', `${tmp}/`, ...pkgs],
         progress,
+        signal,
       );
     }
     for (const n of names) renameSync(join(tmp, n), join(dir, n));
@@ -199,7 +210,14 @@ function goCommand(): string {
   return isExecutableFile('/usr/local/go/bin/go') ? '/usr/local/go/bin/go' : 'go';
 }
 
-function goBuild(what: string, moduleDir: string, args: string[], progress: BuildProgress): Promise<void> {
+function goBuild(
+  what: string,
+  moduleDir: string,
+  args: string[],
+  progress: BuildProgress,
+  signal?: AbortSignal,
+): Promise<void> {
+  signal?.throwIfAborted();
   const started = Date.now();
   progress(`building ${what} from Go modules in ${moduleDir} (first run only; several minutes on 2 cores)…`);
   return new Promise((resolve, reject) => {
@@ -232,8 +250,14 @@ function goBuild(what: string, moduleDir: string, args: string[], progress: Buil
       const secs = Math.round((Date.now() - started) / 1000);
       progress(`building ${what}: ${packages} packages compiled, ${secs}s`);
     }, 20_000);
+    // the compile steps go already started finish on their own within seconds
+    const onAbort = (): void => {
+      child.kill('SIGKILL');
+    };
+    signal?.addEventListener('abort', onAbort, { once: true });
     child.on('error', (err) => {
       clearInterval(ticker);
+      signal?.removeEventListener('abort', onAbort);
       reject(
         new TetherError(
           'TETHER_BINARY_BUILD_FAILED',
@@ -241,17 +265,20 @@ function goBuild(what: string, moduleDir: string, args: string[], progress: Buil
         ),
       );
     });
-    child.on('exit', (code, signal) => {
+    child.on('exit', (code, exitSignal) => {
       clearInterval(ticker);
+      signal?.removeEventListener('abort', onAbort);
       const secs = Math.round((Date.now() - started) / 1000);
-      if (code === 0) {
+      if (signal?.aborted) {
+        reject(signal.reason);
+      } else if (code === 0) {
         progress(`built ${what} in ${secs}s (${packages} packages)`);
         resolve();
       } else {
         reject(
           new TetherError(
             'TETHER_BINARY_BUILD_FAILED',
-            `go build of ${what} failed (${signal ?? `exit ${code}`}) in ${moduleDir}:\n${tail.join('\n')}`,
+            `go build of ${what} failed (${exitSignal ?? `exit ${code}`}) in ${moduleDir}:\n${tail.join('\n')}`,
           ),
         );
       }

@@ -53,14 +53,18 @@ export interface StartControlPlaneOptions {
   hubAdmission?: boolean;
   /** keep the directory on stop (logs for debugging) */
   keepDir?: boolean;
+  /** abandons the start: what has started is stopped and the promise rejects with the abort reason */
+  signal?: AbortSignal;
 }
 
 export interface ControlPlane extends ControlPlaneInfo {
   /** every process is gone and (unless keepDir) the directory removed when this resolves */
   stop(): Promise<void>;
-  /** called once if etcd, kube-apiserver or the KCM dies while we did not ask it to */
+  /** called each time etcd, kube-apiserver or the KCM dies while we did not ask it to */
   onFailure(handler: (description: string) => void): void;
   readonly pids: number[];
+  /** etcd, kube-apiserver, kube-controller-manager: respawnable with the same flags, files and data */
+  readonly processes: readonly SupervisedProcess[];
 }
 
 interface Pki {
@@ -137,6 +141,7 @@ async function waitHealthy(
   url: string,
   tls: { ca?: string; cert?: string; key?: string } | undefined,
   timeoutMs: number,
+  signal?: AbortSignal,
 ): Promise<void> {
   const dispatcher = new Agent({ connect: { ...tls, timeout: 2000 } });
   try {
@@ -152,9 +157,9 @@ async function waitHealthy(
         await res.body.text();
         return res.statusCode === 200;
       },
-      { timeoutMs, intervalMs: 250, description: `${proc.name} at ${url}` },
+      { timeoutMs, intervalMs: 250, description: `${proc.name} at ${url}`, signal },
     ).catch((err: unknown) => {
-      if (err instanceof ProcessFailedError) throw err;
+      if (err instanceof ProcessFailedError || signal?.aborted) throw err;
       if (!proc.running)
         throw new ProcessFailedError(
           `${proc.name} exited before it became ready (log: ${proc.logFile})`,
@@ -178,7 +183,9 @@ export async function startControlPlane(
   if (!/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(name)) {
     throw new TetherError('TETHER_INVALID_ARGUMENT', `control plane name "${name}" must be a DNS label`);
   }
-  const binaries = opts.binaries ?? (await ensureBinaries());
+  const signal = opts.signal;
+  signal?.throwIfAborted();
+  const binaries = opts.binaries ?? (await ensureBinaries(undefined, signal));
   const timeoutMs = opts.readyTimeoutMs ?? 120_000;
   let dir: string;
   if (opts.baseDir) {
@@ -189,7 +196,6 @@ export async function startControlPlane(
   }
   const processes: SupervisedProcess[] = [];
   const failureHandlers: Array<(d: string) => void> = [];
-  let failed = false;
   let stopped = false;
 
   const stop = async (): Promise<void> => {
@@ -201,8 +207,7 @@ export async function startControlPlane(
   const supervise = (p: SupervisedProcess): SupervisedProcess => {
     processes.push(p);
     p.onUnexpectedExit((desc) => {
-      if (stopped || failed) return;
-      failed = true;
+      if (stopped) return;
       const detail = `${name}: ${desc}; last log lines:\n${p.tail(10)}`;
       for (const h of failureHandlers) h(detail);
     });
@@ -238,7 +243,9 @@ export async function startControlPlane(
         ],
       }),
     );
-    await waitHealthy(etcd, `${etcdUrl}/health`, undefined, timeoutMs);
+    // a restarted process serves again on the same URL with the same files (etcd keeps its data dir)
+    etcd.readiness = () => waitHealthy(etcd, `${etcdUrl}/health`, undefined, timeoutMs);
+    await waitHealthy(etcd, `${etcdUrl}/health`, undefined, timeoutMs, signal);
 
     const apiserverUrl = `https://127.0.0.1:${apiPort}`;
     const apiserver = supervise(
@@ -281,7 +288,8 @@ export async function startControlPlane(
       cert: pkiFileContent(f('admin.crt')),
       key: pkiFileContent(f('admin.key')),
     };
-    await waitHealthy(apiserver, `${apiserverUrl}/readyz`, adminTls, timeoutMs);
+    apiserver.readiness = () => waitHealthy(apiserver, `${apiserverUrl}/readyz`, adminTls, timeoutMs);
+    await waitHealthy(apiserver, `${apiserverUrl}/readyz`, adminTls, timeoutMs, signal);
 
     const kubeconfigPath = join(dir, 'admin.kubeconfig');
     writeKubeconfigFile(kubeconfigPath, {
@@ -291,12 +299,14 @@ export async function startControlPlane(
       certPem: adminTls.cert,
       keyPem: adminTls.key,
     });
+    signal?.throwIfAborted();
     if (opts.crds && opts.crds.length > 0) {
       const kc = new KubeConfig();
       kc.loadFromFile(kubeconfigPath);
       await installCrds(kc, opts.crds);
       if (opts.hubAdmission) await installHubAdmission(kc);
     }
+    signal?.throwIfAborted();
     const kcmKubeconfig = join(dir, 'kcm.kubeconfig');
     writeKubeconfigFile(kcmKubeconfig, {
       name,
@@ -330,7 +340,9 @@ export async function startControlPlane(
         ],
       }),
     );
-    await waitHealthy(kcm, `https://127.0.0.1:${kcmPort}/healthz`, { ca: adminTls.ca }, timeoutMs);
+    const kcmHealthz = `https://127.0.0.1:${kcmPort}/healthz`;
+    kcm.readiness = () => waitHealthy(kcm, kcmHealthz, { ca: adminTls.ca }, timeoutMs);
+    await waitHealthy(kcm, kcmHealthz, { ca: adminTls.ca }, timeoutMs, signal);
 
     return {
       name,
@@ -345,6 +357,7 @@ export async function startControlPlane(
       get pids() {
         return processes.filter((p) => p.running && p.pid !== undefined).map((p) => p.pid as number);
       },
+      processes,
     };
   } catch (err) {
     await stop();

@@ -13,9 +13,11 @@ import {
 import { join, resolve } from 'node:path';
 import { hubCrds, managedCrds } from '../api/index.ts';
 import { TetherError } from '../errors.ts';
-import { type BuildProgress, ensureBinaries } from './binaries.ts';
+import { type BuildProgress, type ControlPlaneBinaries, ensureBinaries } from './binaries.ts';
 import { type ControlPlane, startControlPlane } from './controlplane.ts';
 import { startGatewayStack } from './gateway-stack.ts';
+import type { SupervisedProcess } from './process.ts';
+import { Supervisor, type SupervisorOptions } from './supervisor.ts';
 import { startTunnelStack, type TunnelStack } from './tunnel-stack.ts';
 import type { ControlPlaneInfo } from './types.ts';
 
@@ -29,6 +31,11 @@ export interface EnvironmentOptions {
   tunnel?: boolean;
   /** 'full' (tether up): hub controllers + registered agents; 'tunnel' (tests): proxy-agents only */
   mode?: 'tunnel' | 'full';
+  /**
+   * abandons the start (the build, control planes, squid, tether processes): everything started
+   * so far is stopped and removed before the promise rejects with the abort reason
+   */
+  signal?: AbortSignal;
 }
 
 export interface Environment {
@@ -39,7 +46,15 @@ export interface Environment {
   /** cluster name → kubeconfig that reaches it through the hub gateway ('full' mode) */
   gatewayKubeconfigs?: Record<string, string>;
   stop(): Promise<void>;
+  /** called each time a process dies unexpectedly (without supervise(): nothing restarts it) */
   onFailure(handler: (description: string) => void): void;
+  /**
+   * From now on restart every process that dies unexpectedly (control planes, squid, tether
+   * processes) with backoff, reporting each crash; stop() ends the supervision first.
+   */
+  supervise(opts: SupervisorOptions): void;
+  /** every child process, control planes first */
+  processes(): SupervisedProcess[];
   pids(): number[];
 }
 
@@ -70,6 +85,14 @@ function claimDirectory(dir: string): string {
   return pidFile;
 }
 
+/** Removes the state directory and our pid file (if it is still ours). */
+function releaseDirectory(stateDir: string, pidFile: string): void {
+  rmSync(stateDir, { recursive: true, force: true });
+  try {
+    if (readFileSync(pidFile, 'utf8') === String(process.pid)) unlinkSync(pidFile);
+  } catch {}
+}
+
 export async function startEnvironment(opts: EnvironmentOptions): Promise<Environment> {
   if (!Number.isInteger(opts.clusters) || opts.clusters < 0 || opts.clusters > MAX_LOCAL_CLUSTERS) {
     throw new TetherError(
@@ -82,7 +105,14 @@ export async function startEnvironment(opts: EnvironmentOptions): Promise<Enviro
   mkdirSync(dir, { recursive: true });
   const pidFile = claimDirectory(dir);
   const stateDir = join(dir, 'state');
-  const binaries = await ensureBinaries(progress);
+  const signal = opts.signal;
+  let binaries: ControlPlaneBinaries;
+  try {
+    binaries = await ensureBinaries(progress, signal);
+  } catch (err) {
+    releaseDirectory(stateDir, pidFile);
+    throw err;
+  }
   const names = ['hub', ...Array.from({ length: opts.clusters }, (_, i) => `cluster${i + 1}`)];
   progress(`starting ${names.length} control planes (${names.join(', ')}) with the OCM CRDs…`);
   const results = await Promise.allSettled(
@@ -92,6 +122,7 @@ export async function startEnvironment(opts: EnvironmentOptions): Promise<Enviro
         binaries,
         crds: name === 'hub' ? hubCrds() : managedCrds(),
         hubAdmission: name === 'hub',
+        signal,
       }),
     ),
   );
@@ -100,19 +131,19 @@ export async function startEnvironment(opts: EnvironmentOptions): Promise<Enviro
   let tunnel: TunnelStack | undefined;
   let gatewayKubeconfigs: Record<string, string> | undefined;
   const failureHandlers: Array<(d: string) => void> = [];
+  let supervisor: Supervisor | undefined;
   const stop = async (): Promise<void> => {
+    supervisor?.stop();
     await tunnel?.stop();
     await Promise.all(started.map((cp) => cp.stop()));
     for (const f of written) rmSync(f, { force: true });
-    rmSync(stateDir, { recursive: true, force: true });
-    try {
-      if (readFileSync(pidFile, 'utf8') === String(process.pid)) unlinkSync(pidFile);
-    } catch {}
+    releaseDirectory(stateDir, pidFile);
   };
   const failure = results.find((r) => r.status === 'rejected');
-  if (failure) {
+  if (failure || signal?.aborted) {
     await stop();
-    throw failure.reason;
+    signal?.throwIfAborted();
+    throw (failure as PromiseRejectedResult).reason;
   }
   try {
     const [hub, ...clusters] = started as [ControlPlane, ...ControlPlane[]];
@@ -127,7 +158,7 @@ export async function startEnvironment(opts: EnvironmentOptions): Promise<Enviro
           ? 'starting squid, the proxy-server, `tether hub`, and a `tether agent` per cluster that joins through squid…'
           : 'starting squid, the proxy-server and a proxy-agent per cluster (agents dial out through squid)…',
       );
-      tunnel = await startTunnelStack({ dir: stateDir, hub, clusters, mode: opts.mode ?? 'tunnel' });
+      tunnel = await startTunnelStack({ dir: stateDir, hub, clusters, mode: opts.mode ?? 'tunnel', signal });
       if (opts.mode === 'full') {
         progress('starting the gateway and a tether-gateway ManagedServiceAccount per cluster…');
         const gw = await startGatewayStack({
@@ -138,6 +169,7 @@ export async function startEnvironment(opts: EnvironmentOptions): Promise<Enviro
           tunnel,
           processes: tunnel.processes,
           timeoutMs: 90_000,
+          signal,
         });
         gatewayKubeconfigs = gw.kubeconfigs;
         written.push(...Object.values(gw.kubeconfigs));
@@ -148,6 +180,10 @@ export async function startEnvironment(opts: EnvironmentOptions): Promise<Enviro
         });
       }
     }
+    const processes = (): SupervisedProcess[] => [
+      ...started.flatMap((cp) => cp.processes),
+      ...(tunnel ? [tunnel.squidProcess, ...tunnel.processes] : []),
+    ];
     return {
       dir,
       hub,
@@ -159,13 +195,18 @@ export async function startEnvironment(opts: EnvironmentOptions): Promise<Enviro
         failureHandlers.push(h);
         for (const cp of started) cp.onFailure(h);
       },
-      pids: () => [
-        ...started.flatMap((cp) => cp.pids),
-        ...(tunnel?.processes.flatMap((p) => (p.pid && p.running ? [p.pid] : [])) ?? []),
-      ],
+      supervise: (supervisorOpts) => {
+        if (supervisor) throw new Error('internal: supervise() called twice');
+        supervisor = new Supervisor(supervisorOpts);
+        for (const p of processes()) supervisor.watch(p);
+      },
+      processes,
+      pids: () => processes().flatMap((p) => (p.pid && p.running ? [p.pid] : [])),
     };
   } catch (err) {
     await stop();
+    // an abort surfaces as itself, not as whichever wait it happened to interrupt
+    signal?.throwIfAborted();
     throw err;
   }
 }

@@ -32,10 +32,14 @@ export async function startGatewayStack(opts: {
   tunnel: TunnelInfo;
   processes: SupervisedProcess[];
   timeoutMs: number;
+  /** abandons the start (the caller stops the processes it was handed) */
+  signal?: AbortSignal;
 }): Promise<{ kubeconfigs: Record<string, string> }> {
+  const signal = opts.signal;
   const hubKc = new KubeConfig();
   hubKc.loadFromFile(opts.hub.kubeconfigPath);
-  const ops = await freePort();
+  // a fixed serving port (not 0): a restarted gateway serves where its APIService already points
+  const [port, ops] = await Promise.all([freePort(), freePort()]);
   const gateway = new SupervisedProcess({
     name: 'hub/gateway',
     command: process.execPath,
@@ -45,7 +49,7 @@ export async function startGatewayStack(opts: {
       'gateway',
       '--register',
       `--kubeconfig=${opts.hub.kubeconfigPath}`,
-      '--port=0',
+      `--port=${port}`,
       `--ops-port=${ops}`,
       `--connect-url=${opts.tunnel.connectFrontendUrl}`,
       `--connect-ca-file=${opts.tunnel.hubCaPath}`,
@@ -54,9 +58,10 @@ export async function startGatewayStack(opts: {
     ],
   });
   opts.processes.push(gateway);
+  gateway.readiness = () => waitReady(gateway, ops, opts.timeoutMs);
   const names = opts.clusters.map((c) => c.name);
   await Promise.all([
-    waitReady(gateway, ops, opts.timeoutMs),
+    waitReady(gateway, ops, opts.timeoutMs, signal),
     createManagedServiceAccount(hubKc, { name: defaultGatewayMsaName, clusters: names }),
     createManifestWork(hubKc, {
       name: 'tether-gateway-rbac',
@@ -80,6 +85,7 @@ export async function startGatewayStack(opts: {
         timeoutMs: opts.timeoutMs,
         intervalMs: 300,
         description: `kubectl through the gateway to ${name} (ManagedServiceAccount token + RBAC work)`,
+        signal,
       });
     }),
   );

@@ -5,7 +5,12 @@ import { TetherError } from '../errors.ts';
 import { pollUntil } from '../wait.ts';
 import type { SupervisedProcess } from './process.ts';
 
-export async function waitReady(proc: SupervisedProcess, opsPort: number, timeoutMs: number): Promise<void> {
+export async function waitReady(
+  proc: SupervisedProcess,
+  opsPort: number,
+  timeoutMs: number,
+  signal?: AbortSignal,
+): Promise<void> {
   const dispatcher = new Agent({ connect: { timeout: 1000 } });
   try {
     await pollUntil(
@@ -17,8 +22,9 @@ export async function waitReady(proc: SupervisedProcess, opsPort: number, timeou
         if (res.statusCode !== 200) throw new Error(body.trim());
         return true;
       },
-      { timeoutMs, intervalMs: 200, description: `${proc.name} to be ready` },
+      { timeoutMs, intervalMs: 200, description: `${proc.name} to be ready`, signal },
     ).catch((err: Error) => {
+      if (signal?.aborted) throw err;
       throw new TetherError(
         'TETHER_PROCESS_FAILED',
         `${proc.name} did not become ready: ${err.message}\n--- last log lines ---\n${proc.tail()}`,

@@ -40,7 +40,9 @@ export async function startRegisteredAgents(opts: {
   hubCaPath: string;
   processes: SupervisedProcess[];
   timeoutMs: number;
+  signal?: AbortSignal;
 }): Promise<void> {
+  const signal = opts.signal;
   const hubKc = kubeConfigOf(opts.hub);
   await ensureBootstrapIdentity(hubKc);
   const hubOps = await freePort();
@@ -57,12 +59,14 @@ export async function startRegisteredAgents(opts: {
     ],
   });
   opts.processes.push(hub);
-  await waitReady(hub, hubOps, opts.timeoutMs);
+  hub.readiness = () => waitReady(hub, hubOps, opts.timeoutMs);
+  await waitReady(hub, hubOps, opts.timeoutMs, signal);
   const clusters = new ResourceClient<ManagedCluster>(hubKc, managedClusterResource);
   await Promise.all(
     opts.clusters.map(async (cluster) => {
       // Each cluster its own short-lived bootstrap token: one cluster's bootstrap Secret does not
       // outlive its join, and a leaked one is another cluster's problem for an hour at most.
+      signal?.throwIfAborted();
       const { token } = await createBootstrapToken(hubKc, BOOTSTRAP_TOKEN_SECONDS);
       const bootstrapYaml = bootstrapKubeconfigYaml({
         hubApiserver: opts.hub.apiserverUrl,
@@ -100,9 +104,11 @@ export async function startRegisteredAgents(opts: {
           timeoutMs: opts.timeoutMs,
           intervalMs: 250,
           description: `ManagedCluster ${cluster.name} to appear and be accepted`,
+          signal,
         },
       );
-      await waitReady(agent, ops, opts.timeoutMs);
+      agent.readiness = () => waitReady(agent, ops, opts.timeoutMs);
+      await waitReady(agent, ops, opts.timeoutMs, signal);
       await pollUntil(
         async () => {
           const conditions = (await clusters.get(cluster.name))?.status?.conditions ?? [];
@@ -115,6 +121,7 @@ export async function startRegisteredAgents(opts: {
           timeoutMs: opts.timeoutMs,
           intervalMs: 250,
           description: `ManagedCluster ${cluster.name} to be Joined and Available`,
+          signal,
         },
       );
     }),

@@ -1,6 +1,9 @@
 // A real squid forward proxy for `tether up` and tests: the HTTP CONNECT hop between agents and the
-// hub. Owns one fresh directory (squid.conf, pid file, logs, htpasswd, TLS key) and one squid process
-// in the foreground; stop() kills the process and removes the directory. Listens on 127.0.0.1 only
+// hub. Owns one fresh directory (squid.conf, logs, htpasswd, TLS key) and one squid process in the
+// foreground; stop() kills the process and removes the directory. Started by root, squid runs as
+// the unprivileged proxy user from the start (not by dropping root itself, which would reset its
+// parent-death signal), so it dies with us even on SIGKILL, and its directory is removed then too
+// (dir-reaper.ts). Listens on 127.0.0.1 only
 // and allows CONNECT to any host and port (we only ever target loopback), so it is a test fixture,
 // not a proxy to expose. It never touches the system squid's /etc/squid or /var/spool/squid.
 import { execFileSync } from 'node:child_process';
@@ -19,11 +22,12 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { ProcessFailedError, TetherError } from '../errors.ts';
 import { pollUntil } from '../wait.ts';
+import { removeWhenProcessEnds } from './dir-reaper.ts';
 import { freePort, SupervisedProcess } from './process.ts';
 
 const SQUID_CANDIDATES = ['/usr/sbin/squid', '/usr/local/sbin/squid'];
 const NCSA_AUTH_CANDIDATES = ['/usr/lib/squid/basic_ncsa_auth', '/usr/lib64/squid/basic_ncsa_auth'];
-/** squid refuses to run as root and switches to this user when started by root. */
+/** squid refuses to run as root; started by root we run it as this user. */
 const SQUID_USER = 'proxy';
 const DEFAULT_READY_TIMEOUT_MS = 30_000;
 
@@ -38,6 +42,8 @@ export interface StartSquidOptions {
   denyConnectPorts?: number[];
   /** deadline for squid to accept connections (ms); default 30 s */
   readyTimeoutMs?: number;
+  /** abandons the start: squid is stopped and the promise rejects with the abort reason */
+  signal?: AbortSignal;
 }
 
 export interface Squid {
@@ -49,6 +55,8 @@ export interface Squid {
   accessLog(): string;
   /** Terminates squid (about 2 s: its shutdown runs in one-second steps) and removes its directory; idempotent. */
   stop(): Promise<void>;
+  /** the squid process (respawnable on the same port with the same directory) */
+  process: SupervisedProcess;
 }
 
 function findExecutable(candidates: string[], what: string): string {
@@ -62,7 +70,7 @@ function findExecutable(candidates: string[], what: string): string {
   return found;
 }
 
-/** uid/gid squid will run as, when we are root and must hand it our files; undefined otherwise. */
+/** uid/gid squid runs as when we are root (we hand it our files); undefined otherwise. */
 function squidOwner(): { uid: number; gid: number } | undefined {
   if (process.getuid?.() !== 0) return undefined;
   for (const line of readFileSync('/etc/passwd', 'utf8').split('\n')) {
@@ -123,7 +131,9 @@ function squidConf(
     listen,
     'visible_hostname tether-squid',
     `cache_effective_user ${SQUID_USER}`,
-    `pid_filename ${join(dir, 'squid.pid')}`,
+    // no pid file: nothing signals squid through one, and a stale one (after a SIGKILL) could make a
+    // restarted squid believe it is already running
+    'pid_filename none',
     `access_log stdio:${join(dir, 'access.log')}`,
     `cache_log ${join(dir, 'cache.log')}`,
     'cache_store_log none',
@@ -198,6 +208,7 @@ export async function startSquid(opts: StartSquidOptions = {}): Promise<Squid> {
   const owner = squidOwner();
   if (owner) checkTraversable(parent, owner);
   const dir = mkdtempSync(join(parent, 'tether-squid-'));
+  const reaper = removeWhenProcessEnds(dir);
   const accessLogPath = join(dir, 'access.log');
   const cacheLogPath = join(dir, 'cache.log');
   let proc: SupervisedProcess | undefined;
@@ -207,6 +218,7 @@ export async function startSquid(opts: StartSquidOptions = {}): Promise<Squid> {
     stopped = true;
     await proc?.stop(5000);
     rmSync(dir, { recursive: true, force: true });
+    reaper.release();
   };
 
   try {
@@ -228,7 +240,7 @@ export async function startSquid(opts: StartSquidOptions = {}): Promise<Squid> {
     const confPath = join(dir, 'squid.conf');
     writeFileSync(confPath, squidConf(dir, port, opts, files), { mode: 0o644 });
     if (owner) {
-      // squid writes its logs and pid file here after dropping to the proxy user
+      // squid runs as the proxy user and writes its logs here
       for (const f of [dir, confPath, files.tlsCert, files.tlsKey, files.htpasswd]) {
         if (f) chownSync(f, owner.uid, owner.gid);
       }
@@ -240,22 +252,31 @@ export async function startSquid(opts: StartSquidOptions = {}): Promise<Squid> {
       args: ['-N', '-f', confPath],
       logFile: join(dir, 'squid.out'),
       cwd: dir,
+      user: owner,
     });
     proc = squid;
     const logTail = (): string => [squid.tail(10), fileTail(cacheLogPath, 15)].filter(Boolean).join('\n');
     const timeoutMs = opts.readyTimeoutMs ?? DEFAULT_READY_TIMEOUT_MS;
-    const outcome = await pollUntil(
-      async () => {
-        if (!squid.running) return 'exited';
-        return (await acceptsConnections(port)) && 'ready';
-      },
-      { timeoutMs, intervalMs: 100, description: `squid on 127.0.0.1:${port}` },
-    ).catch((err: unknown) => {
-      throw new ProcessFailedError(`squid did not accept connections: ${(err as Error).message}`, logTail());
-    });
-    if (outcome === 'exited') {
-      throw new ProcessFailedError('squid exited before it accepted connections', logTail());
-    }
+    const accepting = async (signal?: AbortSignal): Promise<void> => {
+      const outcome = await pollUntil(
+        async () => {
+          if (!squid.running) return 'exited';
+          return (await acceptsConnections(port)) && 'ready';
+        },
+        { timeoutMs, intervalMs: 100, description: `squid on 127.0.0.1:${port}`, signal },
+      ).catch((err: unknown) => {
+        if (signal?.aborted) throw err;
+        throw new ProcessFailedError(
+          `squid did not accept connections: ${(err as Error).message}`,
+          logTail(),
+        );
+      });
+      if (outcome === 'exited') {
+        throw new ProcessFailedError('squid exited before it accepted connections', logTail());
+      }
+    };
+    squid.readiness = () => accepting();
+    await accepting(opts.signal);
 
     return {
       url: `${opts.tls ? 'https' : 'http'}://127.0.0.1:${port}`,
@@ -269,6 +290,7 @@ export async function startSquid(opts: StartSquidOptions = {}): Promise<Squid> {
         }
       },
       stop,
+      process: squid,
     };
   } catch (err) {
     await stop();

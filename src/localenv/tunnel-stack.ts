@@ -33,7 +33,9 @@ export interface TunnelStack extends TunnelInfo {
   proxyClientCertPath: string;
   proxyClientKeyPath: string;
   hubCaPath: string;
+  /** the tether processes (proxy-server, hub controllers, agents, gateway), in start order */
   processes: SupervisedProcess[];
+  squidProcess: SupervisedProcess;
   stop(): Promise<void>;
 }
 
@@ -111,7 +113,10 @@ export async function startTunnelStack(opts: {
    * certificate through the CSR flow and run the proxy-agent with it (what `tether up` runs).
    */
   mode?: 'tunnel' | 'full';
+  /** abandons the start: what has started is stopped and the promise rejects */
+  signal?: AbortSignal;
 }): Promise<TunnelStack> {
+  const signal = opts.signal;
   const dir = join(opts.dir, 'tunnel');
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   const timeoutMs = opts.readyTimeoutMs ?? 30_000;
@@ -142,7 +147,7 @@ export async function startTunnelStack(opts: {
   };
   try {
     // squid runs as user proxy and needs a directory it can enter: the OS temp dir, not our 0700 one.
-    squid = await startSquid();
+    squid = await startSquid({ signal });
     const [agentPort, connectPort, serverOps] = await Promise.all([freePort(), freePort(), freePort()]);
     const server = new SupervisedProcess({
       name: 'hub/proxy-server',
@@ -165,7 +170,8 @@ export async function startTunnelStack(opts: {
       ],
     });
     processes.push(server);
-    await waitReady(server, serverOps, timeoutMs);
+    server.readiness = () => waitReady(server, serverOps, timeoutMs);
+    await waitReady(server, serverOps, timeoutMs, signal);
     if (opts.mode === 'full') {
       await startRegisteredAgents({
         dir,
@@ -176,6 +182,7 @@ export async function startTunnelStack(opts: {
         hubCaPath,
         processes,
         timeoutMs: Math.max(timeoutMs, 60_000),
+        signal,
       });
     } else {
       await Promise.all(
@@ -207,7 +214,8 @@ export async function startTunnelStack(opts: {
             ],
           });
           processes.push(agent);
-          await waitReady(agent, ops, timeoutMs);
+          agent.readiness = () => waitReady(agent, ops, timeoutMs);
+          await waitReady(agent, ops, timeoutMs, signal);
         }),
       );
     }
@@ -220,6 +228,7 @@ export async function startTunnelStack(opts: {
       proxyClientKeyPath: writeFile(dir, 'proxy-client.key', client.keyPem),
       hubCaPath,
       processes,
+      squidProcess: squid.process,
       stop,
     };
   } catch (err) {
