@@ -26,6 +26,8 @@ export interface HaFiles {
 
 export interface Replica {
   id: string;
+  count: number;
+  /** the running process; restartReplica replaces it */
   proc: SupervisedProcess;
   agentPort: number;
   connectPort: number;
@@ -34,11 +36,9 @@ export interface Replica {
 
 const childEnv = (): NodeJS.ProcessEnv => localChildEnv({ ...process.env, TETHER_LOG_LEVEL: 'info' });
 
-/** Starts `tether proxy-server` replica `id` of `count`; resolves once it is ready. */
-export async function startReplica(files: HaFiles, id: string, count: number): Promise<Replica> {
-  const r = { id, agentPort: await freePort(), connectPort: await freePort(), opsPort: await freePort() };
-  const proc = new SupervisedProcess({
-    name: `proxy-server ${id}`,
+function spawnReplica(files: HaFiles, r: Omit<Replica, 'proc'>): SupervisedProcess {
+  return new SupervisedProcess({
+    name: `proxy-server ${r.id}`,
     command: process.execPath,
     args: [
       tetherBin,
@@ -47,8 +47,8 @@ export async function startReplica(files: HaFiles, id: string, count: number): P
       `--agent-port=${r.agentPort}`,
       `--connect-port=${r.connectPort}`,
       `--ops-port=${r.opsPort}`,
-      `--server-id=${id}`,
-      `--server-count=${count}`,
+      `--server-id=${r.id}`,
+      `--server-count=${r.count}`,
       `--tls-cert-file=${files.serverCert}`,
       `--tls-key-file=${files.serverKey}`,
       `--agent-ca-file=${files.ca}`,
@@ -56,12 +56,31 @@ export async function startReplica(files: HaFiles, id: string, count: number): P
       // No hub in these tests: agents are taken on their certificate alone.
       '--insecure-skip-hub-checks',
     ],
-    logFile: join(files.dir, `proxy-server-${id}.log`),
+    // Appended to across restarts, so acceptedTunnels counts every run.
+    logFile: join(files.dir, `proxy-server-${r.id}.log`),
     env: childEnv(),
   });
-  const replica = { ...r, proc };
-  await waitReady(proc, r.opsPort, 20_000);
+}
+
+/** Starts `tether proxy-server` replica `id` of `count`; resolves once it is ready. */
+export async function startReplica(files: HaFiles, id: string, count: number): Promise<Replica> {
+  const r = {
+    id,
+    count,
+    agentPort: await freePort(),
+    connectPort: await freePort(),
+    opsPort: await freePort(),
+  };
+  const replica = { ...r, proc: spawnReplica(files, r) };
+  await waitReady(replica.proc, r.opsPort, 20_000);
   return replica;
+}
+
+/** Starts a stopped replica again with the same id, ports and log; resolves once it is ready. */
+export async function restartReplica(files: HaFiles, replica: Replica): Promise<void> {
+  if (replica.proc.running) throw new Error(`${replica.proc.name} still runs`);
+  replica.proc = spawnReplica(files, replica);
+  await waitReady(replica.proc, replica.opsPort, 20_000);
 }
 
 /** Starts `tether proxy-agent` for cluster1 dialling `servers`; resolves once it holds a tunnel. */

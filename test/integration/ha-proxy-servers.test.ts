@@ -9,7 +9,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TLSSocket } from 'node:tls';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { waitReady } from '../../src/localenv/ready.ts';
 import { pollUntil } from '../../src/wait.ts';
 import {
   acceptedTunnels,
@@ -17,6 +16,7 @@ import {
   echoOnce,
   type HaFiles,
   type Replica,
+  restartReplica,
   roundRobinBalancer,
   scrape,
   startAgentProcess,
@@ -126,8 +126,7 @@ async function killAndRestart(dead: Replica, kept: Replica, agentOps: number, bo
     intervalMs: 100,
     description: 'the agent to notice the killed replica',
   });
-  expect(dead.proc.respawn()).toBe(true);
-  await waitReady(dead.proc, dead.opsPort, 20_000);
+  await restartReplica(files, dead);
   const restarted = Date.now();
   await oneTunnelPerReplica([dead, kept], agentOps, boundMs + 10_000);
   const reconnectMs = Date.now() - restarted;
