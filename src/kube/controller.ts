@@ -75,6 +75,13 @@ export function runController(options: ControllerOptions): Controller {
       delete: (obj) => enqueue(obj, informer),
     }),
   );
+  // Keys that failed during an outage of an informer's apiserver run again as soon as it is back.
+  const stopRetryingOnRecovery = options.informers.map((informer) =>
+    informer.onServerRecovered(() => {
+      const retried = queue.retryBackedOff();
+      if (retried > 0) log.info({ retried }, 'apiserver reachable again: retrying failed keys now');
+    }),
+  );
   const ownInformers = options.informers.filter((informer) => !informer.isStarted);
   for (const informer of ownInformers) informer.start();
 
@@ -112,7 +119,7 @@ export function runController(options: ControllerOptions): Controller {
       if (stopped) return;
       stopped = true;
       stopping.abort();
-      for (const remove of removeHandlers) remove();
+      for (const remove of [...removeHandlers, ...stopRetryingOnRecovery]) remove();
       await Promise.all(ownInformers.map((informer) => informer.stop()));
       await ready;
       await queue.shutdown();

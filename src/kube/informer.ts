@@ -115,6 +115,7 @@ export class Informer<T extends KubeObject = KubeObject> {
   /** failures in a row answered by the apiserver (connectivity failures use the server's backoff) */
   private refusals = 0;
   private releaseHealth?: () => void;
+  private readonly recoveryListeners = new Set<() => void>();
   private resyncTimer?: NodeJS.Timeout;
 
   constructor(client: ResourceClient<T>, options: InformerOptions = {}) {
@@ -132,6 +133,15 @@ export class Informer<T extends KubeObject = KubeObject> {
   addHandlers(handlers: InformerHandlers<T>): () => void {
     this.handlers.add(handlers);
     return () => this.handlers.delete(handlers);
+  }
+
+  /**
+   * Call `listener` each time this informer's apiserver is reachable again after an outage (while
+   * the informer runs), e.g. to retry work that failed meanwhile. Returns a function that removes it.
+   */
+  onServerRecovered(listener: () => void): () => void {
+    this.recoveryListeners.add(listener);
+    return () => this.recoveryListeners.delete(listener);
   }
 
   /** Start listing and watching (once; a stopped informer cannot be restarted). */
@@ -324,14 +334,21 @@ export class Informer<T extends KubeObject = KubeObject> {
     if (this.abort.signal.aborted) return;
     this.listing?.abort();
     const attempt = this.current;
-    if (!attempt || attempt.done) return;
-    if (attempt.established && attempt.lastDataAt >= outageStartedAt) return;
-    this.log.info(
-      { established: attempt.established },
-      'apiserver reachable again: restarting a watch quiet since the outage began',
-    );
-    attempt.restarted = true;
-    attempt.finish(undefined);
+    if (attempt && !attempt.done && (!attempt.established || attempt.lastDataAt < outageStartedAt)) {
+      this.log.info(
+        { established: attempt.established },
+        'apiserver reachable again: restarting a watch quiet since the outage began',
+      );
+      attempt.restarted = true;
+      attempt.finish(undefined);
+    }
+    for (const listener of [...this.recoveryListeners]) {
+      try {
+        listener();
+      } catch (err) {
+        this.log.error({ err: errorMessage(err) }, 'server recovery listener threw');
+      }
+    }
   }
 
   /** One watch from this.resourceVersion, until it ends for whatever reason. */

@@ -22,6 +22,7 @@ import {
 } from '@kubernetes/client-node';
 import { InvalidArgumentError, TetherError, TimeoutError } from '../errors.ts';
 import { isNotFound, toApiError } from './api-errors.ts';
+import { peekServerHealth } from './server-health.ts';
 import {
   apiVersionOf,
   type KubeObject,
@@ -333,8 +334,12 @@ export class ResourceClient<T extends KubeObject = KubeObject> {
     const what = `${op} ${this.descriptor.kind}${name ? ` ${namespace ? `${namespace}/` : ''}${name}` : ''}`;
     try {
       const contentType = spec.contentType ?? 'application/json';
-      return await this.api.send(spec.method, path, spec.query ?? {}, spec.body, contentType, signal);
+      const result = await this.api.send(spec.method, path, spec.query ?? {}, spec.body, contentType, signal);
+      // Any answer proves the server reachable to the informers sharing its health (server-health.ts).
+      peekServerHealth(this.kubeconfig)?.reportSuccess();
+      return result;
     } catch (err) {
+      if (!options.signal?.aborted) peekServerHealth(this.kubeconfig)?.reportFailure(err);
       if (timeout.aborted && !options.signal?.aborted) {
         throw new TimeoutError(`${what}: no answer from the apiserver within ${timeoutMs} ms`);
       }

@@ -8,12 +8,13 @@
 //     every probeIntervalMs, growing to probeMaxIntervalMs;
 //   - any success (a list, a watch that starts, any watch event, a probe) marks it reachable,
 //     resets the shared backoff and wakes every client waiting in backoff, so they retry at once.
-// Errors that carry an HTTP status never touch this state: they are about one request.
+// Errors that carry an HTTP status never make a server unreachable: they are about one request
+// (a 4xx still proves the server answers; a 5xx may come from a proxy in front of it).
 // This module owns no requests but the probe; informers decide what to retry.
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { type Logger, logger } from '../log.ts';
-import { isConnectivityError } from './connectivity-errors.ts';
+import { httpStatusOf, isConnectivityError } from './connectivity-errors.ts';
 import { ServerBackoff, withJitter } from './server-backoff.ts';
 import { probeServer } from './server-probe.ts';
 
@@ -138,9 +139,12 @@ export class ServerHealth {
 
   /**
    * A request failed. For a connectivity failure: the server is unreachable, probes start, and
-   * the ticket says how long to wait (see waitForRetry). Undefined for any other error.
+   * the ticket says how long to wait (see waitForRetry). Undefined for any other error; one the
+   * server itself answered (a 4xx status) proves it reachable, like a success.
    */
   reportFailure(err: unknown): RetryTicket | undefined {
+    const status = httpStatusOf(err);
+    if (status !== undefined && status < 500) this.reportSuccess();
     if (!isConnectivityError(err)) return undefined;
     const now = this.now();
     if (this.unreachableSince === undefined) {
@@ -261,6 +265,14 @@ export function acquireServerHealth(kc: KubeConfig): { health: ServerHealth; rel
       if (health.holderCount === 0 && shared.get(key)?.health === health) shared.delete(key);
     },
   };
+}
+
+/**
+ * The shared ServerHealth of `kc`'s server if some informer holds one, without retaining it: for
+ * other clients of the server (ResourceClient) to report their successes and failures to.
+ */
+export function peekServerHealth(kc: KubeConfig): ServerHealth | undefined {
+  return shared.size === 0 ? undefined : shared.get(serverKey(kc))?.health;
 }
 
 /** For tests: how many servers are tracked now. */

@@ -119,6 +119,23 @@ export class WorkQueue {
     return Math.min(this.baseDelayMs * 2 ** Math.min(failures, 52), this.maxDelayMs);
   }
 
+  /**
+   * Run now every key waiting out a failure backoff (addRateLimited), with its backoff reset: for
+   * when what made them fail is over (their apiserver is reachable again). Returns how many.
+   */
+  retryBackedOff(): number {
+    let count = 0;
+    for (const [key, { timer }] of [...this.delayed]) {
+      if (!this.failures.has(key)) continue;
+      clearTimeout(timer);
+      this.delayed.delete(key);
+      this.failures.delete(key);
+      this.add(key);
+      count++;
+    }
+    return count;
+  }
+
   /** Reset the backoff of `key` (after it succeeded). */
   forget(key: string): void {
     this.failures.delete(key);

@@ -6,7 +6,6 @@
 // hung on a dead connection (30 s request timeout) after the server is long back.
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { KubeConfig } from '@kubernetes/client-node';
-import { pino } from 'pino';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import {
   Informer,
@@ -16,11 +15,11 @@ import {
   type ResourceDescriptor,
 } from '../../src/kube/index.ts';
 import { ServerHealth } from '../../src/kube/server-health.ts';
-import { LOG_OPTIONS, type Logger } from '../../src/log.ts';
+import type { Logger } from '../../src/log.ts';
 import { pollUntil } from '../../src/wait.ts';
-import { startTcpRelay, type TcpRelay } from '../registration/agent/tcp-relay.ts';
 import { testEnv } from './env.ts';
 import { uniqueName } from './helpers.ts';
+import { capturedLog, longBackoff, msUntil, relayedHub as startRelayedHub } from './relayed-hub.ts';
 
 type ConfigMap = KubeObject & { data?: Record<string, string> };
 const configMapResource: ResourceDescriptor = {
@@ -67,30 +66,6 @@ afterAll(async () => {
   await namespaces.delete(namespace, undefined, { ignoreNotFound: true });
 });
 
-/** The hub admin kubeconfig, pointed at the hub apiserver through a relay the test controls. */
-async function relayedHub(): Promise<{ relay: TcpRelay; kc: KubeConfig }> {
-  const relay = await startTcpRelay(env.hub.apiserverUrl);
-  cleanup(() => relay.close());
-  const kc = loadKubeconfig(env.hub.kubeconfigPath);
-  kc.clusters = kc.clusters.map((c) => ({ ...c, server: relay.url }));
-  return { relay, kc };
-}
-
-interface LogLine {
-  msg?: string;
-  retryInMs?: number;
-  [field: string]: unknown;
-}
-
-function capturedLog(): { log: Logger; lines: LogLine[] } {
-  const lines: LogLine[] = [];
-  const log = pino(
-    { ...LOG_OPTIONS, level: 'debug' },
-    { write: (line: string) => lines.push(JSON.parse(line)) },
-  );
-  return { log, lines };
-}
-
 /** Every handler call, in order, as "add name", "update name data", "delete name". */
 function recordEvents(informer: Informer<ConfigMap>): string[] {
   const events: string[] = [];
@@ -122,19 +97,10 @@ async function createConfigMap(set: string, name: string, value: string): Promis
   await configMaps.create({ metadata: { name, namespace, labels: { [setLabel]: set } }, data: { value } });
 }
 
-/** Waits until a log line says the informer will wait at least `ms` before its next try. */
-function longBackoff(lines: LogLine[], ms: number, what: string): Promise<LogLine> {
-  return pollUntil(() => lines.find((l) => (l.retryInMs ?? 0) >= ms), {
-    timeoutMs: 60_000,
-    intervalMs: 50,
-    description: `${what} to back off for ${ms} ms or more`,
-  });
-}
-
-/** ms from `since` until `check` holds (polling every 20 ms, failing after `timeoutMs`). */
-async function msUntil(since: number, check: () => boolean, description: string): Promise<number> {
-  await pollUntil(check, { timeoutMs: 60_000, intervalMs: 20, description });
-  return Math.round(performance.now() - since);
+async function relayedHub() {
+  const hub = await startRelayedHub(env);
+  cleanup(() => hub.relay.close());
+  return hub;
 }
 
 describe('informer resumes when its apiserver comes back', () => {
@@ -229,6 +195,38 @@ describe('informer resumes when its apiserver comes back', () => {
         `update ${changed} {"value":"v2"}`,
       ].sort(),
     );
+  });
+
+  it('after a black hole another request to the server noticed, resumes its quiet watch at once, not at its silence timeout', async () => {
+    const { relay, kc } = await relayedHub();
+    const { log, lines } = capturedLog();
+    const set = uniqueName('noticed');
+    const [before, during] = [uniqueName('noticed-before'), uniqueName('noticed-during')];
+    const informer = startInformer(kc, set, { log, silenceTimeoutMs: 120_000 });
+    const events = recordEvents(informer);
+    informer.start();
+    await informer.waitForSync(30_000);
+    await createConfigMap(set, before, 'v1');
+    await msUntil(performance.now(), () => informer.getByName(before, namespace) !== undefined, before);
+
+    relay.silence();
+    await createConfigMap(set, during, 'v1');
+    // A plain request through the same relay (a lease renewal, a status write) times out first.
+    const other = new ResourceClient<ConfigMap>(kc, configMapResource);
+    await expect(other.get(before, namespace, { timeoutMs: 1_000 })).rejects.toThrow(/no answer/);
+    relay.restore();
+    const restoredAt = performance.now();
+    const resumeMs = await msUntil(
+      restoredAt,
+      () => informer.getByName(during, namespace) !== undefined,
+      during,
+    );
+    console.log(
+      `[informer-resume] black hole seen by another request: change seen ${resumeMs} ms after restore`,
+    );
+    expect(resumeMs).toBeLessThanOrEqual(RESUME_BOUND_MS);
+    expect(lines.some((l) => l.msg === 'watch silent: restarting it')).toBe(false);
+    expect(events).toEqual([`add ${before} {"value":"v1"}`, `add ${during} {"value":"v1"}`]);
   });
 
   it("wakes an informer in long backoff when another informer's request to the same server succeeds", async () => {

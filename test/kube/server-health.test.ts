@@ -112,6 +112,15 @@ describe('ServerHealth', () => {
     expect(probes).toBe(0);
   });
 
+  it('takes an error the server answered (4xx) as proof it is reachable, but not a 5xx', () => {
+    const h = health({});
+    h.reportFailure(refused);
+    h.reportFailure(new ApiError(503, 'ServiceUnavailable', 'a proxy answering for it'));
+    expect(h.reachable).toBe(false);
+    h.reportFailure(new ApiError(404, 'NotFound', 'no such object'));
+    expect(h.reachable).toBe(true);
+  });
+
   it('caps the wait at the ticket delay, and at maxDelayMs', async () => {
     const h = health({ backoffBaseMs: 50, backoffMaxMs: 50 });
     const ticket = h.reportFailure(refused);

@@ -210,3 +210,35 @@ describe('WorkQueue', () => {
     expect(queue.isIdle()).toBe(true);
   });
 });
+
+describe('WorkQueue.retryBackedOff', () => {
+  it('runs keys waiting out a failure backoff now, with the backoff reset, and leaves requeueAfter keys alone', async () => {
+    vi.useFakeTimers();
+    const calls: string[] = [];
+    let hubDown = true;
+    const queue = track(
+      new WorkQueue(
+        async (key) => {
+          calls.push(key);
+          if (key === 'status' && hubDown) throw new Error('connect ECONNREFUSED');
+          if (key === 'periodic') return { requeueAfterMs: 60_000 };
+        },
+        { baseDelayMs: 1_000, maxDelayMs: 30_000 },
+      ),
+    );
+    queue.start();
+    queue.add('status');
+    queue.add('periodic');
+    // Five failures: the next try is 16 s away.
+    await vi.advanceTimersByTimeAsync(1_000 + 2_000 + 4_000 + 8_000);
+    expect(calls.filter((k) => k === 'status')).toHaveLength(5);
+    expect(queue.requeues('status')).toBe(5);
+    hubDown = false;
+    expect(queue.retryBackedOff()).toBe(1);
+    await vi.advanceTimersByTimeAsync(0);
+    expect(calls.filter((k) => k === 'status')).toHaveLength(6);
+    expect(queue.requeues('status')).toBe(0);
+    expect(calls.filter((k) => k === 'periodic')).toHaveLength(1);
+    expect(queue.retryBackedOff()).toBe(0);
+  });
+});
