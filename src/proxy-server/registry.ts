@@ -50,7 +50,7 @@ export class AgentRegistry {
     for (const c of set) {
       if (c.session.isClosed || exclude?.has(c)) continue;
       if (c.session.isUnresponsive) {
-        if (!quietest || c.session.unansweredForMs() < quietest.session.unansweredForMs()) quietest = c;
+        if (!quietest || c.session.silentForMs() < quietest.session.silentForMs()) quietest = c;
         continue;
       }
       if (!best || c.session.openStreams < best.session.openStreams) best = c;

@@ -250,6 +250,13 @@ export class ProxyServer {
       serverId: this.opts.serverId,
       serverCount: this.opts.serverCount,
       peer: `the agent ${identity.agent} of cluster ${identity.cluster}`,
+      onUnresponsive: (silentMs, resetStreams) => {
+        this.metrics.errors.inc({ code: 'TETHER_AGENT_UNRESPONSIVE' });
+        this.log.warn(
+          { cluster: identity.cluster, agent: identity.agent, silentMs, resetStreams },
+          'agent unresponsive (no PING answer, no bytes); reset its streams, new dials avoid it until it answers',
+        );
+      },
       onClose: (why) => {
         if (!conn) return;
         const done = this.closedBytes.get(conn.cluster) ?? { fromCluster: 0, toCluster: 0 };

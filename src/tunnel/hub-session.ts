@@ -1,9 +1,11 @@
 // The hub end of one tunnel connection: an HTTP/2 *client* session over a socket the agent opened.
 // Performs the hello, keeps the session alive, and opens CONNECT streams to logical targets.
 // A frozen or cut-off agent sends no close: every stream open also sends a PING, and when the agent
-// answers neither within unresponsiveAfterMs the open fails with TETHER_AGENT_UNRESPONSIVE; while
-// a PING stays unanswered that long, the session is `unresponsive` and new opens fail at once (the
-// registry routes around it) until the agent answers or the keepalive drops the session.
+// neither answers it nor sends a byte within unresponsiveAfterMs (peer-liveness.ts) the open fails
+// with TETHER_AGENT_UNRESPONSIVE. From then on the session is `unresponsive`: its open streams are
+// reset (a request on a pooled connection would otherwise wait for its headers timeout) and new
+// opens fail at once (the registry routes around it), until the agent answers again or the
+// keepalive drops the session.
 import {
   type ClientHttp2Session,
   type ClientHttp2Stream,
@@ -15,6 +17,7 @@ import type { Duplex } from 'node:stream';
 import { TetherError, type TetherErrorCode } from '../errors.ts';
 import { resetWhenHalfOpen } from './half-open.ts';
 import { SessionKeepalive } from './keepalive.ts';
+import { PeerLiveness } from './peer-liveness.ts';
 import { HELLO_PATH, Header, http2SessionOptions, type TunnelLimits } from './protocol.ts';
 
 export interface HubSessionOptions {
@@ -25,7 +28,12 @@ export interface HubSessionOptions {
   /** who is at the other end, for error messages: "the agent agent-a of cluster cluster1" */
   peer?: string;
   onClose: (why: string) => void;
+  /** the agent went silent for unresponsiveAfterMs; `resetStreams` open streams were reset */
+  onUnresponsive?: (silentMs: number, resetStreams: number) => void;
 }
+
+/** How often a dial re-checks an agent that sends bytes but has not answered its PING yet (ms). */
+const RECHECK_MS = 250;
 
 function headerString(h: IncomingHttpHeaders, name: string): string {
   const v = h[name];
@@ -40,7 +48,10 @@ export class HubTunnelSession {
   private readonly limits: TunnelLimits;
   private readonly onClose: (why: string) => void;
   private readonly keepalive: SessionKeepalive;
+  private readonly liveness: PeerLiveness;
   private readonly peer: string;
+  /** CONNECT streams the agent accepted and that are still open */
+  private readonly established = new Set<ClientHttp2Stream>();
 
   constructor(opts: HubSessionOptions) {
     this.limits = opts.limits;
@@ -63,6 +74,18 @@ export class HubTunnelSession {
       this.finish(why);
       this.session.destroy();
     });
+    this.liveness = new PeerLiveness({
+      keepalive: this.keepalive,
+      socket: opts.socket as { bytesRead?: number },
+      unresponsiveAfterMs: l.unresponsiveAfterMs,
+      onUnresponsive: (silentMs) => {
+        const streams = [...this.established];
+        // CANCEL, not an error: consumers see the stream close (no 'error' event to handle).
+        for (const st of streams) st.close(constants.NGHTTP2_CANCEL);
+        opts.onUnresponsive?.(silentMs, streams.length);
+      },
+    });
+    this.session.once('close', () => this.liveness.stop());
     this.serverId = opts.serverId;
     this.serverCount = opts.serverCount;
   }
@@ -74,14 +97,14 @@ export class HubTunnelSession {
     return this.closed;
   }
 
-  /** The agent has left a PING unanswered for unresponsiveAfterMs or longer: new streams fail at once. */
+  /** The agent has been silent for unresponsiveAfterMs or longer: new streams fail at once. */
   get isUnresponsive(): boolean {
-    return this.keepalive.unansweredForMs() >= this.limits.unresponsiveAfterMs;
+    return this.liveness.isUnresponsive;
   }
 
-  /** How long the agent has left a PING unanswered (ms; 0 when none is outstanding). */
-  unansweredForMs(): number {
-    return this.keepalive.unansweredForMs();
+  /** How long the agent has been silent: no PING answer, no byte (ms; 0 with no PING out). */
+  silentForMs(): number {
+    return this.liveness.silentForMs();
   }
 
   private unresponsiveError(silentMs: number): TetherError {
@@ -146,7 +169,7 @@ export class HubTunnelSession {
   openStream(target: string, timeoutMs: number): Promise<ClientHttp2Stream> {
     if (this.closed)
       return Promise.reject(new TetherError('TETHER_NO_AGENT', `the tunnel to ${this.peer} is closed`));
-    if (this.isUnresponsive) return Promise.reject(this.unresponsiveError(this.unansweredForMs()));
+    if (this.isUnresponsive) return Promise.reject(this.unresponsiveError(this.silentForMs()));
     return new Promise((resolve, reject) => {
       let req: ClientHttp2Stream;
       try {
@@ -174,22 +197,32 @@ export class HubTunnelSession {
         reject(new TetherError('TETHER_DIAL_TIMEOUT', `dial ${target} timed out after ${timeoutMs} ms`));
       }, timeoutMs);
       // A live agent answers the PING in milliseconds even while its dial to the target is slow;
-      // no answer at all within unresponsiveAfterMs means the agent itself is not there.
+      // neither an answer nor a byte within unresponsiveAfterMs means the agent itself is not there.
       const openedAt = Date.now();
       let answered = false;
       const dropProbe = this.keepalive.probe(() => {
         answered = true;
       });
-      const answerTimer = setTimeout(() => {
-        if (answered || this.keepalive.lastAnswerAt >= openedAt || !settle()) return;
+      let answerTimer: NodeJS.Timeout;
+      const checkAnswer = (): void => {
+        if (answered || this.keepalive.lastAnswerAt >= openedAt || settled) return;
+        if (!this.liveness.isUnresponsive) {
+          // bytes still arrive, the PING answer is just late (a busy link): look again shortly
+          answerTimer = setTimeout(checkAnswer, RECHECK_MS);
+          return;
+        }
+        if (!settle()) return;
         req.close(constants.NGHTTP2_CANCEL);
-        reject(this.unresponsiveError(Math.max(this.unansweredForMs(), Date.now() - openedAt)));
-      }, this.limits.unresponsiveAfterMs);
+        reject(this.unresponsiveError(this.silentForMs()));
+      };
+      answerTimer = setTimeout(checkAnswer, this.limits.unresponsiveAfterMs);
       req.once('response', (h) => {
         if (!settle()) return;
         const status = Number(h[':status']);
         if (status === 200) {
           resetWhenHalfOpen(req, this.limits.halfOpenTimeoutMs);
+          this.established.add(req);
+          req.once('close', () => this.established.delete(req));
           resolve(req);
           return;
         }

@@ -16,6 +16,8 @@ export class SessionKeepalive {
   private readonly answerWaiters = new Set<() => void>();
   /** when the peer last answered a PING (Date.now()); the start time until then */
   lastAnswerAt = Date.now();
+  /** called whenever a PING goes out (periodic or probe) */
+  onPingSent: (() => void) | undefined;
 
   constructor(session: Http2Session, intervalMs: number, timeoutMs: number, onDead: (why: string) => void) {
     this.session = session;
@@ -24,6 +26,11 @@ export class SessionKeepalive {
     this.timer = setInterval(() => this.ping(), intervalMs);
     this.timer.unref();
     session.once('close', () => this.stop());
+  }
+
+  /** Whether a PING is on its way and not answered yet. */
+  get waiting(): boolean {
+    return this.outstandingSince !== undefined;
   }
 
   /** How long the outstanding PING has gone unanswered (ms); 0 when none is outstanding. */
@@ -41,7 +48,8 @@ export class SessionKeepalive {
     return () => this.answerWaiters.delete(onAnswer);
   }
 
-  private ping(): void {
+  /** Sends a PING now unless one is outstanding. */
+  ping(): void {
     const session = this.session;
     if (session.destroyed || session.closed || this.outstandingSince !== undefined) return;
     const sentAt = Date.now();
@@ -65,6 +73,7 @@ export class SessionKeepalive {
       return;
     }
     this.outstandingSince = sentAt;
+    this.onPingSent?.();
     this.deadline = setTimeout(() => {
       this.onDead(`no PING answer within ${this.timeoutMs} ms`);
     }, this.timeoutMs);

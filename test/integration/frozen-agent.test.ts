@@ -15,6 +15,8 @@ import { type ConnectAnswer, TunnelProcesses } from './tunnel-process-fixtures.t
 const UNRESPONSIVE_AFTER_MS = 5000;
 /** The first request after the agent goes quiet: the unresponsive window plus scheduling slack. */
 const FIRST_FAILURE_BOUND_MS = UNRESPONSIVE_AFTER_MS + 2000;
+/** A request on an open tunnel: a PING goes along within 1 s of the write, then the same window. */
+const IN_FLIGHT_BOUND_MS = UNRESPONSIVE_AFTER_MS + 1000 + 2000;
 /** Once the session is known unresponsive, a request fails without waiting on the agent. */
 const KNOWN_FAILURE_BOUND_MS = 1000;
 
@@ -110,6 +112,43 @@ describe('frozen or cut-off agent', () => {
     }
     const ms = await servedAgainWithin(ports.connect, 15_000, 'the thawed agent to serve again');
     console.log(`SIGSTOP: first request failed after ${firstMs} ms; served again ${ms} ms after SIGCONT`);
+  });
+
+  it('closes a tunnel that is waiting on a SIGSTOPped agent within the unresponsive window', async () => {
+    const { ports } = await procs.startServer();
+    const agent = await procs.startAgent({
+      cluster: 'cluster1',
+      agent: 'agent-a',
+      server: `127.0.0.1:${ports.agent}`,
+      targetPort: echo.port,
+    });
+    await procs.ready(agent.opsPort);
+    // An open tunnel, as a gateway's pooled connection: it worked, then the agent freezes under it.
+    const open = await procs.connect(ports.connect, 'cluster1:443');
+    expect(open.status, open.reason).toBe(200);
+    open.socket.on('error', () => {});
+    const echoed = new Promise<void>((resolve) => open.socket.once('data', () => resolve()));
+    open.socket.write('pooled');
+    await echoed;
+    expect(open.socket.destroyed).toBe(false);
+    agent.proc.child.kill('SIGSTOP');
+    try {
+      const sentAt = Date.now();
+      open.socket.write('a request that will get no answer');
+      const closedAfter = await new Promise<number | undefined>((resolve) => {
+        const t = setTimeout(() => resolve(undefined), 15_000);
+        open.socket.once('close', () => {
+          clearTimeout(t);
+          resolve(Date.now() - sentAt);
+        });
+      });
+      console.log(`SIGSTOP under an open tunnel: closed after ${closedAfter} ms`);
+      expect(closedAfter, 'the tunnel should be closed, not left hanging').toBeDefined();
+      expect(closedAfter).toBeLessThanOrEqual(IN_FLIGHT_BOUND_MS);
+    } finally {
+      agent.proc.child.kill('SIGCONT');
+    }
+    await servedAgainWithin(ports.connect, 15_000, 'the thawed agent to serve again');
   });
 
   it('fails requests over a black-holed link within the unresponsive window, and uses the reconnected session as soon as the link is back', async () => {

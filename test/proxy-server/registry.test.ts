@@ -11,7 +11,7 @@ function session(s: { openStreams?: number; silentMs?: number; closed?: boolean 
     openStreams: s.openStreams ?? 0,
     isClosed: s.closed ?? false,
     isUnresponsive: silentMs >= 5000,
-    unansweredForMs: () => silentMs,
+    silentForMs: () => silentMs,
   } as unknown as HubTunnelSession;
 }
 
