@@ -283,7 +283,12 @@ export class Informer<T extends KubeObject = KubeObject> {
         failures = 0;
         this.refusals = 0;
       }
-      if (outcome === 'resume') continue;
+      if (outcome === 'resume') {
+        // Resumed at once either way, but a watch that went quiet past client-node's inactivity
+        // abort or our silence timeout is how a black hole looks: let the server's health probe.
+        if (err !== undefined) health.reportFailure(err);
+        continue;
+      }
       if (outcome === 'relist' && events > 0) {
         // A healthy watch whose resourceVersion expired: relist at once.
         this.log.debug({ resourceVersion: this.resourceVersion }, 'watch expired: relisting');
@@ -359,9 +364,8 @@ export class Informer<T extends KubeObject = KubeObject> {
         clearTimeout(silenceTimer);
         silenceTimer = setTimeout(() => {
           attempt.silenced = true;
-          // No response at all within the silence timeout: the server cannot be reached.
           const err = attempt.established
-            ? undefined
+            ? new TimeoutError(`watch silent for ${this.silenceTimeoutMs} ms`)
             : new TimeoutError(`watch got no response within ${this.silenceTimeoutMs} ms`);
           attempt.finish(err);
         }, this.silenceTimeoutMs);

@@ -197,6 +197,40 @@ describe('informer resumes when its apiserver comes back', () => {
     );
   });
 
+  it('once its silence timeout caught a black hole, resumes within 3 s of restore, not at the next silence timeout', async () => {
+    const { relay, kc } = await relayedHub();
+    const { log, lines } = capturedLog();
+    const set = uniqueName('quiet');
+    const [before, during] = [uniqueName('quiet-before'), uniqueName('quiet-during')];
+    const informer = startInformer(kc, set, { log, silenceTimeoutMs: 8_000 });
+    const events = recordEvents(informer);
+    informer.start();
+    await informer.waitForSync(30_000);
+    await createConfigMap(set, before, 'v1');
+    await msUntil(performance.now(), () => informer.getByName(before, namespace) !== undefined, before);
+
+    relay.silence();
+    await createConfigMap(set, during, 'v1');
+    await pollUntil(() => lines.some((l) => l.msg === 'watch silent: restarting it'), {
+      timeoutMs: 30_000,
+      intervalMs: 20,
+      description: 'the informer to notice its silent watch',
+    });
+    // The watch it resumed is stuck in the black hole now; restore, and it must not wait 8 s more.
+    relay.restore();
+    const restoredAt = performance.now();
+    const resumeMs = await msUntil(
+      restoredAt,
+      () => informer.getByName(during, namespace) !== undefined,
+      during,
+    );
+    console.log(
+      `[informer-resume] silence timeout caught the black hole: change seen ${resumeMs} ms after restore`,
+    );
+    expect(resumeMs).toBeLessThanOrEqual(RESUME_BOUND_MS);
+    expect(events).toEqual([`add ${before} {"value":"v1"}`, `add ${during} {"value":"v1"}`]);
+  });
+
   it('after a black hole another request to the server noticed, resumes its quiet watch at once, not at its silence timeout', async () => {
     const { relay, kc } = await relayedHub();
     const { log, lines } = capturedLog();
