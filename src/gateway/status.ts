@@ -76,6 +76,7 @@ export function statusForUpstreamError(err: unknown, cluster: string): KubeStatu
   const code = err instanceof TetherError ? err.code : ((err as { code?: string })?.code ?? '');
   switch (code) {
     case 'TETHER_NO_AGENT':
+    case 'TETHER_AGENT_UNRESPONSIVE':
     case 'TETHER_LIMIT_EXCEEDED':
     case 'TETHER_STREAM_CLOSED':
       return kubeStatus(503, `cluster ${cluster} is not reachable: ${message}`);

@@ -68,9 +68,12 @@ export class TunnelProcesses {
     this.client = client;
   }
 
-  /** A PKI written to a fresh temp dir: CA, server cert, proxy-client CA and a client cert. */
-  static async create(): Promise<TunnelProcesses> {
-    const pki = await hubPki();
+  /**
+   * A PKI (a fresh one unless given: e2e tests pass the hub's) written to a fresh temp dir: CA,
+   * server cert, proxy-client CA and a client cert.
+   */
+  static async create(given?: HubPki): Promise<TunnelProcesses> {
+    const pki = given ?? (await hubPki());
     const dir = mkdtempSync(join(tmpdir(), 'tether-tunnel-proc-'));
     const client = await pki.proxyClientCert('hub-service');
     const files: Record<string, string> = {};
