@@ -30,6 +30,9 @@ export const taintsOf = (mc: ManagedCluster | undefined) => (mc?.spec?.taints ??
 
 export interface JoinedCluster {
   name: string;
+  /** for an agent run as a process (`tether agent --bootstrap-kubeconfig … --agent-namespace …`) */
+  bootstrapKubeconfigPath: string;
+  agentNamespace: string;
   /** start the agent (stopping one that runs); resolves once it runs */
   startAgent(): Promise<RegistrationAgent>;
   stopAgent(): Promise<void>;
@@ -93,6 +96,8 @@ export async function joinedCluster(prefix: string, leaseSeconds: number): Promi
   };
   return {
     name,
+    bootstrapKubeconfigPath: join(dir, 'bootstrap.kubeconfig'),
+    agentNamespace,
     async startAgent() {
       await stopAgent();
       agent = await startRegistrationAgent({
