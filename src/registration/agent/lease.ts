@@ -5,7 +5,10 @@
 // accepts the cluster; if it is missing the agent tries to create it, and when its identity may
 // not (no create permission), waits for the hub. A changed lease duration applies at once. A failed
 // renewal is retried after 1 s, doubling up to 30 s (never a whole period), and requestRenewal()
-// renews at once: after an outage the hub sees the heartbeat as soon as the hub is reachable.
+// renews at once: after an outage the hub sees the heartbeat as soon as the hub is reachable. A
+// renewal that failed is also retried as soon as the hub apiserver is seen reachable again (the
+// shared server health of src/kube/server-health.ts: probes, any informer's success), not after
+// what is left of its backoff.
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { KubeConfig } from '@kubernetes/client-node';
 import {
@@ -25,6 +28,7 @@ import {
   leaseResource,
   ResourceClient,
 } from '../../kube/index.ts';
+import { acquireServerHealth } from '../../kube/server-health.ts';
 import type { Logger } from '../../log.ts';
 import { describeError } from './describe-error.ts';
 
@@ -54,6 +58,7 @@ export class ManagedClusterLeaseUpdater {
   private renewals = 0;
   private renewRequested = false;
   private failuresInARow = 0;
+  private releaseHealth?: () => void;
 
   constructor(opts: LeaseUpdaterOptions) {
     this.opts = opts;
@@ -61,13 +66,24 @@ export class ManagedClusterLeaseUpdater {
   }
 
   start(): void {
-    this.running ??= this.run();
+    if (this.running || this.abort.signal.aborted) return;
+    const { health, release } = acquireServerHealth(this.opts.hubKubeConfig);
+    const stopListening = health.onRecovered(() => {
+      if (this.failuresInARow > 0) this.requestRenewal();
+    });
+    this.releaseHealth = () => {
+      stopListening();
+      release();
+    };
+    this.running = this.run();
   }
 
   async stop(): Promise<void> {
     this.abort.abort();
     this.wake();
     await this.running;
+    this.releaseHealth?.();
+    this.releaseHealth = undefined;
   }
 
   /** The ManagedCluster changed: look again at acceptance and lease duration. */
