@@ -10,6 +10,7 @@ import {
 } from 'node:http2';
 import { connect as netConnect, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
+import { resetWhenHalfOpen } from './half-open.ts';
 import { keepAlive } from './keepalive.ts';
 import {
   DialFailure,
@@ -231,6 +232,8 @@ export class AgentTunnelServer {
         return;
       }
       stream.respond({ ':status': 200 });
+      // The hub resets half-open streams too; this covers a hub that does not (older, or 0).
+      resetWhenHalfOpen(stream, this.limits.halfOpenTimeoutMs);
       this.events.onStream?.({ target: authority, outcome: 'connected' });
       if (this.events.onBytes) {
         const onBytes = this.events.onBytes;

@@ -227,4 +227,28 @@ describe('half-open tunnel streams dialled in process (ProxyServer.dial)', () =>
     expect(closed).toBeLessThanOrEqual(RESET_BOUND_MS);
     expect(await agentLetGo(conn, 5000), 'the agent should close its socket to the target').toBe(true);
   });
+
+  it('the agent resets a half-open stream by itself when the hub does not (hub timeout 0)', async () => {
+    server = await startServer(pki, { limits: { halfOpenTimeoutMs: 0 } });
+    agent = await startAgent(pki, {
+      cluster: 'cluster1',
+      servers: [`127.0.0.1:${server.port}`],
+      targetPort: target.port,
+      limits: { halfOpenTimeoutMs: HALF_OPEN_TIMEOUT_MS },
+    });
+    await server.waitForAgents('cluster1');
+    const stream = await server.dial('cluster1', 'kube-apiserver:443');
+    stream.on('error', () => {});
+    stream.resume();
+    stream.write('silent\n');
+    const conn = await firstConn(target);
+    await pollUntil(() => conn.received === 'silent\n', { timeoutMs: 5000, description: 'the line' });
+    const endedAt = Date.now();
+    stream.end();
+    const closed = await closesWithin(stream as unknown as Socket, endedAt);
+    console.log(`hub ended, target silent, agent-side timer only: stream reset after ${closed} ms`);
+    expect(closed, 'the agent should reset the stream').toBeDefined();
+    expect(closed).toBeLessThanOrEqual(RESET_BOUND_MS);
+    expect(await agentLetGo(conn, 5000), 'the agent should close its socket to the target').toBe(true);
+  });
 });
