@@ -1,6 +1,7 @@
 // proxy-server flags for how the hub treats tunnel streams of agents that go quiet: how long an
-// agent may leave a PING unanswered before dials to it fail (TETHER_AGENT_UNRESPONSIVE), and how
-// long a half-closed stream may sit without traffic. Defaults are defaultTunnelLimits.
+// agent may stay silent (no PING answer, no byte) before its streams are reset and dials to it
+// fail (TETHER_AGENT_UNRESPONSIVE), and how long a half-closed stream may sit without traffic.
+// Defaults are defaultTunnelLimits.
 import { type Command, Option } from 'commander';
 import { InvalidArgumentError } from '../errors.ts';
 import { defaultTunnelLimits, type TunnelLimits } from '../tunnel/protocol.ts';
@@ -17,8 +18,8 @@ export function tunnelStreamOptions(cmd: Command): Command {
     .addOption(
       new Option(
         '--unresponsive-after <ms>',
-        'fail dials to an agent that has left a PING unanswered this long (a PING goes with every dial), ' +
-          'and route around it until it answers',
+        'an agent that neither answers a PING nor sends a byte this long is unresponsive: its open streams ' +
+          'are reset, dials to it fail (TETHER_AGENT_UNRESPONSIVE) and go to another agent until it answers',
       )
         .env('TETHER_UNRESPONSIVE_AFTER')
         .default(defaultTunnelLimits.unresponsiveAfterMs)

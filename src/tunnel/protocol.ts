@@ -46,9 +46,10 @@ export interface TunnelLimits {
   /** a peer that does not answer a PING within … is dead (ms) */
   pingTimeoutMs: number;
   /**
-   * hub: a stream open fails with TETHER_AGENT_UNRESPONSIVE when the agent has not answered a PING
-   * for this long (a PING is sent with every stream open); new streams avoid such a session until
-   * it answers again, well before the keepalive drops it (ms)
+   * hub: an agent that neither answers a PING nor sends a byte for this long is unresponsive (a
+   * PING goes with every stream open and with requests on open streams): its open streams are
+   * reset, opens fail with TETHER_AGENT_UNRESPONSIVE and new streams avoid the session until it
+   * answers again, well before the keepalive drops it (ms)
    */
   unresponsiveAfterMs: number;
   /**
