@@ -4,6 +4,7 @@
 // the time from restoring the relay to the informer's cache holding a change made on the server.
 // Without the shared server health, an informer sits out its own backoff (up to 30 s) or a list
 // hung on a dead connection (30 s request timeout) after the server is long back.
+import { readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -261,6 +262,35 @@ describe('informer resumes when its apiserver comes back', () => {
     expect(resumeMs).toBeLessThanOrEqual(RESUME_BOUND_MS);
     expect(lines.some((l) => l.msg === 'watch silent: restarting it')).toBe(false);
     expect(events).toEqual([`add ${before} {"value":"v1"}`, `add ${during} {"value":"v1"}`]);
+  });
+
+  it('through the real squid: when the hub apiserver behind it is cut off and comes back, sees a new object within 3 s', async () => {
+    // agent → squid (the shared one, as agents reach the hub) → relay → hub apiserver: while the
+    // relay is cut, squid answers CONNECT with an error, which must count as "unreachable" too.
+    const { relay, kc } = await relayedHub();
+    kc.clusters = kc.clusters.map((c) => ({ ...c, proxyUrl: env.tunnel.squidUrl }));
+    const { log, lines } = capturedLog();
+    const set = uniqueName('squid');
+    const informer = startInformer(kc, set, { log });
+    const events = recordEvents(informer);
+    informer.start();
+    await informer.waitForSync(30_000);
+
+    relay.cut();
+    const line = await longBackoff(lines, LONG_BACKOFF_MS, 'the informer behind squid');
+    relay.restore();
+    const restoredAt = performance.now();
+    const name = uniqueName('after-squid-outage');
+    await createConfigMap(set, name, 'v1');
+    const resumeMs = await msUntil(restoredAt, () => informer.getByName(name, namespace) !== undefined, name);
+    console.log(
+      `[informer-resume] through squid (${line.err}): backoff then ${line.retryInMs} ms, object seen ${resumeMs} ms after restore`,
+    );
+    expect(resumeMs).toBeLessThanOrEqual(RESUME_BOUND_MS);
+    expect(events).toEqual([`add ${name} {"value":"v1"}`]);
+    // It did go through squid (tunnels are logged when they close: the cut closed them).
+    const relayAuthority = new URL(relay.url).host;
+    expect(readFileSync(env.tunnel.squidAccessLogPath, 'utf8')).toContain(`CONNECT ${relayAuthority}`);
   });
 
   it("wakes an informer in long backoff when another informer's request to the same server succeeds", async () => {
