@@ -1,5 +1,6 @@
 // Starts one real environment (hub + cluster1: etcd, kube-apiserver, kube-controller-manager each)
-// for every e2e file, and stops it afterwards. Building the binaries on a cold machine happens here.
+// for every e2e file, supervised like `tether up`'s, and stops it afterwards. Building the binaries
+// on a cold machine happens here.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -22,6 +23,12 @@ export async function setup(project: TestProject): Promise<void> {
     clusters: 1,
     dir,
     progress: (line) => process.stderr.write(`[e2e setup] ${line}\n`),
+  });
+  // As in `tether up`: a shared process that crashes is restarted (same ports and data) and the
+  // crash reported, instead of failing every later file; repeated crashes are reported and left.
+  env.supervise({
+    report: (message) => process.stderr.write(`[e2e env] ${message}\n`),
+    onGiveUp: (reason) => process.stderr.write(`[e2e env] ${reason}\n`),
   });
   const cluster1 = env.clusters[0];
   if (!cluster1) throw new Error('environment has no cluster1');
