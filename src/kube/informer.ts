@@ -337,6 +337,8 @@ export class Informer<T extends KubeObject = KubeObject> {
    */
   private restartAfterOutage(outageStartedAt: number): void {
     if (this.abort.signal.aborted) return;
+    // Which list is stuck cannot be told from outside: a list of several pages whose own page
+    // brought the server back is restarted too (once per outage).
     this.listing?.abort();
     const attempt = this.current;
     if (attempt && !attempt.done && (!attempt.established || attempt.lastDataAt < outageStartedAt)) {
