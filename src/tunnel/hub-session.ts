@@ -32,6 +32,8 @@ export interface HubSessionOptions {
   onUnresponsive?: (silentMs: number, resetStreams: number) => void;
 }
 
+const ignoreError = (): void => {};
+
 /** How often a dial re-checks an agent that sends bytes but has not answered its PING yet (ms). */
 const RECHECK_MS = 250;
 
@@ -170,81 +172,107 @@ export class HubTunnelSession {
     if (this.closed)
       return Promise.reject(new TetherError('TETHER_NO_AGENT', `the tunnel to ${this.peer} is closed`));
     if (this.isUnresponsive) return Promise.reject(this.unresponsiveError(this.silentForMs()));
-    return new Promise((resolve, reject) => {
-      let req: ClientHttp2Stream;
-      try {
-        req = this.session.request({ ':method': 'CONNECT', ':authority': target }, { endStream: false });
-      } catch (err) {
-        reject(new TetherError('TETHER_NO_AGENT', `cannot open a tunnel stream: ${(err as Error).message}`));
+    let req: ClientHttp2Stream;
+    try {
+      req = this.session.request({ ':method': 'CONNECT', ':authority': target }, { endStream: false });
+    } catch (err) {
+      return Promise.reject(
+        new TetherError('TETHER_NO_AGENT', `cannot open a tunnel stream: ${(err as Error).message}`),
+      );
+    }
+    this.track(req);
+    return new Promise((resolve, reject) => this.awaitAnswer(req, target, timeoutMs, resolve, reject));
+  }
+
+  /** Counts `req` while it is open (a scope of its own: an open stream keeps only this alive). */
+  private track(req: ClientHttp2Stream): void {
+    this.openStreams++;
+    req.once('close', () => {
+      this.openStreams--;
+      this.established.delete(req);
+    });
+  }
+
+  /**
+   * Settles a dial on the agent's answer, the dial timeout, the agent's silence or the stream's
+   * end. Every listener and timer here is dropped once it settles, so an established stream does
+   * not keep this bookkeeping alive.
+   */
+  private awaitAnswer(
+    req: ClientHttp2Stream,
+    target: string,
+    timeoutMs: number,
+    resolve: (s: ClientHttp2Stream) => void,
+    reject: (err: TetherError) => void,
+  ): void {
+    let settled = false;
+    let answered = false;
+    const settle = (): boolean => {
+      if (settled) return false;
+      settled = true;
+      clearTimeout(timer);
+      clearTimeout(answerTimer);
+      dropProbe();
+      req.off('response', onResponse);
+      req.off('error', onError);
+      req.off('close', onClose);
+      // errors after this are for the stream's consumer; none may go unhandled meanwhile
+      req.on('error', ignoreError);
+      return true;
+    };
+    const timer = setTimeout(() => {
+      if (!settle()) return;
+      req.close(constants.NGHTTP2_CANCEL);
+      reject(new TetherError('TETHER_DIAL_TIMEOUT', `dial ${target} timed out after ${timeoutMs} ms`));
+    }, timeoutMs);
+    // A live agent answers the PING in milliseconds even while its dial to the target is slow;
+    // neither an answer nor a byte within unresponsiveAfterMs means the agent itself is not there.
+    const openedAt = Date.now();
+    const dropProbe = this.keepalive.probe(() => {
+      answered = true;
+    });
+    const checkAnswer = (): void => {
+      if (answered || this.keepalive.lastAnswerAt >= openedAt || settled) return;
+      if (!this.liveness.isUnresponsive) {
+        // bytes still arrive, the PING answer is just late (a busy link): look again shortly
+        answerTimer = setTimeout(checkAnswer, RECHECK_MS);
         return;
       }
-      this.openStreams++;
-      req.once('close', () => {
-        this.openStreams--;
-      });
-      let settled = false;
-      const settle = (): boolean => {
-        if (settled) return false;
-        settled = true;
-        clearTimeout(timer);
-        clearTimeout(answerTimer);
-        dropProbe();
-        return true;
-      };
-      const timer = setTimeout(() => {
-        if (!settle()) return;
-        req.close(constants.NGHTTP2_CANCEL);
-        reject(new TetherError('TETHER_DIAL_TIMEOUT', `dial ${target} timed out after ${timeoutMs} ms`));
-      }, timeoutMs);
-      // A live agent answers the PING in milliseconds even while its dial to the target is slow;
-      // neither an answer nor a byte within unresponsiveAfterMs means the agent itself is not there.
-      const openedAt = Date.now();
-      let answered = false;
-      const dropProbe = this.keepalive.probe(() => {
-        answered = true;
-      });
-      let answerTimer: NodeJS.Timeout;
-      const checkAnswer = (): void => {
-        if (answered || this.keepalive.lastAnswerAt >= openedAt || settled) return;
-        if (!this.liveness.isUnresponsive) {
-          // bytes still arrive, the PING answer is just late (a busy link): look again shortly
-          answerTimer = setTimeout(checkAnswer, RECHECK_MS);
-          return;
-        }
-        if (!settle()) return;
-        req.close(constants.NGHTTP2_CANCEL);
-        reject(this.unresponsiveError(this.silentForMs()));
-      };
-      answerTimer = setTimeout(checkAnswer, this.limits.unresponsiveAfterMs);
-      req.once('response', (h) => {
-        if (!settle()) return;
-        const status = Number(h[':status']);
-        if (status === 200) {
-          resetWhenHalfOpen(req, this.limits.halfOpenTimeoutMs);
-          this.established.add(req);
-          req.once('close', () => this.established.delete(req));
-          resolve(req);
-          return;
-        }
-        const code = (headerString(h, Header.error) || 'TETHER_DIAL_FAILED') as TetherErrorCode;
-        const reason = headerString(h, Header.reason) || `agent answered ${status}`;
-        // The agent ended its side with the answer; ending ours closes the stream without a reset.
-        req.resume();
-        req.end();
-        reject(new TetherError(code.startsWith('TETHER_') ? code : 'TETHER_DIAL_FAILED', reason));
-      });
-      req.once('error', (err) => {
-        if (!settle()) return;
-        reject(new TetherError('TETHER_DIAL_FAILED', `tunnel stream to ${target} failed: ${err.message}`));
-      });
-      // A session torn down under a pending dial closes the stream without an error: fail fast.
-      req.once('close', () => {
-        if (!settle()) return;
-        reject(
-          new TetherError('TETHER_NO_AGENT', `the tunnel to ${this.peer} closed while dialling ${target}`),
-        );
-      });
-    });
+      if (!settle()) return;
+      req.close(constants.NGHTTP2_CANCEL);
+      reject(this.unresponsiveError(this.silentForMs()));
+    };
+    let answerTimer = setTimeout(checkAnswer, this.limits.unresponsiveAfterMs);
+    const onResponse = (h: IncomingHttpHeaders): void => {
+      if (!settle()) return;
+      const status = Number(h[':status']);
+      if (status === 200) {
+        resetWhenHalfOpen(req, this.limits.halfOpenTimeoutMs);
+        this.established.add(req);
+        resolve(req);
+        return;
+      }
+      const code = (headerString(h, Header.error) || 'TETHER_DIAL_FAILED') as TetherErrorCode;
+      const reason = headerString(h, Header.reason) || `agent answered ${status}`;
+      // The agent ended its side with the answer; ending ours closes the stream without a reset.
+      req.resume();
+      req.end();
+      reject(new TetherError(code.startsWith('TETHER_') ? code : 'TETHER_DIAL_FAILED', reason));
+    };
+    const onError = (err: Error): void => {
+      if (!settle()) return;
+      reject(new TetherError('TETHER_DIAL_FAILED', `tunnel stream to ${target} failed: ${err.message}`));
+    };
+    // A session torn down under a pending dial closes the stream without an error: fail fast.
+    const onClose = (): void => {
+      if (!settle()) return;
+      reject(
+        new TetherError('TETHER_NO_AGENT', `the tunnel to ${this.peer} closed while dialling ${target}`),
+      );
+    };
+    req.once('response', onResponse);
+    req.once('error', onError);
+    req.once('close', onClose);
   }
 
   /** Stops new streams and closes once open ones finish (or after graceMs). */
