@@ -78,7 +78,7 @@ export class HubTunnelSession {
     });
     this.liveness = new PeerLiveness({
       keepalive: this.keepalive,
-      socket: opts.socket as { bytesRead?: number },
+      socket: opts.socket as { bytesRead?: number; bytesWritten?: number },
       unresponsiveAfterMs: l.unresponsiveAfterMs,
       onUnresponsive: (silentMs) => {
         const streams = [...this.established];
@@ -115,8 +115,8 @@ export class HubTunnelSession {
     return new TetherError(
       'TETHER_AGENT_UNRESPONSIVE',
       `${this.peer} has not answered for ${(silentMs / 1000).toFixed(1)} s (frozen, overloaded or cut off ` +
-        `without a close); requests to it fail until it answers again, and its tunnel is dropped after ` +
-        `${dropAfter} s without an answer so that it can reconnect`,
+        `without a close); requests to it fail until it answers again, and its tunnel is dropped within ` +
+        `${dropAfter} s of its last answer so that it can reconnect`,
     );
   }
 
