@@ -16,7 +16,12 @@ import { defaultPreAuthLimits } from '../proxy-server/pre-auth.ts';
 import { ProxyServer } from '../proxy-server/server.ts';
 import { readPemFlag } from './files.ts';
 import { positiveInt } from './options.ts';
-import { type TunnelStreamFlags, tunnelStreamLimits, tunnelStreamOptions } from './tunnel-stream-options.ts';
+import {
+  agentStreamOptions,
+  type TunnelStreamFlags,
+  tunnelStreamLimits,
+  tunnelStreamOptions,
+} from './tunnel-stream-options.ts';
 
 const collect = (value: string, prev: string[] = []): string[] => [...prev, value];
 
@@ -414,8 +419,10 @@ export function registerProxyCommands(program: Command): void {
     .addOption(
       opt('--ops-address <ip>', 'address for the ops port', 'TETHER_OPS_ADDRESS').default('127.0.0.1'),
     );
+  agentStreamOptions(agentCmd);
   keepaliveOptions(agentCmd).action(
     async (flags: {
+      halfOpenTimeout: number;
       pingInterval: number;
       pingTimeout: number;
       clusterName: string;
@@ -464,7 +471,7 @@ export function registerProxyCommands(program: Command): void {
         proxyCaPem: flags.proxyCaFile
           ? readPemFlag('--proxy-ca-file', flags.proxyCaFile, 'CERTIFICATE')
           : undefined,
-        limits: keepaliveLimits(flags),
+        limits: { ...keepaliveLimits(flags), halfOpenTimeoutMs: flags.halfOpenTimeout },
         log,
       });
       const ops = await startOpsServer({

@@ -12,7 +12,17 @@ export interface TunnelStreamFlags {
   halfOpenTimeout: number;
 }
 
-/** Adds --unresponsive-after and --half-open-timeout (both in ms). */
+function halfOpenTimeoutOption(): Option {
+  return new Option(
+    '--half-open-timeout <ms>',
+    'reset a tunnel stream that one side has ended after this long without traffic the other way (0 = never)',
+  )
+    .env('TETHER_HALF_OPEN_TIMEOUT')
+    .default(defaultTunnelLimits.halfOpenTimeoutMs)
+    .argParser(positiveInt('--half-open-timeout', 86_400_000));
+}
+
+/** proxy-server: adds --unresponsive-after and --half-open-timeout (both in ms). */
 export function tunnelStreamOptions(cmd: Command): Command {
   return cmd
     .addOption(
@@ -25,15 +35,12 @@ export function tunnelStreamOptions(cmd: Command): Command {
         .default(defaultTunnelLimits.unresponsiveAfterMs)
         .argParser(positiveInt('--unresponsive-after', 600_000)),
     )
-    .addOption(
-      new Option(
-        '--half-open-timeout <ms>',
-        'reset a tunnel stream that one side has ended after this long without traffic the other way (0 = never)',
-      )
-        .env('TETHER_HALF_OPEN_TIMEOUT')
-        .default(defaultTunnelLimits.halfOpenTimeoutMs)
-        .argParser(positiveInt('--half-open-timeout', 86_400_000)),
-    );
+    .addOption(halfOpenTimeoutOption());
+}
+
+/** proxy-agent: adds --half-open-timeout (ms); the agent resets its half-open streams too. */
+export function agentStreamOptions(cmd: Command): Command {
+  return cmd.addOption(halfOpenTimeoutOption());
 }
 
 export function tunnelStreamLimits(

@@ -188,6 +188,41 @@ describe('half-open tunnel streams through the CONNECT frontend (processes)', ()
   });
 });
 
+describe('half-open tunnel streams, agent-side timer (processes)', () => {
+  let procs: TunnelProcesses;
+  let target: Awaited<ReturnType<typeof halfOpenTarget>>;
+
+  afterEach(async () => {
+    await procs.cleanup();
+    await target.close();
+  });
+
+  it('tether proxy-agent --half-open-timeout resets the stream when the proxy-server does not (--half-open-timeout=0)', async () => {
+    procs = await TunnelProcesses.create();
+    target = await halfOpenTarget();
+    const { ports } = await procs.startServer(['--half-open-timeout=0']);
+    const agent = await procs.startAgent({
+      cluster: 'cluster1',
+      agent: 'agent-a',
+      server: `127.0.0.1:${ports.agent}`,
+      targetPort: target.port,
+      extra: [`--half-open-timeout=${HALF_OPEN_TIMEOUT_MS}`],
+    });
+    await procs.ready(agent.opsPort);
+    const r = await procs.connect(ports.connect, 'cluster1:443', 15_000, { allowHalfOpen: true });
+    expect(r.status, r.reason).toBe(200);
+    r.socket.on('error', () => {});
+    const ended = new Promise<number>((res) => r.socket.once('end', () => res(Date.now())));
+    r.socket.write('bye\n');
+    const endedAt = await ended;
+    const conn = await firstConn(target);
+    const targetClosed = await closesWithin(conn.socket, endedAt);
+    console.log(`agent-side timer only: agent let go of the target after ${targetClosed} ms`);
+    expect(targetClosed, 'the agent should close its socket to the target').toBeDefined();
+    expect(targetClosed).toBeLessThanOrEqual(RESET_BOUND_MS);
+  });
+});
+
 describe('half-open tunnel streams dialled in process (ProxyServer.dial)', () => {
   let pki: HubPki;
   let target: Awaited<ReturnType<typeof halfOpenTarget>>;
