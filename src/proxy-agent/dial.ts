@@ -61,6 +61,7 @@ async function rawSocket(
   return dialThroughProxy(proxy, host, port, {
     timeoutMs: opts.handshakeTimeoutMs,
     proxyCa: opts.proxyCaPem,
+    targetRole: `the proxy-server at ${host}:${port}`,
   });
 }
 

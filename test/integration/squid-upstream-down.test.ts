@@ -75,6 +75,7 @@ describe('squid in front of a proxy-server that is down', () => {
     );
     expect(detail).toContain(`could not reach 127.0.0.1:${port}`);
     expect(detail).toMatch(/503 Service Unavailable/);
+    expect(detail).toContain(`is the proxy-server at 127.0.0.1:${port} running`);
     expect(detail).not.toContain('access rules');
   });
 
