@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what tether needs from the system: Debian's squid (the forward proxy in `tether up` and
-# the tests) and checks for Go (builds etcd / kube-apiserver / kube-controller-manager on first use).
+# the tests), buildah and strip (binutils) for the tether container image (`npm run image`, no daemon) and
+# checks for Go (builds etcd / kube-apiserver / kube-controller-manager on first use).
 # Node and the npm packages come from `npm ci` (the project brings Node 24 LTS as a package).
 set -euo pipefail
 if ! command -v go >/dev/null 2>&1 && [ ! -x /usr/local/go/bin/go ]; then
@@ -10,6 +11,8 @@ fi
 need=()
 command -v squid >/dev/null 2>&1 || [ -x /usr/sbin/squid ] || need+=(squid)
 command -v setpriv >/dev/null 2>&1 || need+=(util-linux)
+command -v buildah >/dev/null 2>&1 || need+=(buildah)
+command -v strip >/dev/null 2>&1 || need+=(binutils)
 if [ ${#need[@]} -gt 0 ]; then
   sudo=""
   [ "$(id -u)" -eq 0 ] || sudo="sudo"

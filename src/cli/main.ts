@@ -1,6 +1,8 @@
 // The `tether` command: parses the command line and hands each verb to its module. Errors with a
 // code (TetherError) print their message alone; anything else prints its stack. Either passes through
 // the log's credential scrubber: a supervised process's stderr is a log file too.
+// First import: as PID 1 (in the image) SIGTERM needs a handler before anything else loads.
+import './pid1-signals.ts';
 import { Command, CommanderError } from 'commander';
 import { isTetherError } from '../errors.ts';
 import { redactSecrets } from '../log.ts';
@@ -8,6 +10,7 @@ import { registerAgentCommand } from './agent.ts';
 import { registerClusterCommands } from './clusters.ts';
 import { registerGatewayCommands } from './gateway.ts';
 import { registerHubCommand } from './hub.ts';
+import { registerImageCommands } from './image.ts';
 import { registerInitCommand } from './init.ts';
 import { registerJoinCommands } from './join.ts';
 import { registerProxyCommands } from './proxy.ts';
@@ -29,6 +32,7 @@ export function buildProgram(): Command {
   registerHubCommand(program);
   registerAgentCommand(program);
   registerGatewayCommands(program);
+  registerImageCommands(program);
   const get = program.command('get').description('list clusters, works or service accounts');
   const create = program.command('create').description('create a work or a managed service account');
   const del = program.command('delete').description('delete a work');

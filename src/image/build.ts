@@ -1,0 +1,167 @@
+// Builds the tether container image: two layers on nothing (`from scratch`), written as an
+// oci-archive tagged localhost/tether:<package.json version>, ready for `ctr -n k8s.io images
+// import`. Layer 1 is the base (Node runtime, its libraries, users, /tmp; built with a fixed
+// timestamp so the same runtime gives the same layer digest, and a node that has it keeps it across
+// tether versions); layer 2 is the app (/app: sources and production packages). The image runs
+// `node /app/bin/tether.js` as uid 65532. Storage is a temp dir removed afterwards (buildah.ts).
+
+import { mkdirSync } from 'node:fs';
+import { lstat, mkdtemp, readdir, readFile, rename, rm, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { copyApp } from './app-files.ts';
+import { IMAGE_HOME, IMAGE_UID, writeBaseFiles } from './base-files.ts';
+import { assertBuildahUsable, isolatedBuildah } from './buildah.ts';
+import { findNodeRuntime, IMAGE_NODE_PATH } from './node-runtime.ts';
+
+/** The project this module belongs to: what goes into the image. */
+export const PROJECT_DIR = fileURLToPath(new URL('../..', import.meta.url));
+
+/** Where the app sits in the image. */
+export const IMAGE_APP_DIR = '/app';
+
+/** What the image runs: tether on the image's Node, its experimental-feature notice off. */
+export const IMAGE_ENTRYPOINT = [
+  IMAGE_NODE_PATH,
+  '--disable-warning=ExperimentalWarning',
+  `${IMAGE_APP_DIR}/bin/tether.js`,
+];
+
+export interface ImageBuildOptions {
+  /** the archive to write (default .tether/images/tether-<version>.tar in the project) */
+  output?: string;
+  /** the image name (default localhost/tether:<version>) */
+  reference?: string;
+  /** progress lines (each step and its time) */
+  onProgress?: (line: string) => void;
+}
+
+export interface ImageBuildResult {
+  /** the oci-archive written */
+  archive: string;
+  reference: string;
+  version: string;
+  nodeVersion: string;
+  archiveBytes: number;
+  /** sum of the sizes of the files in the image (what a node's snapshotter holds unpacked) */
+  unpackedBytes: number;
+  durationMs: number;
+}
+
+export function projectVersion(projectDir = PROJECT_DIR): Promise<string> {
+  return readFile(join(projectDir, 'package.json'), 'utf8').then(
+    (text) => (JSON.parse(text) as { version: string }).version,
+  );
+}
+
+export function defaultImageArchive(version: string, projectDir = PROJECT_DIR): string {
+  return join(projectDir, '.tether', 'images', `tether-${version}.tar`);
+}
+
+/** Builds the image from the project's files; the archive appears only when the build succeeded. */
+export async function buildImage(opts: ImageBuildOptions = {}): Promise<ImageBuildResult> {
+  const started = performance.now();
+  const progress = opts.onProgress ?? (() => {});
+  let stepStarted = started;
+  const step = (what: string): void => {
+    const now = performance.now();
+    progress(`${what} (${((now - stepStarted) / 1000).toFixed(1)} s)`);
+    stepStarted = now;
+  };
+  await assertBuildahUsable();
+  const version = await projectVersion();
+  const reference = opts.reference ?? `localhost/tether:${version}`;
+  const archive = resolve(opts.output ?? defaultImageArchive(version));
+  const runtime = await findNodeRuntime(PROJECT_DIR);
+  const workDir = await mkdtemp(join(tmpdir(), 'tether-image-'));
+  const partial = `${archive}.partial-${process.pid}`;
+  try {
+    const buildah = isolatedBuildah(workDir);
+    const base = await buildah.run(['from', '--name', 'tether-base', 'scratch']);
+    const baseRoot = await buildah.run(['mount', base]);
+    await writeBaseFiles(baseRoot, runtime);
+    let unpackedBytes = await treeBytes(baseRoot);
+    await buildah.run(['umount', base]);
+    await buildah.run([
+      'config',
+      '--created-by',
+      `tether base: node ${runtime.version} and its shared libraries`,
+      base,
+    ]);
+    await buildah.run([
+      'commit',
+      '--quiet',
+      '--format',
+      'oci',
+      '--timestamp',
+      '0',
+      base,
+      'localhost/tether-base',
+    ]);
+    step(`base layer: node ${runtime.version} + ${runtime.libraries.length} shared libraries`);
+
+    const app = await buildah.run(['from', '--pull=never', '--name', 'tether', 'localhost/tether-base']);
+    const appRoot = await buildah.run(['mount', app]);
+    await copyApp(PROJECT_DIR, join(appRoot, IMAGE_APP_DIR));
+    unpackedBytes += await treeBytes(join(appRoot, IMAGE_APP_DIR));
+    await buildah.run(['umount', app]);
+    await buildah.run([
+      'config',
+      '--entrypoint',
+      JSON.stringify(IMAGE_ENTRYPOINT),
+      '--cmd',
+      '--help',
+      '--user',
+      `${IMAGE_UID}:${IMAGE_UID}`,
+      '--workingdir',
+      IMAGE_HOME,
+      '--env',
+      'PATH=/usr/local/bin',
+      '--env',
+      `HOME=${IMAGE_HOME}`,
+      '--env',
+      'NODE_ENV=production',
+      '--stop-signal',
+      'SIGTERM',
+      '--label',
+      'org.opencontainers.image.title=tether',
+      '--label',
+      `org.opencontainers.image.version=${version}`,
+      '--label',
+      'org.opencontainers.image.licenses=Apache-2.0',
+      '--created-by',
+      'tether app: bin, src and production node_modules',
+      app,
+    ]);
+    await buildah.run(['commit', '--quiet', '--format', 'oci', app, reference]);
+    step('app layer: sources + production packages');
+
+    mkdirSync(dirname(archive), { recursive: true });
+    await rm(partial, { force: true });
+    await buildah.run(['push', '--quiet', reference, `oci-archive:${partial}:${reference}`]);
+    await rename(partial, archive);
+    step(`archive written: ${archive}`);
+    return {
+      archive,
+      reference,
+      version,
+      nodeVersion: runtime.version,
+      archiveBytes: (await stat(archive)).size,
+      unpackedBytes,
+      durationMs: performance.now() - started,
+    };
+  } finally {
+    await rm(partial, { force: true });
+    await rm(workDir, { recursive: true, force: true });
+  }
+}
+
+/** Bytes in the regular files under `dir` (symlinks and directories not counted). */
+async function treeBytes(dir: string): Promise<number> {
+  let total = 0;
+  for (const entry of await readdir(dir, { recursive: true, withFileTypes: true })) {
+    if (entry.isFile()) total += (await lstat(join(entry.parentPath, entry.name))).size;
+  }
+  return total;
+}
