@@ -13,7 +13,7 @@ export type HalfClosedSide = 'local' | 'remote';
  * Arms an inactivity timer on `stream` once it is half-closed: after `timeoutMs` without a frame
  * read or written, the stream is reset with CANCEL and `onTimeout` is told which side had ended.
  * `timeoutMs` 0 disables it. Uses the stream's own timer (no 'data' listener, so the stream's flow
- * mode and backpressure are left alone); node clears it when the stream closes.
+ * mode and backpressure are left alone), and clears it when the stream closes.
  */
 export function resetWhenHalfOpen(
   stream: Http2Stream,
@@ -30,7 +30,33 @@ export function resetWhenHalfOpen(
       onTimeout?.(side);
       stream.close(constants.NGHTTP2_CANCEL);
     });
+    stream.once('close', () => clearTimeout(streamTimer(stream)));
   };
   stream.once('finish', () => arm('local'));
   stream.once('end', () => arm('remote'));
+}
+
+/**
+ * The timer node keeps for `stream.setTimeout()`. Node clears it when a stream is closed, but not
+ * when the stream is destroyed first (what a consumer does when its own socket closes): its
+ * `setTimeout(0)` returns early on a destroyed stream. Left armed, node's timer list holds the
+ * closed stream, its listeners and what they hold (the CONNECT caller's TLS socket: ≈ 7 KB a
+ * tunnel in the proxy-server) until the timer runs out, timeoutMs after the stream went quiet.
+ */
+function streamTimer(stream: Http2Stream): NodeJS.Timeout | undefined {
+  // Node keeps it under an internal symbol (`Symbol(timeout)`): find it by what it holds.
+  for (const key of Object.getOwnPropertySymbols(stream)) {
+    const value = (stream as unknown as Record<symbol, unknown>)[key];
+    if (isNodeTimer(value)) return value;
+  }
+  return undefined;
+}
+
+function isNodeTimer(value: unknown): value is NodeJS.Timeout {
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    typeof (value as NodeJS.Timeout).refresh === 'function' &&
+    '_idleTimeout' in value
+  );
 }
