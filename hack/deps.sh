@@ -13,6 +13,15 @@ command -v squid >/dev/null 2>&1 || [ -x /usr/sbin/squid ] || need+=(squid)
 command -v setpriv >/dev/null 2>&1 || need+=(util-linux)
 command -v buildah >/dev/null 2>&1 || need+=(buildah)
 command -v strip >/dev/null 2>&1 || need+=(binutils)
+# real nodes (src/localenv/node.ts): containerd + runc, the CNI plugins, iptables/conntrack for
+# kube-proxy, umoci to pack the pause and test images
+[ -x /usr/bin/containerd ] || need+=(containerd)
+[ -x /usr/sbin/runc ] || [ -x /usr/bin/runc ] || need+=(runc)
+[ -x /usr/lib/cni/bridge ] || need+=(containernetworking-plugins)
+[ -x /usr/sbin/iptables ] || need+=(iptables)
+[ -x /usr/sbin/conntrack ] || need+=(conntrack)
+[ -x /usr/bin/umoci ] || need+=(umoci)
+[ -x /usr/sbin/ip ] || [ -x /sbin/ip ] || need+=(iproute2)
 if [ ${#need[@]} -gt 0 ]; then
   sudo=""
   [ "$(id -u)" -eq 0 ] || sudo="sudo"

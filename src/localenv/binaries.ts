@@ -1,5 +1,7 @@
-// Finds or builds the Kubernetes control-plane binaries (etcd, kube-apiserver,
-// kube-controller-manager). Order for each binary: envtest's TEST_ASSET_<NAME>, then
+// Finds or builds the Kubernetes binaries: the control plane's (etcd, kube-apiserver,
+// kube-controller-manager) and, only when real nodes are asked for, the node's (kubelet,
+// kube-scheduler, kube-proxy; hack/node, a module of its own so the control-plane build is not
+// invalidated by it). Order for each binary: envtest's TEST_ASSET_<NAME>, then
 // $KUBEBUILDER_ASSETS/<name>, then our cache (~/.cache/tether/kube/<version>/), and only then a build
 // from the Go wrapper modules in hack/ (pinned versions; see hack/gen-modules.sh). Builds print
 // progress, write into a temp dir and move finished binaries into place, and take a lock so that two
@@ -17,12 +19,25 @@ export interface ControlPlaneBinaries {
   kubeControllerManager: string;
 }
 
-type BinaryName = 'etcd' | 'kube-apiserver' | 'kube-controller-manager';
+/** What a real node (and the scheduler of its control plane) runs besides containerd. */
+export interface NodeBinaries {
+  kubelet: string;
+  kubeScheduler: string;
+  kubeProxy: string;
+}
+
+type NodeBinaryName = 'kubelet' | 'kube-scheduler' | 'kube-proxy';
+type BinaryName = 'etcd' | 'kube-apiserver' | 'kube-controller-manager' | NodeBinaryName;
+
+const NODE_BINARIES: readonly NodeBinaryName[] = ['kubelet', 'kube-scheduler', 'kube-proxy'];
 
 const envOverride: Record<BinaryName, string> = {
   etcd: 'TEST_ASSET_ETCD',
   'kube-apiserver': 'TEST_ASSET_KUBE_APISERVER',
   'kube-controller-manager': 'TEST_ASSET_KUBE_CONTROLLER_MANAGER',
+  kubelet: 'TEST_ASSET_KUBELET',
+  'kube-scheduler': 'TEST_ASSET_KUBE_SCHEDULER',
+  'kube-proxy': 'TEST_ASSET_KUBE_PROXY',
 };
 
 const hackDir = fileURLToPath(new URL('../../hack/', import.meta.url));
@@ -37,10 +52,15 @@ export function etcdVersion(): string {
   return readFileSync(join(hackDir, 'etcd', 'VERSION'), 'utf8').trim();
 }
 
+/** ~/.cache/tether (or $TETHER_CACHE_DIR): everything tether builds once and reuses. */
+export function tetherCacheBase(): string {
+  return (
+    process.env.TETHER_CACHE_DIR ?? join(process.env.XDG_CACHE_HOME ?? join(homedir(), '.cache'), 'tether')
+  );
+}
+
 export function cacheDir(): string {
-  const base =
-    process.env.TETHER_CACHE_DIR ?? join(process.env.XDG_CACHE_HOME ?? join(homedir(), '.cache'), 'tether');
-  return join(base, 'kube', kubeVersion());
+  return join(tetherCacheBase(), 'kube', kubeVersion());
 }
 
 function isExecutableFile(path: string): boolean {
@@ -92,6 +112,26 @@ export async function ensureBinaries(
     kubeApiserver: path('kube-apiserver'),
     kubeControllerManager: path('kube-controller-manager'),
   };
+}
+
+/**
+ * Returns paths to kubelet, kube-scheduler and kube-proxy, building the missing ones from hack/node
+ * (≈ 40 s with the Go build cache warm from the control-plane build, minutes cold). Only callers that
+ * start real nodes call this, so nobody else pays for the build.
+ */
+export async function ensureNodeBinaries(
+  progress: BuildProgress = () => {},
+  signal?: AbortSignal,
+): Promise<NodeBinaries> {
+  signal?.throwIfAborted();
+  const missing = NODE_BINARIES.filter((n) => !locate(n));
+  if (missing.length > 0) await buildWithLock(missing, progress, signal);
+  const path = (n: NodeBinaryName): string => {
+    const p = locate(n);
+    if (!p) throw new TetherError('TETHER_BINARY_NOT_FOUND', `${n} is still missing after the build`);
+    return p;
+  };
+  return { kubelet: path('kubelet'), kubeScheduler: path('kube-scheduler'), kubeProxy: path('kube-proxy') };
 }
 
 function pidAlive(pid: number): boolean {
@@ -186,7 +226,23 @@ async function build(names: BinaryName[], progress: BuildProgress, signal?: Abor
         signal,
       );
     }
-    const kube = names.filter((n) => n !== 'etcd');
+    const nodeTools = names.filter((n) => (NODE_BINARIES as readonly string[]).includes(n));
+    if (nodeTools.length > 0) {
+      await goBuild(
+        nodeTools.join(' + '),
+        join(hackDir, 'node'),
+        [
+          '-ldflags',
+          versionLdflags(kubeVersion()),
+          '-o',
+          `${tmp}/`,
+          ...nodeTools.map((n) => `k8s.io/kubernetes/cmd/${n}`),
+        ],
+        progress,
+        signal,
+      );
+    }
+    const kube = names.filter((n) => n !== 'etcd' && !nodeTools.includes(n));
     if (kube.length > 0) {
       const pkgs = kube.map((n) => `k8s.io/kubernetes/cmd/${n}`);
       await goBuild(
@@ -204,7 +260,7 @@ async function build(names: BinaryName[], progress: BuildProgress, signal?: Abor
 }
 
 /** `go` from PATH, else the usual install location (the Debian image keeps it in /usr/local/go). */
-function goCommand(): string {
+export function goCommand(): string {
   const onPath = (process.env.PATH ?? '').split(':').some((d) => d && isExecutableFile(join(d, 'go')));
   if (onPath) return 'go';
   return isExecutableFile('/usr/local/go/bin/go') ? '/usr/local/go/bin/go' : 'go';

@@ -55,6 +55,14 @@ export interface StartControlPlaneOptions {
   keepDir?: boolean;
   /** abandons the start: what has started is stopped and the promise rejects with the abort reason */
   signal?: AbortSignal;
+  /**
+   * A real node will join (node.ts): the apiserver also listens on `hostAddress` (the host end of
+   * the node's veth; it binds 0.0.0.0, so 127.0.0.1 keeps working), advertises it for the
+   * `kubernetes` Service (lease endpoint reconciler), has it as a SAN, authorizes kubelets
+   * (Node,RBAC + NodeRestriction) and reaches them with its own client certificate; the KCM runs
+   * all its controllers (Deployments, endpoints, node lifecycle). Without it nothing changes.
+   */
+  nodeNetwork?: { hostAddress: string };
 }
 
 export interface ControlPlane extends ControlPlaneInfo {
@@ -72,7 +80,7 @@ interface Pki {
   files: Record<string, string>;
 }
 
-async function writePki(dir: string, name: string): Promise<Pki> {
+async function writePki(dir: string, name: string, nodeHostAddress?: string): Promise<Pki> {
   const pkiDir = join(dir, 'pki');
   mkdirSync(pkiDir, { recursive: true, mode: 0o700 });
   const files: Record<string, string> = {};
@@ -101,7 +109,7 @@ async function writePki(dir: string, name: string): Promise<Pki> {
         'kubernetes.default.svc',
         'kubernetes.default.svc.cluster.local',
       ],
-      ipAddresses: ['127.0.0.1', '10.0.0.1'],
+      ipAddresses: ['127.0.0.1', '10.0.0.1', ...(nodeHostAddress ? [nodeHostAddress] : [])],
     }),
     issueCertificate(ca, { commonName: 'tether-admin', organizations: ['system:masters'], usage: 'client' }),
     issueCertificate(ca, { commonName: 'system:kube-controller-manager', usage: 'client' }),
@@ -123,6 +131,15 @@ async function writePki(dir: string, name: string): Promise<Pki> {
   put('kcm-serving.key', kcmServing.keyPem);
   put('front-proxy-client.crt', frontProxyClient.certPem);
   put('front-proxy-client.key', frontProxyClient.keyPem);
+  if (nodeHostAddress) {
+    const kubeletClient = await issueCertificate(ca, {
+      commonName: 'kube-apiserver-kubelet-client',
+      organizations: ['system:masters'],
+      usage: 'client',
+    });
+    put('apiserver-kubelet-client.crt', kubeletClient.certPem);
+    put('apiserver-kubelet-client.key', kubeletClient.keyPem);
+  }
   const sa = generateKeyPairSync('ec', { namedCurve: 'prime256v1' });
   put('sa.key', sa.privateKey.export({ type: 'pkcs8', format: 'pem' }).toString());
   put('sa.pub', sa.publicKey.export({ type: 'spki', format: 'pem' }).toString());
@@ -215,7 +232,8 @@ export async function startControlPlane(
   };
 
   try {
-    const pki = await writePki(dir, name);
+    const nodeHost = opts.nodeNetwork?.hostAddress;
+    const pki = await writePki(dir, name, nodeHost);
     const f = (file: string): string => pkiFile(pki, file);
     const [etcdPort, etcdPeerPort, apiPort, kcmPort] = await Promise.all([
       freePort(),
@@ -256,19 +274,27 @@ export async function startControlPlane(
         args: [
           `--etcd-servers=${etcdUrl}`,
           `--etcd-prefix=/registry`,
-          '--bind-address=127.0.0.1',
-          '--advertise-address=127.0.0.1',
+          `--bind-address=${nodeHost ? '0.0.0.0' : '127.0.0.1'}`,
+          `--advertise-address=${nodeHost ?? '127.0.0.1'}`,
           `--secure-port=${apiPort}`,
           `--cert-dir=${join(dir, 'apiserver-certs')}`,
           `--tls-cert-file=${f('apiserver.crt')}`,
           `--tls-private-key-file=${f('apiserver.key')}`,
           `--client-ca-file=${f('ca.crt')}`,
-          '--authorization-mode=RBAC',
+          ...(nodeHost
+            ? [
+                '--authorization-mode=Node,RBAC',
+                '--enable-admission-plugins=NodeRestriction',
+                `--kubelet-client-certificate=${f('apiserver-kubelet-client.crt')}`,
+                `--kubelet-client-key=${f('apiserver-kubelet-client.key')}`,
+                '--kubelet-preferred-address-types=InternalIP',
+              ]
+            : ['--authorization-mode=RBAC']),
           `--service-account-key-file=${f('sa.pub')}`,
           `--service-account-signing-key-file=${f('sa.key')}`,
           '--service-account-issuer=https://kubernetes.default.svc.cluster.local',
           `--service-cluster-ip-range=${SERVICE_CLUSTER_IP_RANGE}`,
-          '--endpoint-reconciler-type=none',
+          `--endpoint-reconciler-type=${nodeHost ? 'lease' : 'none'}`,
           '--allow-privileged=true',
           `--requestheader-client-ca-file=${f('front-proxy-ca.crt')}`,
           `--requestheader-allowed-names=${FRONT_PROXY_CLIENT_NAME}`,
@@ -328,7 +354,7 @@ export async function startControlPlane(
           `--secure-port=${kcmPort}`,
           `--tls-cert-file=${f('kcm-serving.crt')}`,
           `--tls-private-key-file=${f('kcm-serving.key')}`,
-          `--controllers=${KCM_CONTROLLERS.join(',')}`,
+          `--controllers=${nodeHost ? '*' : KCM_CONTROLLERS.join(',')}`,
           `--cluster-signing-cert-file=${f('ca.crt')}`,
           `--cluster-signing-key-file=${f('ca.key')}`,
           `--service-account-private-key-file=${f('sa.key')}`,

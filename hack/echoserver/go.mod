@@ -1,0 +1,3 @@
+module tether.dev/hack/echoserver
+
+go 1.26.0

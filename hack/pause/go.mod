@@ -1,0 +1,3 @@
+module tether.dev/hack/pause
+
+go 1.26.0

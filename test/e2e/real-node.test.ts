@@ -1,0 +1,257 @@
+// A local control plane with one real node (containerd + runc + kubelet + kube-proxy in a network
+// namespace tether creates, kube-scheduler on the host): the Node turns Ready, a Deployment of a
+// locally built image becomes Available, a ClusterIP Service serves it inside the node namespace,
+// `kubectl logs`/`exec` reach the kubelet through the apiserver, the namespace reaches nothing but
+// its host end, and after stop nothing the node created is left on the host.
+import { execFile } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { AppsV1Api, CoreV1Api, KubeConfig } from '@kubernetes/client-node';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ensureNodeBinaries } from '../../src/localenv/binaries.ts';
+import { type ControlPlane, startControlPlane } from '../../src/localenv/controlplane.ts';
+import { type RealNode, startNode } from '../../src/localenv/node.ts';
+import { cgroupsLeft, mountsUnder, pidsInCgroupTree } from '../../src/localenv/node-host-state.ts';
+import { ensureNodeImages } from '../../src/localenv/node-images.ts';
+import { createNodeNetwork, type NodeNetwork, processesInNetns } from '../../src/localenv/node-network.ts';
+import { pollUntil } from '../../src/wait.ts';
+
+const exec = promisify(execFile);
+const NAME = `rn${process.pid % 100000}`;
+const NS = 'default';
+
+let dir: string;
+let network: NodeNetwork | undefined;
+let cp: ControlPlane | undefined;
+let node: RealNode | undefined;
+let core: CoreV1Api;
+let apps: AppsV1Api;
+const measured: Record<string, string> = {};
+
+function hostChains(): Promise<string> {
+  return Promise.all(
+    ['iptables-save', 'ip6tables-save'].map((c) =>
+      exec(c, []).then(({ stdout }) =>
+        stdout
+          .split('\n')
+          .filter((l) => l.startsWith(':'))
+          .sort()
+          .join('\n'),
+      ),
+    ),
+  ).then((x) => x.join('\n'));
+}
+
+function podNetns(): string[] {
+  return existsSync('/run/netns') ? readdirSync('/run/netns').filter((n) => n.startsWith('cni-')) : [];
+}
+
+/** Host paths the kubelet, containerd and CNI use whatever they are told, and the sysctls the kubelet sets. */
+const HOST_PATHS = [
+  '/var/lib/kubelet',
+  '/var/log/containers',
+  '/var/lib/cni',
+  '/run/containerd',
+  '/opt/containerd',
+];
+const KUBELET_SYSCTLS = ['vm/overcommit_memory', 'vm/panic_on_oom', 'kernel/panic', 'kernel/panic_on_oops'];
+function hostState(): string {
+  const paths = HOST_PATHS.map((p) => `${p}=${existsSync(p) ? readdirSync(p).sort().join(',') : '-'}`);
+  const sysctls = KUBELET_SYSCTLS.map((s) => `${s}=${readFileSync(`/proc/sys/${s}`, 'utf8').trim()}`);
+  return [...paths, ...sysctls].join('\n');
+}
+
+let hostStateBefore = '';
+let chainsBefore = '';
+let netnsDirBefore = false;
+let netnsBefore: string[] = [];
+
+beforeAll(async () => {
+  chainsBefore = await hostChains();
+  hostStateBefore = hostState();
+  netnsBefore = podNetns();
+  netnsDirBefore = existsSync('/run/netns');
+  let t = Date.now();
+  const binaries = await ensureNodeBinaries((l) => process.stderr.write(`[real-node] ${l}\n`));
+  const images = await ensureNodeImages((l) => process.stderr.write(`[real-node] ${l}\n`));
+  measured.binariesAndImages = `${((Date.now() - t) / 1000).toFixed(1)} s`;
+  dir = mkdtempSync(join(tmpdir(), 'tether-real-node-'));
+  t = Date.now();
+  network = await createNodeNetwork(NAME);
+  cp = await startControlPlane(NAME, { baseDir: dir, nodeNetwork: { hostAddress: network.hostAddress } });
+  measured.controlPlane = `${((Date.now() - t) / 1000).toFixed(1)} s`;
+  t = Date.now();
+  node = await startNode(cp, network, { baseDir: dir, binaries, images });
+  measured.nodeReady = `${((Date.now() - t) / 1000).toFixed(1)} s`;
+  const kc = new KubeConfig();
+  kc.loadFromFile(cp.kubeconfigPath);
+  core = kc.makeApiClient(CoreV1Api);
+  apps = kc.makeApiClient(AppsV1Api);
+}, 600_000);
+
+afterAll(async () => {
+  await node?.stop();
+  await cp?.stop();
+  await network?.remove();
+  if (dir) rmSync(dir, { recursive: true, force: true });
+  process.stderr.write(`[real-node] measured: ${JSON.stringify(measured)}\n`);
+}, 120_000);
+
+function kubectl(args: string[]): Promise<string> {
+  return exec('kubectl', [`--kubeconfig=${cp?.kubeconfigPath}`, ...args], { timeout: 30_000 }).then(
+    (r) => r.stdout,
+  );
+}
+
+/** An HTTP GET from inside the node's network namespace (node's own fetch, 2 s timeout). */
+function getInNode(url: string): Promise<string> {
+  if (!node) throw new Error('no node');
+  return node
+    .exec(process.execPath, [
+      '-e',
+      `fetch(${JSON.stringify(url)},{signal:AbortSignal.timeout(2000)}).then(r=>r.text()).then(t=>process.stdout.write(t))`,
+    ])
+    .then((r) => r.stdout);
+}
+
+describe('a local control plane with one real node', () => {
+  it('registers the node Ready with its veth address as InternalIP', async () => {
+    const n = await core.readNode({ name: NAME });
+    expect(n.status?.conditions?.find((c) => c.type === 'Ready')?.status).toBe('True');
+    expect(n.status?.addresses?.find((a) => a.type === 'InternalIP')?.address).toBe(network?.nodeAddress);
+  });
+
+  it('runs a Deployment of a locally built image to Available and serves it through a ClusterIP Service inside the node namespace', async () => {
+    if (!node) throw new Error('no node');
+    const labels = { app: 'echo' };
+    const t = Date.now();
+    await apps.createNamespacedDeployment({
+      namespace: NS,
+      body: {
+        metadata: { name: 'echo' },
+        spec: {
+          replicas: 2,
+          selector: { matchLabels: labels },
+          template: {
+            metadata: { labels },
+            spec: {
+              terminationGracePeriodSeconds: 2,
+              containers: [
+                {
+                  name: 'echo',
+                  image: node.images.echoserver.ref,
+                  imagePullPolicy: 'Never',
+                  ports: [{ containerPort: 8080 }],
+                  readinessProbe: { httpGet: { path: '/', port: 8080 }, periodSeconds: 1 },
+                },
+              ],
+            },
+          },
+        },
+      },
+    });
+    await core.createNamespacedService({
+      namespace: NS,
+      body: {
+        metadata: { name: 'echo' },
+        spec: { selector: labels, ports: [{ port: 80, targetPort: 8080 }] },
+      },
+    });
+    await pollUntil(
+      async () => {
+        const d = await apps.readNamespacedDeployment({ name: 'echo', namespace: NS });
+        return d.status?.conditions?.some((c) => c.type === 'Available' && c.status === 'True') &&
+          d.status?.availableReplicas === 2
+          ? d
+          : undefined;
+      },
+      { timeoutMs: 60_000, intervalMs: 250, description: 'Deployment echo to be Available with 2 replicas' },
+    );
+    measured.deploymentAvailable = `${((Date.now() - t) / 1000).toFixed(1)} s`;
+    const svc = await core.readNamespacedService({ name: 'echo', namespace: NS });
+    const clusterIp = svc.spec?.clusterIP;
+    expect(clusterIp).toMatch(/^10\.0\.0\.\d+$/);
+    const body = await pollUntil(() => getInNode(`http://${clusterIp}/`), {
+      timeoutMs: 20_000,
+      intervalMs: 300,
+      description: `the echo Service at ${clusterIp} from inside ${network?.netns}`,
+    });
+    const pods = await core.listNamespacedPod({ namespace: NS, labelSelector: 'app=echo' });
+    const podNames = pods.items.map((p) => p.metadata?.name);
+    expect(podNames).toHaveLength(2);
+    expect(body).toMatch(/^hello from /);
+    expect(podNames).toContain(body.trim().replace('hello from ', ''));
+    for (const p of pods.items) expect(p.status?.podIP).toMatch(/^10\.245\.\d+\.\d+$/);
+    const rss = node.rss();
+    measured.rssMiB = JSON.stringify(
+      Object.fromEntries(Object.entries(rss).map(([k, v]) => [k, Math.round(v / 1048576)])),
+    );
+    for (const p of ['containerd', 'kubelet', 'kube-proxy']) expect(rss[p]).toBeGreaterThan(0);
+  });
+
+  it('answers kubectl logs and kubectl exec (apiserver → kubelet inside the namespace)', async () => {
+    const pods = await core.listNamespacedPod({ namespace: NS, labelSelector: 'app=echo' });
+    const pod = pods.items[0]?.metadata?.name;
+    if (!pod) throw new Error('no echo pod');
+    // the request of the previous test (or this one) shows up in one of the two pods' logs
+    await getInNode(`http://${pods.items[0]?.status?.podIP}:8080/from-logs-test`);
+    const logs = await pollUntil(
+      async () => {
+        const out = await kubectl(['logs', '-n', NS, pod]);
+        return out.includes('GET /from-logs-test') ? out : undefined;
+      },
+      { timeoutMs: 10_000, description: `kubectl logs ${pod} to show the request` },
+    );
+    expect(logs).toContain('listening on :8080');
+    const out = await kubectl(['exec', '-n', NS, pod, '--', '/echoserver', 'hostname']);
+    expect(out.trim()).toBe(pod);
+  });
+
+  it('drops what the node namespace sends anywhere but its host end', async () => {
+    if (!node || !network) throw new Error('no node');
+    const routes = (await node.exec('ip', ['-4', 'route'])).stdout;
+    expect(routes).not.toMatch(/^default/m);
+    const dropped = async (): Promise<number> => {
+      const out = (
+        await node?.exec('iptables', ['-w', '-t', 'mangle', '-L', 'POSTROUTING', '-v', '-x', '-n'])
+      )?.stdout;
+      const line = out?.split('\n').find((l) => l.includes('DROP'));
+      return Number(line?.trim().split(/\s+/)[0]);
+    };
+    const before = await dropped();
+    // a ClusterIP no Service owns is routed towards the host and must die at the veth, in the namespace
+    await expect(getInNode('http://10.0.0.250/')).rejects.toThrow();
+    expect(await dropped()).toBeGreaterThan(before);
+  });
+
+  it('leaves no process, mount, namespace, veth, cgroup or iptables chain behind after stop', async () => {
+    if (!node || !network || !cp) throw new Error('no node');
+    const podPids = pidsInCgroupTree(`/tether-${NAME}`);
+    // two pods: a pause and an echoserver each
+    expect(podPids.length).toBeGreaterThanOrEqual(4);
+    const pids = [
+      ...podPids,
+      ...(await processesInNetns(network.netns)),
+      ...node.processes.map((p) => p.pid),
+    ].filter((p): p is number => p !== undefined);
+    const nodeDir = node.dir;
+    const t = Date.now();
+    await node.stop();
+    measured.nodeStop = `${((Date.now() - t) / 1000).toFixed(1)} s`;
+    await cp.stop();
+    const alive = pids.filter((p) => existsSync(`/proc/${p}`));
+    expect(alive).toEqual([]);
+    expect(mountsUnder([nodeDir, dir])).toEqual([]);
+    expect(existsSync(`/run/netns/${network.netns}`)).toBe(false);
+    expect(podNetns().filter((n) => !netnsBefore.includes(n))).toEqual([]);
+    expect(existsSync('/run/netns')).toBe(netnsDirBefore);
+    expect(existsSync(`/sys/class/net/${network.hostIface}`)).toBe(false);
+    expect(cgroupsLeft(`/tether-${NAME}`)).toEqual([]);
+    expect(await hostChains()).toBe(chainsBefore);
+    expect(hostState()).toBe(hostStateBefore);
+    expect(existsSync(nodeDir)).toBe(false);
+    expect(readFileSync('/proc/mounts', 'utf8')).not.toContain(nodeDir);
+  });
+});
