@@ -57,6 +57,23 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
+/** Writes files into the rootfs's /tmp (readable by the image's user); returns their in-image paths. */
+function writeIntoTmp(files: Record<string, string>): void {
+  for (const [name, text] of Object.entries(files))
+    writeFileSync(join(image.rootfs, 'tmp', name), text, { mode: 0o644 });
+}
+
+/** A kubeconfig for a hub that refuses connections: the container's own loopback, no listener. */
+const UNREACHABLE_HUB_KUBECONFIG = [
+  'apiVersion: v1',
+  'kind: Config',
+  'clusters: [{name: hub, cluster: {server: "https://127.0.0.1:6443", insecure-skip-tls-verify: true}}]',
+  'users: [{name: u, user: {token: t}}]',
+  'contexts: [{name: c, context: {cluster: hub, user: u}}]',
+  'current-context: c',
+  '',
+].join('\n');
+
 async function pid1Of(c: ContainerProcess): Promise<number> {
   return pollUntil(() => c.pid1(), { timeoutMs: 10_000, intervalMs: 20, description: 'the container PID 1' });
 }
@@ -126,13 +143,11 @@ describe('tether container image', () => {
 
   it('tether proxy-server as PID 1 drains and exits 0 within 2 s of SIGTERM', async () => {
     const pki = await hubPki();
-    const certDir = join(image.rootfs, 'tmp');
-    for (const [name, pem] of Object.entries({
+    writeIntoTmp({
       'server.crt': pki.server.certPem,
       'server.key': pki.server.keyPem,
       'ca.crt': pki.ca.certPem,
-    }))
-      writeFileSync(join(certDir, name), pem, { mode: 0o644 });
+    });
     const c = runner.start([
       'proxy-server',
       '--bind-address=127.0.0.1',
@@ -158,24 +173,12 @@ describe('tether container image', () => {
 
   it('a command still starting up as PID 1 (proxy-server waiting for an unreachable hub) exits 143 within 2 s of SIGTERM', async () => {
     const pki = await hubPki();
-    const certDir = join(image.rootfs, 'tmp');
-    writeFileSync(join(certDir, 'starting.crt'), pki.server.certPem, { mode: 0o644 });
-    writeFileSync(join(certDir, 'starting.key'), pki.server.keyPem, { mode: 0o644 });
-    writeFileSync(join(certDir, 'starting-ca.crt'), pki.ca.certPem, { mode: 0o644 });
-    // a hub that refuses connections: loopback of the container's own network namespace, no listener
-    writeFileSync(
-      join(certDir, 'unreachable-hub.kubeconfig'),
-      [
-        'apiVersion: v1',
-        'kind: Config',
-        'clusters: [{name: hub, cluster: {server: "https://127.0.0.1:6443", insecure-skip-tls-verify: true}}]',
-        'users: [{name: u, user: {token: t}}]',
-        'contexts: [{name: c, context: {cluster: hub, user: u}}]',
-        'current-context: c',
-        '',
-      ].join('\n'),
-      { mode: 0o644 },
-    );
+    writeIntoTmp({
+      'starting.crt': pki.server.certPem,
+      'starting.key': pki.server.keyPem,
+      'starting-ca.crt': pki.ca.certPem,
+      'unreachable-hub.kubeconfig': UNREACHABLE_HUB_KUBECONFIG,
+    });
     const c = runner.start([
       'proxy-server',
       '--bind-address=127.0.0.1',
@@ -197,4 +200,66 @@ describe('tether container image', () => {
     expect(code).toBe(143);
     expect(ms).toBeLessThan(STOP_DEADLINE_MS);
   });
+
+  // Serving commands drain and exit 0; those still waiting for their hub end with 143. Either way
+  // the pod is gone long before its grace period (30 s) would end in SIGKILL.
+  it.each([
+    { verb: 'hub', args: ['--kubeconfig=/tmp/unreachable-hub.kubeconfig'], busy: '"msg":"list failed"' },
+    {
+      verb: 'agent',
+      args: [
+        '--cluster-name=cluster1',
+        '--kubeconfig=/tmp/unreachable-hub.kubeconfig',
+        '--bootstrap-kubeconfig=/tmp/unreachable-hub.kubeconfig',
+      ],
+      busy: 'could not get a hub credential',
+    },
+    {
+      verb: 'gateway',
+      args: [
+        '--kubeconfig=/tmp/unreachable-hub.kubeconfig',
+        '--connect-url=https://127.0.0.1:8090',
+        '--connect-ca-file=/tmp/verbs-ca.crt',
+        '--connect-cert-file=/tmp/verbs.crt',
+        '--connect-key-file=/tmp/verbs.key',
+        '--tls-cert-file=/tmp/verbs.crt',
+        '--tls-key-file=/tmp/verbs.key',
+      ],
+      busy: '"msg":"list failed"',
+    },
+    {
+      verb: 'proxy-agent',
+      args: [
+        '--cluster-name=cluster1',
+        '--proxy-server=127.0.0.1:8091',
+        '--cert-file=/tmp/verbs.crt',
+        '--key-file=/tmp/verbs.key',
+        '--hub-ca-file=/tmp/verbs-ca.crt',
+        '--kube-apiserver=127.0.0.1:6443',
+      ],
+      busy: 'cannot reach proxy-server',
+    },
+  ])(
+    'tether $verb as PID 1, its hub unreachable, exits (0 or 143) within 2 s of SIGTERM',
+    async ({ verb, args, busy }) => {
+      const pki = await hubPki();
+      const agent = await pki.agentCert('cluster1', 'agent1');
+      writeIntoTmp({
+        'verbs-ca.crt': pki.ca.certPem,
+        'verbs.crt': agent.certPem,
+        'verbs.key': agent.keyPem,
+        'unreachable-hub.kubeconfig': UNREACHABLE_HUB_KUBECONFIG,
+      });
+      const c = runner.start([verb, ...args]);
+      const pid = await pid1Of(c);
+      await pollUntil(() => c.output().includes(busy), {
+        timeoutMs: 20_000,
+        intervalMs: 20,
+        description: `${verb} at work (output so far: ${c.output()})`,
+      });
+      const { code, ms } = await stopWithSigterm(c, pid);
+      expect([0, 143]).toContain(code);
+      expect(ms).toBeLessThan(STOP_DEADLINE_MS);
+    },
+  );
 });
