@@ -2,7 +2,11 @@
 // before the first round and after each: whether what a closed watch leaves behind grows with every
 // round (a leak) or only after the first (caches, warm-up). Not part of `npm run bench`; run it alone:
 //
-//   node bench/lib/heap-rounds.ts [--watches=500] [--rounds=2] [--updates=5] [--linger=0] [--out=DIR]
+//   node bench/lib/heap-rounds.ts [--watches=500] [--rounds=2] [--updates=5] [--hold-updates=0]
+//                                 [--linger=0] [--out=DIR]
+//
+// `--hold-updates=N` also snapshots the first round while its watches are open, before and after N
+// more updates: what grows there grows with events delivered, not with tunnels closed.
 //
 // `--linger=S` takes one more snapshot S seconds after the last round: what is still held then is
 // not waiting on a timer shorter than S.
@@ -57,6 +61,7 @@ async function main(): Promise<void> {
   const rounds = count(args, 'rounds', 2);
   const updatesPerRound = count(args, 'updates', 5);
   const lingerS = flag(args, 'linger') === undefined ? 0 : count(args, 'linger', 0);
+  const holdUpdates = flag(args, 'hold-updates') === undefined ? 0 : count(args, 'hold-updates', 0);
   const out = flag(args, 'out') ?? mkdtempSync(join(tmpdir(), 'tether-heap-rounds-out-'));
   mkdirSync(out, { recursive: true });
   const dir = mkdtempSync(join(tmpdir(), 'tether-heap-rounds-'));
@@ -156,6 +161,20 @@ async function main(): Promise<void> {
       progress(
         `round ${r}: ${watches} watches open in ${Math.round(openMs)} ms; totals ${JSON.stringify(set.totals())}`,
       );
+      if (r === 1 && holdUpdates > 0) {
+        await snapshot('round1-open');
+        const t0 = Date.now();
+        for (let i = 0; i < holdUpdates; i++) await updates.next();
+        await pollUntil(() => set.seenBy(updates.count) === watches, {
+          timeoutMs: 120_000,
+          intervalMs: 200,
+          description: `every watch to see the ${holdUpdates} held updates`,
+        }).catch((err: Error) => progress(err.message));
+        progress(
+          `round 1: ${holdUpdates} more updates in ${Date.now() - t0} ms, ${watches * holdUpdates} events; totals ${JSON.stringify(set.totals())}`,
+        );
+        await snapshot('round1-held');
+      }
       set.close();
       await sleep(2000);
       await settle();
