@@ -127,11 +127,19 @@ export async function startNode(
   const processes: SupervisedProcess[] = [];
   const failureHandlers: Array<(d: string) => void> = [];
   let stopped = false;
+  let started = false;
+  // a process that dies during start-up ends every wait at once, with its own log lines
+  const startFailed = new AbortController();
+  const startSignal = signal ? AbortSignal.any([signal, startFailed.signal]) : startFailed.signal;
 
   const supervise = (p: SupervisedProcess): SupervisedProcess => {
     processes.push(p);
     p.onUnexpectedExit((desc) => {
       if (stopped) return;
+      if (!started) {
+        startFailed.abort(new ProcessFailedError(`${desc} (log: ${p.logFile})`, p.tail()));
+        return;
+      }
       for (const h of failureHandlers) h(`${name} node: ${desc}; last log lines:\n${p.tail(10)}`);
     });
     return p;
@@ -244,13 +252,13 @@ export async function startNode(
         timeoutMs,
         intervalMs: 100,
         description: `${containerd.name} to answer on ${paths.containerdSocket}`,
-        signal,
+        signal: startSignal,
       },
     );
     for (const image of [images.pause, images.echoserver]) await ctr(['images', 'import', image.archive]);
-    signal?.throwIfAborted();
+    startSignal.throwIfAborted();
 
-    await startScheduler(cp, binaries.kubeScheduler, dir, timeoutMs, signal).then(supervise);
+    await startScheduler(cp, binaries.kubeScheduler, dir, timeoutMs, startSignal).then(supervise);
     inNetns('kubelet', binaries.kubelet, [
       `--config=${kubeletYaml}`,
       `--kubeconfig=${kubeletKubeconfig}`,
@@ -289,9 +297,9 @@ export async function startNode(
         const node = await core.readNode({ name });
         return node.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
       },
-      { timeoutMs, intervalMs: 200, description: `Node ${name} to be Ready`, signal },
+      { timeoutMs, intervalMs: 200, description: `Node ${name} to be Ready`, signal: startSignal },
     ).catch((err: Error) => {
-      if (err instanceof ProcessFailedError || signal?.aborted) throw err;
+      if (err instanceof ProcessFailedError || startSignal.aborted) throw err;
       throw new ProcessFailedError(
         `Node ${name} did not become Ready: ${err.message}`,
         byName('kubelet')?.tail() ?? '',
@@ -304,9 +312,15 @@ export async function startNode(
         await core.readNamespacedServiceAccount({ name: 'default', namespace: 'default' });
         return true;
       },
-      { timeoutMs, intervalMs: 200, description: `ServiceAccount default/default on ${name}`, signal },
+      {
+        timeoutMs,
+        intervalMs: 200,
+        description: `ServiceAccount default/default on ${name}`,
+        signal: startSignal,
+      },
     );
 
+    started = true;
     return {
       name,
       network,
@@ -323,6 +337,7 @@ export async function startNode(
     };
   } catch (err) {
     await stop();
+    if (startFailed.signal.aborted && !signal?.aborted) throw startFailed.signal.reason;
     if (err instanceof TetherError || signal?.aborted) throw err;
     throw new ProcessFailedError(`starting node ${name} failed: ${(err as Error).message}`, '');
   }

@@ -8,7 +8,7 @@ import { ProcessFailedError } from '../errors.ts';
 import { issueCertificate, loadCertificateAuthority } from '../pki/index.ts';
 import { pollUntil } from '../wait.ts';
 import { writeKubeconfigFile } from './kubeconfig-file.ts';
-import { freePort, SupervisedProcess } from './process.ts';
+import { describeExit, freePort, SupervisedProcess } from './process.ts';
 import type { ControlPlaneInfo } from './types.ts';
 
 /** Starts kube-scheduler for `cp` with its files in `dir`; resolves once /healthz answers. */
@@ -64,11 +64,23 @@ export async function startScheduler(
     ).finally(() => dispatcher.close());
   };
   proc.readiness = () => healthy();
+  // an exit during start-up ends the wait at once instead of at the deadline
+  const died = new AbortController();
+  void proc.exited.then((info) => {
+    if (proc.running) return;
+    died.abort(
+      new ProcessFailedError(
+        `${proc.name} exited (${describeExit(info)}) (log: ${proc.logFile})`,
+        proc.tail(),
+      ),
+    );
+  });
   try {
-    await healthy(signal);
+    await healthy(signal ? AbortSignal.any([signal, died.signal]) : died.signal);
   } catch (err) {
     await proc.stop();
-    if (err instanceof ProcessFailedError) throw err;
+    if (died.signal.aborted) throw died.signal.reason;
+    if (err instanceof ProcessFailedError || signal?.aborted) throw err;
     throw new ProcessFailedError(
       `${proc.name} did not become healthy: ${(err as Error).message}`,
       proc.tail(),
