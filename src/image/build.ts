@@ -1,15 +1,17 @@
 // Builds the tether container image: two layers on nothing (`from scratch`), written as an
 // oci-archive tagged localhost/tether:<package.json version>, ready for `ctr -n k8s.io images
-// import`. Layer 1 is the base (Node runtime, its libraries, users, /tmp; built with a fixed
-// timestamp so the same runtime gives the same layer digest, and a node that has it keeps it across
-// tether versions); layer 2 is the app (/app: sources and production packages). The image runs
-// `node /app/bin/tether.js` as uid 65532. Storage is a temp dir removed afterwards (buildah.ts).
+// import`. Layer 1 is the base (Node runtime, its libraries, users, /tmp): the same runtime gives
+// the same layer, so a node keeps it across tether versions; layer 2 is the app (/app: sources and
+// production packages). Both are written with a fixed timestamp (buildTimestamp), so the same
+// sources give the same image digest. The image runs `node /app/bin/tether.js` as uid 65532.
+// Storage is a temp dir removed afterwards (buildah.ts).
 
 import { mkdirSync } from 'node:fs';
 import { lstat, mkdtemp, readdir, readFile, rename, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { InvalidArgumentError } from '../errors.ts';
 import { copyApp } from './app-files.ts';
 import { IMAGE_HOME, IMAGE_UID, writeBaseFiles } from './base-files.ts';
 import { assertBuildahUsable, isolatedBuildah } from './buildah.ts';
@@ -74,6 +76,7 @@ export async function buildImage(opts: ImageBuildOptions = {}): Promise<ImageBui
   const reference = opts.reference ?? `localhost/tether:${version}`;
   const archive = resolve(opts.output ?? defaultImageArchive(version));
   const runtime = await findNodeRuntime(PROJECT_DIR);
+  const timestamp = buildTimestamp();
   const workDir = await mkdtemp(join(tmpdir(), 'tether-image-'));
   const partial = `${archive}.partial-${process.pid}`;
   try {
@@ -134,7 +137,7 @@ export async function buildImage(opts: ImageBuildOptions = {}): Promise<ImageBui
       'tether app: bin, src and production node_modules',
       app,
     ]);
-    await buildah.run(['commit', '--quiet', '--format', 'oci', app, reference]);
+    await buildah.run(['commit', '--quiet', '--format', 'oci', '--timestamp', timestamp, app, reference]);
     step('app layer: sources + production packages');
 
     mkdirSync(dirname(archive), { recursive: true });
@@ -155,6 +158,19 @@ export async function buildImage(opts: ImageBuildOptions = {}): Promise<ImageBui
     await rm(partial, { force: true });
     await rm(workDir, { recursive: true, force: true });
   }
+}
+
+/**
+ * The time written into the image (history, config `created`, every file's mtime): the
+ * reproducible-builds SOURCE_DATE_EPOCH if set, else 0 (1970, as distroless and ko do), so the same
+ * sources give the same image digest and a node that has a layer never takes it again.
+ */
+export function buildTimestamp(env: NodeJS.ProcessEnv = process.env): string {
+  const given = env.SOURCE_DATE_EPOCH;
+  if (given === undefined || given === '') return '0';
+  if (!/^\d{1,12}$/.test(given))
+    throw new InvalidArgumentError(`SOURCE_DATE_EPOCH must be seconds since 1970 (digits), got "${given}"`);
+  return given;
 }
 
 /** Bytes in the regular files under `dir` (symlinks and directories not counted). */

@@ -22,7 +22,11 @@ export interface UnpackedImage {
   /** org.opencontainers.image.ref.name of the index's manifest */
   refName: string;
   config: OciImageConfig;
+  /** the image config's `created` */
+  created: string;
   layerDigests: string[];
+  /** the layer blobs (gzipped tars), in order */
+  layerFiles: string[];
   rootfs: string;
 }
 
@@ -46,9 +50,10 @@ export async function unpackOciArchive(archive: string, dir: string): Promise<Un
     config: { digest: string };
     layers: { digest: string; mediaType: string }[];
   };
-  const config = (
-    JSON.parse(readFileSync(blob(layout, manifest.config.digest), 'utf8')) as { config: OciImageConfig }
-  ).config;
+  const { config, created } = JSON.parse(readFileSync(blob(layout, manifest.config.digest), 'utf8')) as {
+    config: OciImageConfig;
+    created: string;
+  };
   for (const layer of manifest.layers) {
     if (!layer.mediaType.endsWith('tar+gzip')) throw new Error(`unexpected layer type ${layer.mediaType}`);
     execFileSync('tar', [
@@ -65,7 +70,9 @@ export async function unpackOciArchive(archive: string, dir: string): Promise<Un
   return {
     refName: entry.annotations?.['org.opencontainers.image.ref.name'] ?? '',
     config,
+    created,
     layerDigests: manifest.layers.map((l) => l.digest),
+    layerFiles: manifest.layers.map((l) => blob(layout, l.digest)),
     rootfs,
   };
 }

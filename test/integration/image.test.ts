@@ -2,7 +2,7 @@
 // storage in a temp dir), then used the way a container runtime uses it: the oci-archive unpacked
 // layer by layer, the entrypoint run as PID 1 of its own PID/mount/network namespaces, chrooted
 // into the rootfs as the image's user with the image's environment only.
-import { execFile } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -37,17 +37,22 @@ function buildahWorkDirs(): string[] {
   );
 }
 
-beforeAll(async () => {
-  version = await projectVersion();
-  buildOutput = await new Promise<string>((resolve, reject) => {
+/** Runs `tether image build --output <archive>`; resolves with what it printed. */
+function tetherImageBuild(output: string): Promise<string> {
+  return new Promise<string>((resolve, reject) => {
     execFile(
       process.execPath,
-      ['bin/tether.js', 'image', 'build', '--output', archive],
+      ['bin/tether.js', 'image', 'build', '--output', output],
       { encoding: 'utf8', timeout: 240_000 },
       (err, stdout, stderr) =>
         err ? reject(new Error(`${err.message}\n${stderr}`)) : resolve(stdout + stderr),
     );
   });
+}
+
+beforeAll(async () => {
+  version = await projectVersion();
+  buildOutput = await tetherImageBuild(archive);
   image = await unpackOciArchive(archive, join(dir, 'unpacked'));
   runner = new ContainerRunner(image);
 }, 300_000);
@@ -111,6 +116,29 @@ describe('tether container image', () => {
     if (!hadCniLock) expect(existsSync('/etc/cni/net.d/cni.lock')).toBe(false);
     expect(buildahWorkDirs()).toEqual(buildDirsBefore);
   });
+
+  // Same sources → same digest. Two builds are compared on the base layer only: the app layer holds
+  // the working tree's src/, which may change between the builds; its determinism is its fixed
+  // timestamps and owners, checked entry by entry.
+  it('builds reproducibly: a second build has the same base layer; every entry and the config carry the fixed time', async () => {
+    const again = join(dir, 'again', 'tether.tar');
+    await tetherImageBuild(again);
+    const second = await unpackOciArchive(again, join(dir, 'again-unpacked'));
+    expect(second.layerDigests[0]).toMatch(/^sha256:[0-9a-f]{64}$/);
+    expect(second.layerDigests[0]).toBe(image.layerDigests[0]);
+    expect(image.created).toBe('1970-01-01T00:00:00Z');
+    for (const layer of image.layerFiles) {
+      const entries = execFileSync('tar', ['-tvzf', layer, '--full-time', '--numeric-owner'], {
+        encoding: 'utf8',
+        maxBuffer: 64 * 1024 * 1024,
+      })
+        .trim()
+        .split('\n');
+      expect(entries.length).toBeGreaterThan(5);
+      const drifting = entries.filter((e) => !/ (0\/0|65532\/65532) +\d+ 1970-01-01 00:00:00 /.test(e));
+      expect(drifting).toEqual([]);
+    }
+  }, 240_000);
 
   it('runs tether as its entrypoint, as the non-root user 65532, with no shell in the rootfs', () => {
     expect(image.config.Entrypoint).toEqual(IMAGE_ENTRYPOINT);
