@@ -4,8 +4,8 @@
 // exact versions the lockfile installed). Left out: dev dependencies, the npm `node` package (the
 // runtime is the image's /usr/local/bin/node), type declarations and source maps (never loaded).
 import { execFile } from 'node:child_process';
-import { cp, mkdir } from 'node:fs/promises';
-import { basename, join, relative, sep } from 'node:path';
+import { copyFile, lstat, mkdir, readdir, readlink, symlink } from 'node:fs/promises';
+import { basename, dirname, join, relative, sep } from 'node:path';
 import { TetherError } from '../errors.ts';
 
 /** Project entries copied as they are. */
@@ -49,20 +49,48 @@ export async function productionPackageDirs(projectDir: string): Promise<string[
   return [...dirs].sort();
 }
 
+/** Files copied at once: fs.cp walks one file at a time (7 s for the ~5 000 files here). */
+const COPY_CONCURRENCY = 32;
+
 /** Copies the app and its production packages into `appDir` (the image's /app). */
 export async function copyApp(projectDir: string, appDir: string): Promise<void> {
-  await mkdir(appDir, { recursive: true });
-  for (const entry of APP_ENTRIES)
-    await cp(join(projectDir, entry), join(appDir, entry), { recursive: true, force: true });
-  for (const dir of await productionPackageDirs(projectDir)) {
-    const nested = join(dir, 'node_modules');
-    await cp(dir, join(appDir, relative(projectDir, dir)), {
-      recursive: true,
-      force: true,
-      // nested packages are in the list themselves (dev-only ones must not come along)
-      filter: (src) => src !== nested && !src.startsWith(nested + sep) && !UNUSED_FILE.test(basename(src)),
-    });
-  }
+  const files: string[] = []; // relative to projectDir
+  const links: string[] = [];
+  const dirs = new Set<string>();
+  const collect = async (root: string, skip: (rel: string) => boolean): Promise<void> => {
+    const top = relative(projectDir, root);
+    if (!(await lstat(root)).isDirectory()) {
+      files.push(top);
+      return;
+    }
+    dirs.add(top);
+    for (const entry of await readdir(root, { recursive: true, withFileTypes: true })) {
+      const rel = relative(projectDir, join(entry.parentPath, entry.name));
+      if (skip(relative(root, join(entry.parentPath, entry.name)))) continue;
+      if (entry.isDirectory()) dirs.add(rel);
+      else if (entry.isSymbolicLink()) links.push(rel);
+      else if (entry.isFile()) files.push(rel);
+    }
+  };
+  for (const entry of APP_ENTRIES) await collect(join(projectDir, entry), () => false);
+  // nested packages are in the list themselves (dev-only ones must not come along)
+  for (const dir of await productionPackageDirs(projectDir))
+    await collect(
+      dir,
+      (rel) =>
+        rel === 'node_modules' || rel.startsWith(`node_modules${sep}`) || UNUSED_FILE.test(basename(rel)),
+    );
+  for (const d of [...dirs].sort()) await mkdir(join(appDir, d), { recursive: true });
+  for (const l of links) await symlink(await readlink(join(projectDir, l)), join(appDir, l));
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < files.length) {
+      const f = files[next++] as string;
+      await mkdir(dirname(join(appDir, f)), { recursive: true });
+      await copyFile(join(projectDir, f), join(appDir, f)); // keeps the mode
+    }
+  };
+  await Promise.all(Array.from({ length: COPY_CONCURRENCY }, worker));
 }
 
 function npmLs(projectDir: string): Promise<string> {
