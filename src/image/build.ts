@@ -37,6 +37,8 @@ export interface ImageBuildOptions {
   reference?: string;
   /** progress lines (each step and its time) */
   onProgress?: (line: string) => void;
+  /** stops the build (a running buildah is ended); its temp storage is removed, nothing is written */
+  signal?: AbortSignal;
 }
 
 export interface ImageBuildResult {
@@ -80,9 +82,10 @@ export async function buildImage(opts: ImageBuildOptions = {}): Promise<ImageBui
   const workDir = await mkdtemp(join(tmpdir(), 'tether-image-'));
   const partial = `${archive}.partial-${process.pid}`;
   try {
-    const buildah = isolatedBuildah(workDir);
+    const buildah = isolatedBuildah(workDir, opts.signal);
     const base = await buildah.run(['from', '--name', 'tether-base', 'scratch']);
     const baseRoot = await buildah.run(['mount', base]);
+    opts.signal?.throwIfAborted();
     await writeBaseFiles(baseRoot, runtime);
     let unpackedBytes = await treeBytes(baseRoot);
     await buildah.run(['umount', base]);
@@ -106,6 +109,7 @@ export async function buildImage(opts: ImageBuildOptions = {}): Promise<ImageBui
 
     const app = await buildah.run(['from', '--pull=never', '--name', 'tether', 'localhost/tether-base']);
     const appRoot = await buildah.run(['mount', app]);
+    opts.signal?.throwIfAborted();
     await copyApp(PROJECT_DIR, join(appRoot, IMAGE_APP_DIR));
     unpackedBytes += await treeBytes(join(appRoot, IMAGE_APP_DIR));
     await buildah.run(['umount', app]);
@@ -143,6 +147,7 @@ export async function buildImage(opts: ImageBuildOptions = {}): Promise<ImageBui
     mkdirSync(dirname(archive), { recursive: true });
     await rm(partial, { force: true });
     await buildah.run(['push', '--quiet', reference, `oci-archive:${partial}:${reference}`]);
+    opts.signal?.throwIfAborted();
     await rename(partial, archive);
     step(`archive written: ${archive}`);
     return {

@@ -38,8 +38,8 @@ export async function assertBuildahUsable(): Promise<void> {
   }
 }
 
-/** A buildah whose storage and configuration live in `workDir` only. */
-export function isolatedBuildah(workDir: string): BuildahRunner {
+/** A buildah whose storage and configuration live in `workDir` only; `signal` ends a running call. */
+export function isolatedBuildah(workDir: string, signal?: AbortSignal): BuildahRunner {
   const root = join(workDir, 'storage');
   const runroot = join(workDir, 'run');
   const cniDir = join(workDir, 'cni');
@@ -69,9 +69,11 @@ export function isolatedBuildah(workDir: string): BuildahRunner {
   const global = ['--root', root, '--runroot', runroot, '--storage-driver', 'vfs'];
   return {
     async run(args) {
+      signal?.throwIfAborted();
       try {
-        return (await execFileText('buildah', [...global, ...args], env)).trim();
+        return (await execFileText('buildah', [...global, ...args], env, signal)).trim();
       } catch (err) {
+        if (signal?.aborted) throw signal.reason;
         const e = err as Error & { stderr?: string; code?: unknown; killed?: boolean };
         const why = e.killed
           ? `timed out after ${BUILDAH_CALL_TIMEOUT_MS / 1000} s`
@@ -84,7 +86,12 @@ export function isolatedBuildah(workDir: string): BuildahRunner {
   };
 }
 
-function execFileText(file: string, args: string[], env: NodeJS.ProcessEnv): Promise<string> {
+function execFileText(
+  file: string,
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  signal?: AbortSignal,
+): Promise<string> {
   return new Promise((resolve, reject) => {
     execFile(
       file,
@@ -94,6 +101,7 @@ function execFileText(file: string, args: string[], env: NodeJS.ProcessEnv): Pro
         timeout: BUILDAH_CALL_TIMEOUT_MS,
         maxBuffer: BUILDAH_MAX_OUTPUT_BYTES,
         encoding: 'utf8',
+        signal,
       },
       (err, stdout, stderr) => {
         if (err) reject(Object.assign(err, { stderr }));

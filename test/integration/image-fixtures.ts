@@ -78,7 +78,7 @@ export async function unpackOciArchive(archive: string, dir: string): Promise<Un
 }
 
 export interface ContainerProcess {
-  /** the `unshare` process; its exit code is the container's */
+  /** the launcher (setpriv exec'd into unshare); its exit code is the container's */
   launcher: ChildProcess;
   output: () => string;
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
@@ -98,6 +98,7 @@ export class ContainerRunner {
   private readonly image: UnpackedImage;
   private readonly running = new Set<ContainerProcess>();
   private readonly tools = {
+    setpriv: which('setpriv'),
     unshare: which('unshare'),
     ip: which('ip'),
     env: which('env'),
@@ -112,12 +113,15 @@ export class ContainerRunner {
   start(args: string[]): ContainerProcess {
     const { config, rootfs } = this.image;
     const [uid, gid = uid] = (config.User ?? '0:0').split(':');
-    const { unshare, ip, env, chroot } = this.tools;
+    const { setpriv, unshare, ip, env, chroot } = this.tools;
     // lo up in the new network namespace, then: environment = the image's only, chroot as the user.
     const script = `${ip} link set lo up && cd / && exec ${env} -i "$@"`;
+    // pdeathsig: if the test worker dies, the launcher dies, and --kill-child takes the container
     const launcher = spawn(
-      unshare,
+      setpriv,
       [
+        '--pdeathsig=KILL',
+        unshare,
         '--pid',
         '--fork',
         '--kill-child',
