@@ -40,6 +40,8 @@ disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshot
   # this machine kind refuses a negative oom_score_adj even for root; containerd's -998 for the
   # sandbox makes runc fail with "can't get final child's PID from pipe: EOF"
   restrict_oom_score_adj = true
+  # pods' network namespaces under our state dir, not /run/netns/cni-* shared with everyone
+  netns_mounts_under_state_dir = true
   [plugins."io.containerd.grpc.v1.cri".containerd]
     snapshotter = "overlayfs"
     default_runtime_name = "runc"

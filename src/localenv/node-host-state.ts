@@ -3,8 +3,12 @@
 // namespaces under /run/netns/cni-*), cgroups under the node's cgroup root in every hierarchy, the
 // kubelet's hard-coded /var/lib/kubelet/device-plugins and /var/log/containers links, containerd's
 // shim sockets in /run/containerd, CNI result caches in /var/lib/cni, and the global sysctls the
-// kubelet sets. A snapshot taken before the node starts tells apart what the node created from what
-// was already there (another node or another user): only the former is removed.
+// kubelet sets. Only what is provably this node's is removed (its shim sockets by containerd's naming,
+// CNI results by network and sandbox id, pod log links into its directory); shared directories only
+// when empty and created after the snapshot taken before the node started. The sysctls' original
+// values are kept in /run/tether/kubelet-sysctls.json from the first node on, and put back when no
+// kubelet runs any more (also after a SIGKILLed tether, by node-reclaim.ts).
+import { createHash } from 'node:crypto';
 import {
   existsSync,
   mkdirSync,
@@ -24,6 +28,19 @@ const CONTAINERD_RUN = ['/run/containerd/s', '/run/containerd/fifo'];
 const KUBELET_VAR_LIB = '/var/lib/kubelet';
 const POD_LOG_LINKS = '/var/log/containers';
 const CNI_RESULTS = '/var/lib/cni/results';
+const SYSCTL_SAVE_DIR = '/run/tether';
+const SYSCTL_SAVE = join(SYSCTL_SAVE_DIR, 'kubelet-sysctls.json');
+/** Shared directories a node may create; removed only when empty. */
+const SHARED_DIRS = [
+  '/run/containerd/s',
+  '/run/containerd/fifo',
+  '/run/containerd',
+  join(KUBELET_VAR_LIB, 'device-plugins'),
+  KUBELET_VAR_LIB,
+  POD_LOG_LINKS,
+  CNI_RESULTS,
+  '/var/lib/cni',
+];
 
 /** The sysctls kubelet forces (pkg/kubelet/cm setupKernelTunables); restored after the last node. */
 const KUBELET_SYSCTLS = [
@@ -37,9 +54,7 @@ const KUBELET_SYSCTLS = [
 
 export interface HostSnapshot {
   netns: Set<string>;
-  containerdRun: Set<string>;
   createdDirs: string[];
-  sysctls: Map<string, string>;
 }
 
 function listDir(dir: string): string[] {
@@ -50,31 +65,21 @@ function listDir(dir: string): string[] {
   }
 }
 
-/** Taken before the node starts. */
+/** Taken before the node starts (and records the sysctls' values if no node did yet). */
 export function snapshotHost(): HostSnapshot {
-  const containerdRun = new Set<string>();
-  for (const d of CONTAINERD_RUN) for (const e of listDir(d)) containerdRun.add(join(d, e));
-  const createdDirs = [
-    '/run/containerd/s',
-    '/run/containerd/fifo',
-    '/run/containerd',
-    join(KUBELET_VAR_LIB, 'device-plugins'),
-    KUBELET_VAR_LIB,
-    POD_LOG_LINKS,
-    CNI_RESULTS,
-    '/var/lib/cni',
-  ].filter((d) => !existsSync(d));
-  const sysctls = new Map<string, string>();
-  for (const s of KUBELET_SYSCTLS) {
-    try {
-      sysctls.set(s, readFileSync(`/proc/sys/${s}`, 'utf8').trim());
-    } catch {}
+  if (!existsSync(SYSCTL_SAVE)) {
+    const sysctls: Record<string, string> = {};
+    for (const s of KUBELET_SYSCTLS) {
+      try {
+        sysctls[s] = readFileSync(`/proc/sys/${s}`, 'utf8').trim();
+      } catch {}
+    }
+    mkdirSync(SYSCTL_SAVE_DIR, { recursive: true, mode: 0o700 });
+    writeFileSync(SYSCTL_SAVE, JSON.stringify(sysctls), { mode: 0o600 });
   }
   return {
     netns: new Set(listDir('/run/netns').filter((n) => n.startsWith('cni-'))),
-    containerdRun,
-    createdDirs,
-    sysctls,
+    createdDirs: SHARED_DIRS.filter((d) => !existsSync(d)),
   };
 }
 
@@ -170,50 +175,132 @@ export function removeCgroupTree(cgroupRoot: string): void {
   }
 }
 
-/** Removes what the node left outside its directory (see the module header). */
-export function removeHostLeftovers(
-  snap: HostSnapshot,
-  nodeDir: string,
-  cniNetwork: string,
-  sandboxIds: string[],
-): void {
-  for (const d of CONTAINERD_RUN) {
-    for (const e of listDir(d)) {
-      const p = join(d, e);
-      if (!snap.containerdRun.has(p)) rmSync(p, { recursive: true, force: true });
+/**
+ * The socket containerd 1.6's runc shim listens on for a sandbox (runtime/v2/shim SocketAddress:
+ * sha256 of <containerd address>/<namespace>/<sandbox id> under /run/containerd/s).
+ */
+export function shimSocketPath(containerdSocket: string, id: string): string {
+  const digest = createHash('sha256')
+    .update(join(containerdSocket, 'k8s.io', id))
+    .digest('hex');
+  return join('/run/containerd/s', digest);
+}
+
+/**
+ * The shim sockets of running containerd shims among `pids`, from their command lines
+ * (`containerd-shim-runc-v2 -namespace <ns> -id <id> -address <containerd socket>`): read before
+ * the shims are killed, so no socket is missed even when runc's state lacks the sandbox.
+ */
+export function shimSocketsOf(pids: number[]): string[] {
+  const sockets: string[] = [];
+  for (const pid of pids) {
+    let argv: string[];
+    try {
+      argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+    } catch {
+      continue;
     }
+    if (!argv[0]?.endsWith('containerd-shim-runc-v2')) continue;
+    const flag = (f: string): string | undefined => {
+      const i = argv.indexOf(f);
+      return i >= 0 ? argv[i + 1] : undefined;
+    };
+    const [ns, id, address] = [flag('-namespace'), flag('-id'), flag('-address')];
+    if (!ns || !id || !address) continue;
+    sockets.push(
+      join(
+        '/run/containerd/s',
+        createHash('sha256')
+          .update(join(address, ns, id))
+          .digest('hex'),
+      ),
+    );
   }
+  return sockets;
+}
+
+export interface NodeLeftovers {
+  nodeDir: string;
+  containerdSocket: string;
+  cniNetwork: string;
+  /** every container id runc knew for the node (sandboxes among them) */
+  containerIds: string[];
+  /** shim sockets seen on the node's shims (shimSocketsOf) */
+  shimSockets: string[];
+}
+
+/** Removes what the node left outside its directory (see the module header). */
+export function removeHostLeftovers(node: NodeLeftovers, createdDirs: string[]): void {
+  for (const id of node.containerIds) rmSync(shimSocketPath(node.containerdSocket, id), { force: true });
+  for (const socket of node.shimSockets) rmSync(socket, { force: true });
   for (const e of listDir(POD_LOG_LINKS)) {
     const p = join(POD_LOG_LINKS, e);
     try {
-      if (readlinkSync(p).startsWith(`${nodeDir}/`)) rmSync(p, { force: true });
+      if (readlinkSync(p).startsWith(`${node.nodeDir}/`)) rmSync(p, { force: true });
     } catch {}
   }
   for (const e of listDir(CNI_RESULTS)) {
     // <network>-<sandbox id>-<interface>: ours, and containerd's loopback network of our sandboxes
-    const ours = e.startsWith(`${cniNetwork}-`) || sandboxIds.some((id) => e === `cni-loopback-${id}-lo`);
+    const ours =
+      e.startsWith(`${node.cniNetwork}-`) || node.containerIds.some((id) => e === `cni-loopback-${id}-lo`);
     if (ours) rmSync(join(CNI_RESULTS, e), { force: true });
   }
-  // directories that did not exist before, deepest first, only when empty; the kubelet's socket in
-  // device-plugins is ours only if we created the directory (another kubelet's otherwise)
-  for (const d of snap.createdDirs) {
-    if (d === join(KUBELET_VAR_LIB, 'device-plugins')) {
-      for (const e of ['kubelet.sock', 'DEPRECATION']) rmSync(join(d, e), { force: true });
-    }
+  // the kubelet's socket in device-plugins is hard-coded: ours only if no other kubelet runs
+  if (!kubeletRunning()) {
+    for (const e of ['kubelet.sock', 'DEPRECATION'])
+      rmSync(join(KUBELET_VAR_LIB, 'device-plugins', e), { force: true });
+  }
+  for (const d of SHARED_DIRS) {
+    if (!createdDirs.includes(d)) continue;
     try {
-      rmdirSync(d);
+      rmdirSync(d); // only when empty
     } catch {}
   }
 }
 
-/** Puts back the sysctls the kubelet changed, unless another kubelet still runs. */
-export function restoreKubeletSysctls(snap: HostSnapshot): void {
-  if (kubeletRunning()) return;
-  for (const [s, v] of snap.sysctls) {
+const SNAPSHOT_FILE = 'host-snapshot.json';
+
+/** Keeps the snapshot in the node directory, for node-reclaim.ts after a SIGKILLed tether. */
+export function saveSnapshot(nodeDir: string, snap: HostSnapshot): void {
+  writeFileSync(
+    join(nodeDir, SNAPSHOT_FILE),
+    JSON.stringify({ netns: [...snap.netns], createdDirs: snap.createdDirs }),
+  );
+}
+
+/** The snapshot a node saved in its directory (empty when missing or unreadable). */
+export function loadSnapshot(nodeDir: string): HostSnapshot {
+  try {
+    const raw = JSON.parse(readFileSync(join(nodeDir, SNAPSHOT_FILE), 'utf8')) as {
+      netns?: string[];
+      createdDirs?: string[];
+    };
+    return {
+      netns: new Set(raw.netns ?? []),
+      createdDirs: (raw.createdDirs ?? []).filter((d) => SHARED_DIRS.includes(d)),
+    };
+  } catch {
+    return { netns: new Set(), createdDirs: [] };
+  }
+}
+
+/** Puts back the sysctls the kubelet changed once no kubelet runs any more. */
+export function restoreKubeletSysctls(): void {
+  if (kubeletRunning() || !existsSync(SYSCTL_SAVE)) return;
+  let saved: Record<string, string> = {};
+  try {
+    saved = JSON.parse(readFileSync(SYSCTL_SAVE, 'utf8')) as Record<string, string>;
+  } catch {}
+  for (const [s, v] of Object.entries(saved)) {
+    if (!KUBELET_SYSCTLS.includes(s) || !/^-?\d+$/.test(v)) continue;
     try {
       if (readFileSync(`/proc/sys/${s}`, 'utf8').trim() !== v) writeFileSync(`/proc/sys/${s}`, v);
     } catch {}
   }
+  rmSync(SYSCTL_SAVE, { force: true });
+  try {
+    rmdirSync(SYSCTL_SAVE_DIR);
+  } catch {}
 }
 
 function kubeletRunning(): boolean {

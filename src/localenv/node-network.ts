@@ -9,6 +9,7 @@
 import { existsSync, readdirSync, readFileSync, rmdirSync } from 'node:fs';
 import { TetherError } from '../errors.ts';
 import { run, runInNetns } from './node-command.ts';
+import { reclaimStaleNode } from './node-reclaim.ts';
 
 /** Highest /30 index; 10.244.<n>.0/30 for n in 1..MAX_NODE_INDEX. */
 const MAX_NODE_INDEX = 250;
@@ -76,6 +77,8 @@ async function deleteLink(iface: string): Promise<void> {
 export async function createNodeNetwork(name: string): Promise<NodeNetwork> {
   const netns = `tether-${name}`;
   if (netns.length > 64) throw new TetherError('TETHER_INVALID_ARGUMENT', `node name ${name} is too long`);
+  // what a SIGKILLed tether's node left (shims, pods, mounts) goes first; a live node is refused
+  await reclaimStaleNode(name);
   await reclaimStaleNetns(netns);
   // `ip netns add` makes /run/netns a shared mount of itself; put it back the way it was if we did
   const netnsDirWasMount = isMountPoint(NETNS_DIR);

@@ -24,6 +24,8 @@ import {
   removeCgroupTree,
   removeHostLeftovers,
   restoreKubeletSysctls,
+  saveSnapshot,
+  shimSocketsOf,
   snapshotHost,
   unmountAll,
 } from './node-host-state.ts';
@@ -170,9 +172,11 @@ export async function startNode(
     // then whatever is still in the namespace (the shims) or in the node's cgroups (pods runc
     // missed), until each is gone from /proc (reaped, not only dead)
     const killed = new Set<number>();
+    const shimSockets = new Set<string>();
     await pollUntil(
       async () => {
         const pids = [...(await processesInNetns(network.netns)), ...pidsInCgroupTree(cgroupRoot)];
+        for (const socket of shimSocketsOf(pids)) shimSockets.add(socket);
         for (const pid of pids) {
           killed.add(pid);
           try {
@@ -191,12 +195,22 @@ export async function startNode(
     for (const p of podNetns) rmSync(p, { force: true });
     removeCgroupTree(cgroupRoot);
     await network.remove();
-    removeHostLeftovers(snap, dir, cniNetwork, containerIds);
-    restoreKubeletSysctls(snap);
+    removeHostLeftovers(
+      {
+        nodeDir: dir,
+        containerdSocket: paths.containerdSocket,
+        cniNetwork,
+        containerIds,
+        shimSockets: [...shimSockets],
+      },
+      snap.createdDirs,
+    );
+    restoreKubeletSysctls();
     if (!opts.keepDir) rmSync(dir, { recursive: true, force: true });
   };
 
   try {
+    saveSnapshot(dir, snap);
     for (const d of [paths.containerdRoot, paths.containerdState, paths.cniConfDir, paths.cniIpamDir]) {
       mkdirSync(d, { recursive: true });
     }
