@@ -101,7 +101,7 @@ export async function buildImage(opts: ImageBuildOptions = {}): Promise<ImageBui
       '--format',
       'oci',
       '--timestamp',
-      '0',
+      timestamp,
       base,
       'localhost/tether-base',
     ]);
