@@ -52,9 +52,16 @@ export async function productionPackageDirs(projectDir: string): Promise<string[
 /** Files copied at once: fs.cp walks one file at a time (7 s for the ~5 000 files here). */
 const COPY_CONCURRENCY = 32;
 
-/** Copies the app and its production packages into `appDir` (the image's /app). */
-export async function copyApp(projectDir: string, appDir: string): Promise<void> {
-  const files: string[] = []; // relative to projectDir
+/** Everything that goes into /app, as paths relative to the project, each list sorted. */
+export interface AppFiles {
+  dirs: string[];
+  files: string[];
+  links: string[];
+}
+
+/** Lists the app and its production packages (what copyApp copies). */
+export async function listAppFiles(projectDir: string): Promise<AppFiles> {
+  const files: string[] = [];
   const links: string[] = [];
   const dirs = new Set<string>();
   const collect = async (root: string, skip: (rel: string) => boolean): Promise<void> => {
@@ -80,7 +87,13 @@ export async function copyApp(projectDir: string, appDir: string): Promise<void>
       (rel) =>
         rel === 'node_modules' || rel.startsWith(`node_modules${sep}`) || UNUSED_FILE.test(basename(rel)),
     );
-  for (const d of [...dirs].sort()) await mkdir(join(appDir, d), { recursive: true });
+  return { dirs: [...dirs].sort(), files: files.sort(), links: links.sort() };
+}
+
+/** Copies the app and its production packages into `appDir` (the image's /app). */
+export async function copyApp(projectDir: string, appDir: string, list?: AppFiles): Promise<void> {
+  const { dirs, files, links } = list ?? (await listAppFiles(projectDir));
+  for (const d of dirs) await mkdir(join(appDir, d), { recursive: true });
   for (const l of links) await symlink(await readlink(join(projectDir, l)), join(appDir, l));
   let next = 0;
   const worker = async (): Promise<void> => {

@@ -39,6 +39,8 @@ export interface ImageBuildOptions {
   onProgress?: (line: string) => void;
   /** stops the build (a running buildah is ended); its temp storage is removed, nothing is written */
   signal?: AbortSignal;
+  /** the project whose files go in (default: this one) */
+  projectDir?: string;
 }
 
 export interface ImageBuildResult {
@@ -74,10 +76,11 @@ export async function buildImage(opts: ImageBuildOptions = {}): Promise<ImageBui
     stepStarted = now;
   };
   await assertBuildahUsable();
-  const version = await projectVersion();
+  const projectDir = opts.projectDir ?? PROJECT_DIR;
+  const version = await projectVersion(projectDir);
   const reference = opts.reference ?? `localhost/tether:${version}`;
-  const archive = resolve(opts.output ?? defaultImageArchive(version));
-  const runtime = await findNodeRuntime(PROJECT_DIR);
+  const archive = resolve(opts.output ?? defaultImageArchive(version, projectDir));
+  const runtime = await findNodeRuntime(projectDir);
   const timestamp = buildTimestamp();
   const workDir = await mkdtemp(join(tmpdir(), 'tether-image-'));
   const partial = `${archive}.partial-${process.pid}`;
@@ -110,7 +113,7 @@ export async function buildImage(opts: ImageBuildOptions = {}): Promise<ImageBui
     const app = await buildah.run(['from', '--pull=never', '--name', 'tether', 'localhost/tether-base']);
     const appRoot = await buildah.run(['mount', app]);
     opts.signal?.throwIfAborted();
-    await copyApp(PROJECT_DIR, join(appRoot, IMAGE_APP_DIR));
+    await copyApp(projectDir, join(appRoot, IMAGE_APP_DIR));
     unpackedBytes += await treeBytes(join(appRoot, IMAGE_APP_DIR));
     await buildah.run(['umount', app]);
     await buildah.run([

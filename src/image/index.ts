@@ -11,4 +11,5 @@ export {
   type ImageBuildResult,
   projectVersion,
 } from './build.ts';
+export { type CachedImage, ensureImage, imageCacheDir, imageInputsDigest } from './cache.ts';
 export { IMAGE_NODE_PATH } from './node-runtime.ts';
