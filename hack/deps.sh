@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Installs what tether needs from the system: Debian's squid (the forward proxy in `tether up` and
 # the tests), buildah and strip (binutils) for the tether container image (`npm run image`, no daemon),
-# ip (iproute2: the image tests run it in network namespaces of their own) and checks for Go
-# (builds etcd / kube-apiserver / kube-controller-manager on first use).
+# what real nodes need (below; the image tests use its iproute2 too) and checks for Go (builds etcd /
+# kube-apiserver / kube-controller-manager on first use).
 # Node and the npm packages come from `npm ci` (the project brings Node 24 LTS as a package).
 set -euo pipefail
 if ! command -v go >/dev/null 2>&1 && [ ! -x /usr/local/go/bin/go ]; then
@@ -14,7 +14,6 @@ command -v squid >/dev/null 2>&1 || [ -x /usr/sbin/squid ] || need+=(squid)
 command -v setpriv >/dev/null 2>&1 || need+=(util-linux)
 command -v buildah >/dev/null 2>&1 || need+=(buildah)
 command -v strip >/dev/null 2>&1 || need+=(binutils)
-command -v ip >/dev/null 2>&1 || [ -x /usr/sbin/ip ] || need+=(iproute2)
 # real nodes (src/localenv/node.ts): containerd + runc, the CNI plugins, iptables/conntrack for
 # kube-proxy, umoci to pack the pause and test images
 [ -x /usr/bin/containerd ] || need+=(containerd)
