@@ -4,18 +4,26 @@
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
-import { ensureNodeBinaries } from '../../src/localenv/binaries.ts';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ensureNodeBinaries, type NodeBinaries } from '../../src/localenv/binaries.ts';
 import { type ControlPlane, startControlPlane } from '../../src/localenv/controlplane.ts';
 import { startNode } from '../../src/localenv/node.ts';
 import { cgroupsLeft, mountsUnder } from '../../src/localenv/node-host-state.ts';
-import { ensureNodeImages } from '../../src/localenv/node-images.ts';
+import { ensureNodeImages, type NodeImages } from '../../src/localenv/node-images.ts';
 import { createNodeNetwork, type NodeNetwork } from '../../src/localenv/node-network.ts';
 
 const NAME = `rf${process.pid % 100000}`;
 let dir: string | undefined;
 let network: NodeNetwork | undefined;
 let cp: ControlPlane | undefined;
+let binaries: NodeBinaries;
+let images: NodeImages;
+
+// a cold machine builds the node binaries here (minutes), outside the scenario's own timeout
+beforeAll(async () => {
+  binaries = await ensureNodeBinaries();
+  images = await ensureNodeImages();
+}, 900_000);
 
 afterAll(async () => {
   await cp?.stop();
@@ -25,8 +33,6 @@ afterAll(async () => {
 
 describe('a real node that fails to start', () => {
   it('reports the failing kubelet and leaves nothing behind', async () => {
-    const binaries = await ensureNodeBinaries();
-    const images = await ensureNodeImages();
     dir = mkdtempSync(join(tmpdir(), 'tether-real-node-failure-'));
     network = await createNodeNetwork(NAME);
     cp = await startControlPlane(NAME, { baseDir: dir, nodeNetwork: { hostAddress: network.hostAddress } });

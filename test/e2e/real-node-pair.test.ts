@@ -5,7 +5,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureNodeBinaries } from '../../src/localenv/binaries.ts';
 import { type ControlPlane, startControlPlane } from '../../src/localenv/controlplane.ts';
 import { type RealNode, startNode } from '../../src/localenv/node.ts';
@@ -16,6 +16,12 @@ import { pollUntil } from '../../src/wait.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'tether-real-node-pair-'));
 const started: Array<{ network: NodeNetwork; cp?: ControlPlane; node?: RealNode }> = [];
+
+// a cold machine builds the node binaries here (minutes), outside the scenario's own timeout
+beforeAll(async () => {
+  await ensureNodeBinaries();
+  await ensureNodeImages();
+}, 900_000);
 
 afterAll(async () => {
   for (const s of started) {
@@ -66,8 +72,6 @@ function shimSockets(): string[] {
 
 describe('two control planes with a real node each', () => {
   it('run side by side, and stopping one leaves the other working', async () => {
-    await ensureNodeBinaries();
-    await ensureNodeImages();
     const panicBefore = readFileSync('/proc/sys/kernel/panic', 'utf8').trim();
     const tag = process.pid % 100000;
     const a = await startWithNode(`pa${tag}`);

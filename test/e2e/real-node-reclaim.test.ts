@@ -5,7 +5,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureNodeBinaries } from '../../src/localenv/binaries.ts';
 import { cgroupsLeft, mountsUnder, pidsInCgroupTree } from '../../src/localenv/node-host-state.ts';
 import { ensureNodeImages } from '../../src/localenv/node-images.ts';
@@ -17,6 +17,12 @@ const NAME = `rk${process.pid % 100000}`;
 const dir = mkdtempSync(join(tmpdir(), 'tether-real-node-reclaim-'));
 let child: ChildProcess | undefined;
 
+// a cold machine builds the node binaries here (minutes), outside the scenario's own timeout
+beforeAll(async () => {
+  await ensureNodeBinaries();
+  await ensureNodeImages();
+}, 900_000);
+
 afterAll(async () => {
   child?.kill('SIGKILL');
   await reclaimStaleNode(NAME).catch(() => {});
@@ -27,8 +33,6 @@ afterAll(async () => {
 
 describe('a real node whose tether was SIGKILLed', () => {
   it('is reclaimed by the next node of the same name', async () => {
-    await ensureNodeBinaries();
-    await ensureNodeImages();
     const before = hostState();
     const c = spawn(process.execPath, ['test/e2e/fixtures/real-node-child.ts', NAME, dir], {
       stdio: ['ignore', 'pipe', 'pipe'],

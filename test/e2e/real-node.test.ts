@@ -89,7 +89,7 @@ beforeAll(async () => {
   kc.loadFromFile(cp.kubeconfigPath);
   core = kc.makeApiClient(CoreV1Api);
   apps = kc.makeApiClient(AppsV1Api);
-}, 600_000);
+}, 900_000);
 
 afterAll(async () => {
   await node?.stop();
