@@ -62,20 +62,23 @@ const REQUIRED: Array<{ what: string; paths: string[]; pkg: string }> = [
  * (TETHER_INVALID_ARGUMENT: ask for the process mode instead), or missing packages
  * (TETHER_BINARY_NOT_FOUND: install them).
  */
-export function checkNodePrerequisites(): void {
-  if (process.getuid?.() !== 0) {
+export function checkNodePrerequisites(
+  host: { uid?: number; exists: (path: string) => boolean } = { uid: process.getuid?.(), exists: existsSync },
+): void {
+  const exists = host.exists;
+  if (host.uid !== 0) {
     throw new TetherError(
       'TETHER_INVALID_ARGUMENT',
       'real nodes need root (network namespaces, containerd, cgroups); run as root or use the process mode',
     );
   }
-  if (!existsSync('/sys/fs/cgroup/memory') && !existsSync('/sys/fs/cgroup/cgroup.controllers')) {
+  if (!exists('/sys/fs/cgroup/memory') && !exists('/sys/fs/cgroup/cgroup.controllers')) {
     throw new TetherError(
       'TETHER_INVALID_ARGUMENT',
       'real nodes need cgroups mounted at /sys/fs/cgroup (none found); use the process mode',
     );
   }
-  const missing = REQUIRED.filter((r) => !r.paths.some((p) => existsSync(p)));
+  const missing = REQUIRED.filter((r) => !r.paths.some((p) => exists(p)));
   if (missing.length > 0) {
     const pkgs = [...new Set(missing.map((m) => m.pkg))];
     throw new TetherError(
