@@ -3,6 +3,7 @@
 // the log's credential scrubber: a supervised process's stderr is a log file too.
 // First import: as PID 1 (in the image) SIGTERM needs a handler before anything else loads.
 import './pid1-signals.ts';
+import { readFileSync } from 'node:fs';
 import { Command, CommanderError } from 'commander';
 import { isTetherError } from '../errors.ts';
 import { redactSecrets } from '../log.ts';
@@ -17,12 +18,20 @@ import { registerProxyCommands } from './proxy.ts';
 import { registerResourceCommands } from './resources.ts';
 import { registerUpCommand } from './up.ts';
 
+/** The version in package.json (the image tags itself with it too). */
+function packageVersion(): string {
+  const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
+    version?: string;
+  };
+  return pkg.version ?? '0.0.0';
+}
+
 export function buildProgram(): Command {
   const program = new Command('tether')
     .description(
       'OCM-compatible multi-cluster networking: tunnel, gateway, registration, work, managed service accounts',
     )
-    .version('0.1.0')
+    .version(packageVersion())
     .showHelpAfterError()
     .exitOverride();
   registerUpCommand(program);
