@@ -269,11 +269,18 @@ export async function startNode(
         signal: startSignal,
       },
     );
+    // a respawned containerd (same config, root and state) serves again when ctr gets an answer
+    containerd.readiness = () =>
+      pollUntil(() => ctr(['version']).then(() => true), {
+        timeoutMs,
+        intervalMs: 100,
+        description: `${containerd.name} to answer again`,
+      }).then(() => {});
     for (const image of [images.pause, images.echoserver]) await ctr(['images', 'import', image.archive]);
     startSignal.throwIfAborted();
 
     await startScheduler(cp, binaries.kubeScheduler, dir, timeoutMs, startSignal).then(supervise);
-    inNetns('kubelet', binaries.kubelet, [
+    const kubelet = inNetns('kubelet', binaries.kubelet, [
       `--config=${kubeletYaml}`,
       `--kubeconfig=${kubeletKubeconfig}`,
       `--hostname-override=${name}`,
@@ -300,6 +307,24 @@ export async function startNode(
     const kc = new KubeConfig();
     kc.loadFromFile(cp.kubeconfigPath);
     const core = kc.makeApiClient(CoreV1Api);
+    const nodeReady = async (): Promise<boolean> => {
+      const node = await core.readNode({ name });
+      return node.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
+    };
+    // a respawned kubelet (same flags, root dir and certificates) has rejoined once it posted a
+    // fresh Ready status after its start
+    kubelet.readiness = () => {
+      const since = kubelet.startedAt;
+      return pollUntil(
+        async () => {
+          const node = await core.readNode({ name });
+          const ready = node.status?.conditions?.find((c) => c.type === 'Ready');
+          const heartbeat = ready?.lastHeartbeatTime ? new Date(ready.lastHeartbeatTime).getTime() : 0;
+          return ready?.status === 'True' && heartbeat >= since - 1000;
+        },
+        { timeoutMs, intervalMs: 200, description: `${kubelet.name} to post Ready again` },
+      ).then(() => {});
+    };
     const alive = (): void => {
       for (const p of processes) {
         if (!p.running) throw new ProcessFailedError(`${p.name} exited (log: ${p.logFile})`, p.tail());
@@ -308,8 +333,7 @@ export async function startNode(
     await pollUntil(
       async () => {
         alive();
-        const node = await core.readNode({ name });
-        return node.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
+        return nodeReady();
       },
       { timeoutMs, intervalMs: 200, description: `Node ${name} to be Ready`, signal: startSignal },
     ).catch((err: Error) => {

@@ -226,6 +226,31 @@ describe('a local control plane with one real node', () => {
     expect(await dropped()).toBeGreaterThan(before);
   });
 
+  it('respawns a SIGKILLed kubelet with the same command line: pods keep serving, the node rejoins, exec works again', async () => {
+    if (!node) throw new Error('no node');
+    const kubelet = node.processes.find((p) => p.name === `${NAME}/kubelet`);
+    if (!kubelet?.pid || !kubelet.readiness) throw new Error('no kubelet with readiness');
+    const oldPid = kubelet.pid;
+    process.kill(oldPid, 'SIGKILL');
+    await kubelet.exited;
+    const svc = await core.readNamespacedService({ name: 'echo', namespace: NS });
+    // the pods do not depend on the kubelet process
+    expect(await getInNode(`http://${svc.spec?.clusterIP}/`)).toMatch(/^hello from echo-/);
+    const t = Date.now();
+    expect(kubelet.respawn()).toBe(true);
+    await kubelet.readiness();
+    measured.kubeletRejoin = `${((Date.now() - t) / 1000).toFixed(1)} s`;
+    expect(kubelet.pid).not.toBe(oldPid);
+    const pods = await core.listNamespacedPod({ namespace: NS, labelSelector: 'app=echo' });
+    const pod = pods.items[0]?.metadata?.name;
+    if (!pod) throw new Error('no echo pod');
+    const out = await pollUntil(() => kubectl(['exec', '-n', NS, pod, '--', '/echoserver', 'hostname']), {
+      timeoutMs: 20_000,
+      description: 'kubectl exec through the respawned kubelet',
+    });
+    expect(out.trim()).toBe(pod);
+  });
+
   it('leaves no process, mount, namespace, veth, cgroup or iptables chain behind after stop', async () => {
     if (!node || !network || !cp) throw new Error('no node');
     const podPids = pidsInCgroupTree(`/tether-${NAME}`);
