@@ -78,6 +78,13 @@ export function checkNodePrerequisites(
       'real nodes need cgroups mounted at /sys/fs/cgroup (none found); use the process mode',
     );
   }
+  // pods reaching a ClusterIP served on their own bridge need bridged traffic to pass iptables
+  if (!exists('/proc/sys/net/bridge/bridge-nf-call-iptables')) {
+    throw new TetherError(
+      'TETHER_INVALID_ARGUMENT',
+      'real nodes need the br_netfilter kernel module: run modprobe br_netfilter (as root), or use the process mode',
+    );
+  }
   const missing = REQUIRED.filter((r) => !r.paths.some((p) => exists(p)));
   if (missing.length > 0) {
     const pkgs = [...new Set(missing.map((m) => m.pkg))];

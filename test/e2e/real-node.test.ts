@@ -209,6 +209,32 @@ describe('a local control plane with one real node', () => {
     expect(out.trim()).toBe(pod);
   });
 
+  it('lets a pod reach a ClusterIP Service served by pods on the same bridge, and the apiserver through the kubernetes Service', async () => {
+    const pods = await core.listNamespacedPod({ namespace: NS, labelSelector: 'app=echo' });
+    const pod = pods.items[0]?.metadata?.name;
+    if (!pod) throw new Error('no echo pod');
+    const svc = await core.readNamespacedService({ name: 'echo', namespace: NS });
+    // 10 tries: one of the two endpoints is the calling pod itself (hairpin), the other its neighbour
+    for (let i = 0; i < 10; i++) {
+      const body = await kubectl([
+        'exec',
+        '-n',
+        NS,
+        pod,
+        '--',
+        '/echoserver',
+        'get',
+        `http://${svc.spec?.clusterIP}/`,
+      ]);
+      expect(body).toMatch(/^hello from echo-/);
+    }
+    // the `kubernetes` Service's endpoint is the apiserver on the host end of the veth
+    const endpoints = await core.readNamespacedEndpoints({ name: 'kubernetes', namespace: 'default' });
+    expect(endpoints.subsets?.[0]?.addresses?.[0]?.ip).toBe(network?.hostAddress);
+    const dialed = await kubectl(['exec', '-n', NS, pod, '--', '/echoserver', 'dial', '10.0.0.1:443']);
+    expect(dialed.trim()).toBe('connected');
+  });
+
   it('drops what the node namespace sends anywhere but its host end', async () => {
     if (!node || !network) throw new Error('no node');
     const routes = (await node.exec('ip', ['-4', 'route'])).stdout;

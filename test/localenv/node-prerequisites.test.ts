@@ -26,6 +26,12 @@ describe('real node prerequisites', () => {
     );
   });
 
+  it('asks for br_netfilter', () => {
+    expect(() =>
+      checkNodePrerequisites({ uid: 0, exists: (p) => !p.startsWith('/proc/sys/net/bridge') }),
+    ).toThrow(/modprobe br_netfilter/);
+  });
+
   it('refuses a non-root user (a real process dropped to nobody) and points at the process mode', async () => {
     const script = `import(${JSON.stringify(moduleUrl)}).then((m) => m.checkNodePrerequisites()).then(() => process.exit(0), (e) => { process.stderr.write(e.code + ' ' + e.message); process.exit(3); })`;
     const result = await new Promise<{ code: number | null; stderr: string }>((resolve) => {
