@@ -5,7 +5,8 @@
 // shim sockets in /run/containerd, CNI result caches in /var/lib/cni, and the global sysctls the
 // kubelet sets. Only what is provably this node's is removed (its shim sockets by containerd's naming,
 // CNI results by network and sandbox id, pod log links into its directory); shared directories only
-// when empty and created after the snapshot taken before the node started. The sysctls' original
+// when empty, and created after the snapshot taken before the node started or left by the last
+// kubelet. The sysctls' original
 // values are kept in /run/tether/kubelet-sysctls.json from the first node on, and put back when no
 // kubelet runs any more (also after a SIGKILLed tether, by node-reclaim.ts).
 import { createHash } from 'node:crypto';
@@ -24,7 +25,6 @@ import { join } from 'node:path';
 import { run } from './node-command.ts';
 
 const CGROUP_BASE = '/sys/fs/cgroup';
-const CONTAINERD_RUN = ['/run/containerd/s', '/run/containerd/fifo'];
 const KUBELET_VAR_LIB = '/var/lib/kubelet';
 const POD_LOG_LINKS = '/var/log/containers';
 const CNI_RESULTS = '/var/lib/cni/results';
@@ -67,7 +67,9 @@ function listDir(dir: string): string[] {
 
 /** Taken before the node starts (and records the sysctls' values if no node did yet). */
 export function snapshotHost(): HostSnapshot {
-  if (!existsSync(SYSCTL_SAVE)) {
+  // with a kubelet already running (from a tether that does not keep this file) the current values
+  // may be its own, not the host's: record nothing rather than the wrong originals
+  if (!existsSync(SYSCTL_SAVE) && !kubeletRunning()) {
     const sysctls: Record<string, string> = {};
     for (const s of KUBELET_SYSCTLS) {
       try {
@@ -245,13 +247,16 @@ export function removeHostLeftovers(node: NodeLeftovers, createdDirs: string[]):
       e.startsWith(`${node.cniNetwork}-`) || node.containerIds.some((id) => e === `cni-loopback-${id}-lo`);
     if (ours) rmSync(join(CNI_RESULTS, e), { force: true });
   }
-  // the kubelet's socket in device-plugins is hard-coded: ours only if no other kubelet runs
-  if (!kubeletRunning()) {
+  // the kubelet's socket in device-plugins is hard-coded: ours only if no other kubelet runs. The
+  // last node out also removes empty shared directories another node created (nodes that overlap
+  // in time cannot each remove what the other still used)
+  const last = !kubeletRunning();
+  if (last) {
     for (const e of ['kubelet.sock', 'DEPRECATION'])
       rmSync(join(KUBELET_VAR_LIB, 'device-plugins', e), { force: true });
   }
   for (const d of SHARED_DIRS) {
-    if (!createdDirs.includes(d)) continue;
+    if (!last && !createdDirs.includes(d)) continue;
     try {
       rmdirSync(d); // only when empty
     } catch {}

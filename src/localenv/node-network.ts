@@ -29,7 +29,7 @@ export interface NodeNetwork {
   readonly nodeAddress: string;
   /** 10.245.<n>.0/24: the pod network on the node's bridge */
   readonly podCidr: string;
-  /** removes the namespace and the veth; idempotent */
+  /** removes the namespace and the veth; later calls do nothing (the link name may be reused by then) */
   remove(): Promise<void>;
 }
 
@@ -84,7 +84,11 @@ export async function createNodeNetwork(name: string): Promise<NodeNetwork> {
   const netnsDirWasMount = isMountPoint(NETNS_DIR);
   await run('ip', ['netns', 'add', netns]);
   let hostIface: string | undefined;
+  let removed = false;
   const remove = async (): Promise<void> => {
+    // once only: after this the link name tth<n> is free and may already be another node's
+    if (removed) return;
+    removed = true;
     if (hostIface) await deleteLink(hostIface);
     if (existsSync(netnsPath(netns))) await run('ip', ['netns', 'del', netns]).catch(() => {});
     if (!netnsDirWasMount && isMountPoint(NETNS_DIR) && readdirSync(NETNS_DIR).length === 0) {

@@ -55,7 +55,7 @@ function staleNodeDirs(name: string): string[] {
 }
 
 /**
- * Removes the leftovers of a killed node named `name` (netns tether-<name>, cgroups /tether-<name>,
+ * Removes the leftovers of a killed node named `name` (netns tether-<name> and its veth, cgroups /tether-<name>,
  * mounts under its old directory, pod network namespaces nothing runs in). Returns how many leftover
  * processes it killed; 0 and no change when there was nothing to reclaim.
  */
@@ -118,6 +118,10 @@ export async function reclaimStaleNode(name: string): Promise<number> {
   }
   for (const socket of shimSockets) rmSync(socket, { force: true });
   removeCgroupTree(cgroupRoot);
+  // the namespace (and with it the veth) once nothing runs in it any more
+  if (existsSync(`/run/netns/${netns}`) && (await netnsPids(netns)).length === 0) {
+    await run('ip', ['netns', 'del', netns]).catch(() => {});
+  }
   restoreKubeletSysctls();
   return killed.size;
 }

@@ -1,7 +1,7 @@
 // Two control planes with a real node each on one host (what `tether up` needs: hub + managed):
 // separate namespaces, subnets and cgroup roots; stopping one node leaves the other's pods, shim
 // sockets and the kubelet's sysctls alone; after both stop nothing is left.
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
@@ -13,6 +13,7 @@ import { cgroupsLeft, pidsInCgroupTree } from '../../src/localenv/node-host-stat
 import { ensureNodeImages } from '../../src/localenv/node-images.ts';
 import { createNodeNetwork, type NodeNetwork } from '../../src/localenv/node-network.ts';
 import { pollUntil } from '../../src/wait.ts';
+import { newSharedState, nodeShimSockets, ownLeftovers, sharedHostState } from './real-node-host.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'tether-real-node-pair-'));
 const started: Array<{ network: NodeNetwork; cp?: ControlPlane; node?: RealNode }> = [];
@@ -66,13 +67,9 @@ async function runPod(core: CoreV1Api, node: RealNode): Promise<string> {
   );
 }
 
-function shimSockets(): string[] {
-  return existsSync('/run/containerd/s') ? readdirSync('/run/containerd/s') : [];
-}
-
 describe('two control planes with a real node each', () => {
   it('run side by side, and stopping one leaves the other working', async () => {
-    const panicBefore = readFileSync('/proc/sys/kernel/panic', 'utf8').trim();
+    const sharedBefore = sharedHostState();
     const tag = process.pid % 100000;
     const a = await startWithNode(`pa${tag}`);
     const b = await startWithNode(`pb${tag}`);
@@ -81,8 +78,9 @@ describe('two control planes with a real node each', () => {
     const [ipA, ipB] = await Promise.all([runPod(a.core, a.node), runPod(b.core, b.node)]);
     expect(ipA?.startsWith(a.node.network.podCidr.replace(/0\/24$/, ''))).toBe(true);
     expect(ipB?.startsWith(b.node.network.podCidr.replace(/0\/24$/, ''))).toBe(true);
-    const socketsBefore = shimSockets();
-    expect(socketsBefore.length).toBeGreaterThanOrEqual(2);
+    const socketsA = await nodeShimSockets(a.node.network.netns);
+    const socketsB = await nodeShimSockets(b.node.network.netns);
+    expect([socketsA.length, socketsB.length]).toEqual([1, 1]);
     const bPods = pidsInCgroupTree(`/tether-${b.node.name}`);
     expect(bPods.length).toBeGreaterThanOrEqual(2);
     const panicWhileRunning = readFileSync('/proc/sys/kernel/panic', 'utf8').trim();
@@ -90,7 +88,8 @@ describe('two control planes with a real node each', () => {
     await a.node.stop();
     // b: pod processes, shim socket, Node Ready, serving from its namespace, kubelet sysctls untouched
     for (const p of bPods) expect(existsSync(`/proc/${p}`)).toBe(true);
-    expect(shimSockets().length).toBe(socketsBefore.length - 1);
+    expect(ownLeftovers({ name: a.node.name, dir: a.node.dir, shimSockets: socketsA })).toEqual([]);
+    expect(socketsB.filter((s) => existsSync(s))).toEqual(socketsB);
     const body = await b.node.exec(process.execPath, [
       '-e',
       `fetch('http://${ipB}:8080/').then(r=>r.text()).then(t=>process.stdout.write(t))`,
@@ -102,10 +101,11 @@ describe('two control planes with a real node each', () => {
     expect(cgroupsLeft(`/tether-${a.node.name}`)).toEqual([]);
 
     await b.node.stop();
-    expect(shimSockets()).toEqual([]);
+    expect(ownLeftovers({ name: b.node.name, dir: b.node.dir, shimSockets: socketsB })).toEqual([]);
     expect(cgroupsLeft(`/tether-${b.node.name}`)).toEqual([]);
     for (const p of bPods) expect(existsSync(`/proc/${p}`)).toBe(false);
-    // the last kubelet gone, its forced sysctls are back
-    expect(readFileSync('/proc/sys/kernel/panic', 'utf8').trim()).toBe(panicBefore);
+    // the last kubelet gone (unless another suite runs one), its forced sysctls are back
+    const sharedAfter = sharedHostState();
+    expect(newSharedState(sharedBefore, sharedAfter)).toEqual([]);
   });
 });

@@ -2,7 +2,7 @@
 // behind (the parent-death signal only reaches containerd, the kubelet and kube-proxy). The next
 // node of that name reclaims them: processes, mounts, cgroups, the namespace and the old directory.
 import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -12,6 +12,7 @@ import { ensureNodeImages } from '../../src/localenv/node-images.ts';
 import { createNodeNetwork, processesInNetns } from '../../src/localenv/node-network.ts';
 import { reclaimStaleNode } from '../../src/localenv/node-reclaim.ts';
 import { pollUntil } from '../../src/wait.ts';
+import { newSharedState, nodeShimSockets, ownLeftovers, sharedHostState } from './real-node-host.ts';
 
 const NAME = `rk${process.pid % 100000}`;
 const dir = mkdtempSync(join(tmpdir(), 'tether-real-node-reclaim-'));
@@ -33,7 +34,7 @@ afterAll(async () => {
 
 describe('a real node whose tether was SIGKILLed', () => {
   it('is reclaimed by the next node of the same name', async () => {
-    const before = hostState();
+    const sharedBefore = sharedHostState();
     const c = spawn(process.execPath, ['test/e2e/fixtures/real-node-child.ts', NAME, dir], {
       stdio: ['ignore', 'pipe', 'pipe'],
     });
@@ -62,6 +63,8 @@ describe('a real node whose tether was SIGKILLed', () => {
       { timeoutMs: 20_000, description: 'the node daemons to die with their parent' },
     );
     const shims = await processesInNetns(`tether-${NAME}`);
+    const shimSockets = await nodeShimSockets(`tether-${NAME}`);
+    expect(shimSockets.length).toBe(1);
     const podPids = pidsInCgroupTree(`/tether-${NAME}`);
     expect(shims.length).toBeGreaterThan(0);
     expect(podPids.length).toBeGreaterThanOrEqual(2);
@@ -73,29 +76,17 @@ describe('a real node whose tether was SIGKILLed', () => {
     expect(mountsUnder([nodeDir])).toEqual([]);
     expect(existsSync(nodeDir)).toBe(false);
     expect(cgroupsLeft(`/tether-${NAME}`)).toEqual([]);
+    expect(existsSync(`/run/netns/tether-${NAME}`)).toBe(false);
     // shim sockets, CNI results, the kubelet's hard-coded directories and its sysctls
-    expect(hostState()).toBe(before);
+    expect(ownLeftovers({ name: NAME, dir: nodeDir, shimSockets })).toEqual([]);
+    const sharedAfter = sharedHostState();
+    expect(newSharedState(sharedBefore, sharedAfter)).toEqual([]);
     // and the name is free again
     const net = await createNodeNetwork(NAME);
     await net.remove();
     expect(existsSync(`/run/netns/tether-${NAME}`)).toBe(false);
   });
 });
-
-/** Host paths the kubelet, containerd and CNI use whatever they are told, and the sysctls the kubelet sets. */
-const HOST_PATHS = [
-  '/var/lib/kubelet',
-  '/var/log/containers',
-  '/var/lib/cni',
-  '/run/containerd',
-  '/opt/containerd',
-];
-const KUBELET_SYSCTLS = ['vm/overcommit_memory', 'vm/panic_on_oom', 'kernel/panic', 'kernel/panic_on_oops'];
-function hostState(): string {
-  const paths = HOST_PATHS.map((p) => `${p}=${existsSync(p) ? readdirSync(p).sort().join(',') : '-'}`);
-  const sysctls = KUBELET_SYSCTLS.map((s) => `${s}=${readFileSync(`/proc/sys/${s}`, 'utf8').trim()}`);
-  return [...paths, ...sysctls].join('\n');
-}
 
 function comm(pid: number): string {
   try {
