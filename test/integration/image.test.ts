@@ -3,7 +3,16 @@
 // layer by layer, the entrypoint run as PID 1 of its own PID/mount/network namespaces, chrooted
 // into the rootfs as the image's user with the image's environment only.
 import { execFile, execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -25,16 +34,17 @@ const dir = mkdtempSync(join(tmpdir(), 'tether-image-test-'));
 const archive = join(dir, 'out', 'tether.tar');
 const hadVarLibContainers = existsSync('/var/lib/containers');
 const hadCniLock = existsSync('/etc/cni/net.d/cni.lock');
-const buildDirsBefore = buildahWorkDirs();
+/** The builds' own TMPDIR: other files build images at the same time, each in its own temp dirs. */
+const buildTmp = join(dir, 'build-tmp');
+mkdirSync(buildTmp);
 let version: string;
 let buildOutput: string;
 let image: UnpackedImage;
 let runner: ContainerRunner;
 
+/** Work dirs a build left in its TMPDIR (none once it has finished; node's compile cache aside). */
 function buildahWorkDirs(): string[] {
-  return readdirSync(tmpdir()).filter(
-    (n) => n.startsWith('tether-image-') && !n.startsWith('tether-image-test-'),
-  );
+  return readdirSync(buildTmp).filter((n) => n !== 'node-compile-cache');
 }
 
 /** Runs `tether image build --output <archive>`; resolves with what it printed. */
@@ -43,7 +53,7 @@ function tetherImageBuild(output: string): Promise<string> {
     execFile(
       process.execPath,
       ['bin/tether.js', 'image', 'build', '--output', output],
-      { encoding: 'utf8', timeout: 240_000 },
+      { encoding: 'utf8', timeout: 240_000, env: { ...process.env, TMPDIR: buildTmp } },
       (err, stdout, stderr) =>
         err ? reject(new Error(`${err.message}\n${stderr}`)) : resolve(stdout + stderr),
     );
@@ -114,7 +124,7 @@ describe('tether container image', () => {
     expect(readdirSync(join(dir, 'out'))).toEqual(['tether.tar']); // no partial file
     if (!hadVarLibContainers) expect(existsSync('/var/lib/containers')).toBe(false);
     if (!hadCniLock) expect(existsSync('/etc/cni/net.d/cni.lock')).toBe(false);
-    expect(buildahWorkDirs()).toEqual(buildDirsBefore);
+    expect(buildahWorkDirs()).toEqual([]);
   });
 
   // Same sources → same digest. Two builds are compared on the base layer only: the app layer holds
