@@ -78,16 +78,26 @@ describe('Available after an outage longer than the lease grace period', () => {
       description: 'a periodic lease renewal after recovery',
     });
 
+    const history = `what the hub stored, in order: ${JSON.stringify(seen)}`;
     const transitions = seen.filter((s, i) => i > 0 && s.available !== seen[i - 1]?.available);
-    expect(transitions.map((s) => s.available)).toEqual(['Unknown', 'True']);
+    expect(
+      transitions.map((s) => s.available),
+      history,
+    ).toEqual(['Unknown', 'True']);
     const firstUnknown = seen.findIndex((s) => s.available === 'Unknown');
     const backToTrue = seen.findIndex((s, i) => i > firstUnknown && s.available === 'True');
-    expect(seen.slice(backToTrue).every((s) => s.available === 'True')).toBe(true);
+    expect(
+      seen.slice(backToTrue).every((s) => s.available === 'True'),
+      history,
+    ).toBe(true);
     const tainted = seen.findIndex((s) => s.taints.includes(ManagedClusterTaint.Unreachable));
     const untainted = seen.findIndex((s, i) => i > tainted && s.taints.length === 0);
-    expect(untainted).toBeGreaterThan(tainted);
+    expect(untainted, history).toBeGreaterThan(tainted);
     // The unreachable taint came once and, once gone, did not come back.
-    expect(seen.slice(untainted).every((s) => s.taints.length === 0)).toBe(true);
+    expect(
+      seen.slice(untainted).every((s) => s.taints.length === 0),
+      history,
+    ).toBe(true);
     expect(seen.filter((s) => s.available === 'Unknown').length).toBeLessThanOrEqual(3);
   });
 });
