@@ -1,14 +1,15 @@
 // What a real node leaves on the host outside its own directory, found and removed: mounts (the
-// kubelet's self bind-mount of its root dir, pod volumes, containerd rootfs/shm, the pods' network
-// namespaces under /run/netns/cni-*), cgroups under the node's cgroup root in every hierarchy, the
-// kubelet's hard-coded /var/lib/kubelet/device-plugins and /var/log/containers links, containerd's
-// shim sockets in /run/containerd, CNI result caches in /var/lib/cni, and the global sysctls the
-// kubelet sets. Only what is provably this node's is removed (its shim sockets by containerd's naming,
-// CNI results by network and sandbox id, pod log links into its directory); shared directories only
-// when empty, and created after the snapshot taken before the node started or left by the last
-// kubelet. The sysctls' original
-// values are kept in /run/tether/kubelet-sysctls.json from the first node on, and put back when no
-// kubelet runs any more (also after a SIGKILLed tether, by node-reclaim.ts).
+// kubelet's self bind-mount of its root dir, pod volumes, containerd rootfs/shm, and pod network
+// namespaces, kept under containerd's state dir; /run/netns/cni-* ones are still swept in case a
+// containerd config without netns_mounts_under_state_dir made them), cgroups under the node's
+// cgroup root in every hierarchy, the kubelet's hard-coded /var/lib/kubelet/device-plugins and
+// /var/log/containers links, containerd's shim sockets in /run/containerd, CNI result caches in
+// /var/lib/cni, and the global sysctls the kubelet sets. Only what is provably this node's is
+// removed (its shim sockets by containerd's naming, CNI results by network and sandbox id, pod log
+// links into its directory); shared directories only when empty, and created after the snapshot
+// taken before the node started or left by the last kubelet. The sysctls' original values are kept
+// in /run/tether/kubelet-sysctls.json from the first node on, and put back when no kubelet runs any
+// more (also after a SIGKILLed tether, by node-reclaim.ts).
 import { createHash } from 'node:crypto';
 import {
   existsSync,
