@@ -15,17 +15,17 @@
 //   with time, not with the number of watches);
 // - reconnects, duplicates and gaps over all watches (all should be 0).
 // `--quick` is 200 watches for 1 minute.
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import type { Pool } from 'undici';
 import { startEnvironment } from '../src/localenv/environment.ts';
 import type { ControlPlaneInfo } from '../src/localenv/types.ts';
 import { pollUntil } from '../src/wait.ts';
-import { heapAfterGc } from './lib/inspector-gc.ts';
-import { mb, type ProcSample, procSample } from './lib/proc-stats.ts';
-import { type SoakProcess, startSoakStack } from './lib/soak-stack.ts';
-import { type Origin, originPool, UpdateStream, WatchSet } from './lib/soak-watch.ts';
+import { mb, procSample } from './lib/proc-stats.ts';
+import { adminOrigin, createNamespace, holding } from './lib/soak-probes.ts';
+import { startSoakStack } from './lib/soak-stack.ts';
+import { originPool, UpdateStream, WatchSet } from './lib/soak-watch.ts';
 import { type BenchOptions, flag, percentile, printTable, round, sleep } from './lib/stats.ts';
 
 const NS = 'bench-soak';
@@ -39,26 +39,6 @@ function positive(args: string[], name: string, fallback: number): number {
   const n = Number(raw);
   if (!Number.isFinite(n) || n <= 0) throw new Error(`--${name} must be a positive number, got "${raw}"`);
   return n;
-}
-
-function adminOrigin(cp: ControlPlaneInfo, url = cp.apiserverUrl): Origin {
-  const pki = dirname(cp.caCertPath);
-  return {
-    url,
-    ca: readFileSync(cp.caCertPath, 'utf8'),
-    cert: readFileSync(join(pki, 'admin.crt'), 'utf8'),
-    key: readFileSync(join(pki, 'admin.key'), 'utf8'),
-  };
-}
-
-interface Holding {
-  sample: ProcSample;
-  heap: number;
-}
-
-async function holding(p: SoakProcess): Promise<Holding> {
-  if (!p.inspector) throw new Error(`${p.name} has no inspector URL; log:\n${p.tail(10)}`);
-  return { sample: procSample(p.pid), heap: await heapAfterGc(p.inspector) };
 }
 
 export async function run(opts: BenchOptions): Promise<void> {
@@ -88,13 +68,7 @@ export async function run(opts: BenchOptions): Promise<void> {
     const hub = originPool(adminOrigin(env.hub), watchCount + 8);
     const direct = originPool(adminOrigin(cluster1), DIRECT_WATCHES + 4);
     pools.push(hub, direct);
-    const ns = await direct.request({
-      method: 'POST',
-      path: '/api/v1/namespaces',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ metadata: { name: NS } }),
-    });
-    await ns.body.text();
+    await createNamespace(direct, NS);
     const updates = new UpdateStream(direct, NS, CM);
     const rv = await updates.create();
     const rest = (from: string) =>

@@ -13,9 +13,9 @@
 //
 // Prints, per process and round, the kinds (constructor / closure name) whose count or size changed
 // the most, and writes every snapshot to DIR (default a temp dir, kept) for a closer look in DevTools.
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import type { Pool } from 'undici';
 import { startEnvironment } from '../../src/localenv/environment.ts';
 import type { ControlPlaneInfo } from '../../src/localenv/types.ts';
@@ -23,8 +23,9 @@ import { pollUntil } from '../../src/wait.ts';
 import { type HeapKind, heapGrowth, summarizeHeapSnapshot, takeHeapSnapshot } from './heap-snapshot.ts';
 import { heapAfterGc } from './inspector-gc.ts';
 import { mb, procSample } from './proc-stats.ts';
+import { adminOrigin, createNamespace } from './soak-probes.ts';
 import { type SoakProcess, startSoakStack } from './soak-stack.ts';
-import { type Origin, originPool, UpdateStream, WatchSet } from './soak-watch.ts';
+import { originPool, UpdateStream, WatchSet } from './soak-watch.ts';
 import { flag, sleep } from './stats.ts';
 
 const NS = 'heap-rounds';
@@ -36,16 +37,6 @@ function count(args: string[], name: string, fallback: number): number {
   const n = raw === undefined ? fallback : Number(raw);
   if (!Number.isInteger(n) || n <= 0) throw new Error(`--${name} must be a positive integer, got "${raw}"`);
   return n;
-}
-
-function adminOrigin(cp: ControlPlaneInfo): Origin {
-  const pki = dirname(cp.caCertPath);
-  return {
-    url: cp.apiserverUrl,
-    ca: readFileSync(cp.caCertPath, 'utf8'),
-    cert: readFileSync(join(pki, 'admin.crt'), 'utf8'),
-    key: readFileSync(join(pki, 'admin.key'), 'utf8'),
-  };
 }
 
 function table(title: string, rows: HeapKind[]): string {
@@ -86,13 +77,7 @@ async function main(): Promise<void> {
     const hub = originPool(adminOrigin(env.hub), watches + 8);
     const direct = originPool(adminOrigin(cluster1), 4);
     pools.push(hub, direct);
-    const ns = await direct.request({
-      method: 'POST',
-      path: '/api/v1/namespaces',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ metadata: { name: NS } }),
-    });
-    await ns.body.text();
+    await createNamespace(direct, NS);
     const updates = new UpdateStream(direct, NS, CM);
     const rv = await updates.create();
     const path = (from: string) =>

@@ -7,17 +7,17 @@
 // rounds of watches must leave nothing behind per closed watch: no tunnel stream or caller socket
 // left in either process (counted in a heap snapshot), and no heap growth from one round to the
 // next. The long version is `npm run bench -- soak`.
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { CoreV1Api } from '@kubernetes/client-node';
 import type { Pool } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { summarizeHeapSnapshot, takeHeapSnapshot } from '../../bench/lib/heap-snapshot.ts';
-import { heapAfterGc } from '../../bench/lib/inspector-gc.ts';
 import { type ProcSample, procSample } from '../../bench/lib/proc-stats.ts';
+import { adminOrigin, type Holding, holding } from '../../bench/lib/soak-probes.ts';
 import { type SoakProcess, type SoakStack, startSoakStack } from '../../bench/lib/soak-stack.ts';
-import { type Origin, originPool, UpdateStream, WatchSet } from '../../bench/lib/soak-watch.ts';
+import { originPool, UpdateStream, WatchSet } from '../../bench/lib/soak-watch.ts';
 import { pollUntil } from '../../src/wait.ts';
 import { testEnv } from './env.ts';
 import { adminKubeConfig, uniqueName } from './helpers.ts';
@@ -64,27 +64,6 @@ let stack: SoakStack | undefined;
 const pools: Pool[] = [];
 /** tunnel objects each process held before any tunnel was opened */
 let fresh: { server: LiveObjects; gateway: LiveObjects };
-
-function adminOrigin(url: string, caPath: string): Origin {
-  const pki = dirname(caPath);
-  return {
-    url,
-    ca: readFileSync(caPath, 'utf8'),
-    cert: readFileSync(join(pki, 'admin.crt'), 'utf8'),
-    key: readFileSync(join(pki, 'admin.key'), 'utf8'),
-  };
-}
-
-interface Holding {
-  sample: ProcSample;
-  heap: number;
-}
-
-async function holding(p: SoakProcess): Promise<Holding> {
-  if (!p.inspector) throw new Error(`${p.name} has no inspector URL; log:\n${p.tail(10)}`);
-  const heap = await heapAfterGc(p.inspector);
-  return { sample: procSample(p.pid), heap };
-}
 
 const mb = (b: number): string => `${(b / 1e6).toFixed(1)} MB`;
 const kb = (b: number): string => `${b >= 0 ? '+' : ''}${(b / 1e3).toFixed(0)} KB`;
@@ -147,8 +126,8 @@ afterAll(async () => {
 describe('gateway soak', () => {
   it(`${WATCHES} watches through the gateway see all ${UPDATES} updates exactly once in order; after they close, gateway and proxy-server fds and heap return to baseline`, async () => {
     const s = stack as SoakStack;
-    const hub = originPool(adminOrigin(env.hub.apiserverUrl, env.hub.caCertPath), WATCHES + 8);
-    const direct = originPool(adminOrigin(env.cluster1.apiserverUrl, env.cluster1.caCertPath), 4);
+    const hub = originPool(adminOrigin(env.hub), WATCHES + 8);
+    const direct = originPool(adminOrigin(env.cluster1), 4);
     pools.push(hub, direct);
     const cm = 'soaked';
     const updates = new UpdateStream(direct, namespace, cm);
@@ -230,8 +209,8 @@ describe('gateway soak', () => {
   });
   it(`two more rounds of ${ROUND_WATCHES} watches leave nothing behind: once closed, no tunnel stream or caller socket stays in the proxy-server or gateway, and the heap does not grow from one round to the next`, async () => {
     const s = stack as SoakStack;
-    const hub = originPool(adminOrigin(env.hub.apiserverUrl, env.hub.caCertPath), ROUND_WATCHES + 8);
-    const direct = originPool(adminOrigin(env.cluster1.apiserverUrl, env.cluster1.caCertPath), 4);
+    const hub = originPool(adminOrigin(env.hub), ROUND_WATCHES + 8);
+    const direct = originPool(adminOrigin(env.cluster1), 4);
     pools.push(hub, direct);
     const within = (held: LiveObjects, base: LiveObjects): boolean =>
       Object.entries(held.counts).every(([k, n]) => n <= (base.counts[k] ?? 0) + OBJECT_SLACK);
