@@ -21,7 +21,7 @@ import { startServiceAccountAgent } from '../serviceaccount/index.ts';
 import { startWorkAgent } from '../work/agent/index.ts';
 import { readPemFlag } from './files.ts';
 import { positiveInt } from './options.ts';
-import { untilSignal } from './proxy.ts';
+import { untilSignal } from './until-signal.ts';
 
 const collect = (value: string, prev: string[] = []): string[] => [
   ...prev,

@@ -20,7 +20,7 @@ import { logger } from '../log.ts';
 import { startOpsServer } from '../ops.ts';
 import { readPemFlag } from './files.ts';
 import { kubeconfigFlag, positiveInt } from './options.ts';
-import { untilSignal } from './proxy.ts';
+import { untilSignal } from './until-signal.ts';
 
 interface GatewayFlags {
   kubeconfig?: string;

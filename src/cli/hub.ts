@@ -8,7 +8,7 @@ import { startRegistrationHub } from '../registration/hub/index.ts';
 import { startServiceAccountHub } from '../serviceaccount/index.ts';
 import { readPemFlag } from './files.ts';
 import { kubeconfigFlag, positiveInt } from './options.ts';
-import { untilSignal } from './proxy.ts';
+import { untilSignal } from './until-signal.ts';
 
 interface HubFlags {
   kubeconfig?: string;

@@ -14,7 +14,8 @@ import { registerHubCommand } from './hub.ts';
 import { registerImageCommands } from './image.ts';
 import { registerInitCommand } from './init.ts';
 import { registerJoinCommands } from './join.ts';
-import { registerProxyCommands } from './proxy.ts';
+import { registerProxyAgentCommand } from './proxy-agent.ts';
+import { registerProxyServerCommand } from './proxy-server.ts';
 import { registerResourceCommands } from './resources.ts';
 import { registerUpCommand } from './up.ts';
 
@@ -36,7 +37,8 @@ export function buildProgram(): Command {
     .exitOverride();
   registerUpCommand(program);
   registerInitCommand(program);
-  registerProxyCommands(program);
+  registerProxyServerCommand(program);
+  registerProxyAgentCommand(program);
   registerJoinCommands(program);
   registerHubCommand(program);
   registerAgentCommand(program);

@@ -1,7 +1,7 @@
 // Parsers for command-line option values, each failing with a message that says what to fix.
 
 import type { KubeConfig } from '@kubernetes/client-node';
-import { InvalidArgumentError } from 'commander';
+import { InvalidArgumentError, Option } from 'commander';
 import { InvalidArgumentError as TetherInvalidArgument } from '../errors.ts';
 import { loadKubeconfig } from '../kube/index.ts';
 
@@ -47,3 +47,11 @@ export function kubeconfigFlag(path: string | undefined, of: 'hub' | 'managed cl
   if (!path) throw new TetherInvalidArgument(`--kubeconfig (or KUBECONFIG) must name the ${of} kubeconfig`);
   return loadKubeconfig(path, { proxyEnv: false });
 }
+
+/** An option that can also come from the environment variable `env` (TETHER_*). */
+export function envOption(flags: string, description: string, env: string): Option {
+  return new Option(flags, description).env(env);
+}
+
+/** Argument parser of a repeatable option: every occurrence is kept, in order. */
+export const collect = (value: string, prev: string[] = []): string[] => [...prev, value];

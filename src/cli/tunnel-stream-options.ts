@@ -1,7 +1,7 @@
 // proxy-server flags for how the hub treats tunnel streams of agents that go quiet: how long an
 // agent may stay silent (no PING answer, no byte) before its streams are reset and dials to it
 // fail (TETHER_AGENT_UNRESPONSIVE), and how long a half-closed stream may sit without traffic.
-// Defaults are defaultTunnelLimits.
+// Defaults are defaultTunnelLimits. Also the PING keepalive flags both ends share.
 import { type Command, Option } from 'commander';
 import { InvalidArgumentError } from '../errors.ts';
 import { defaultTunnelLimits, type TunnelLimits } from '../tunnel/protocol.ts';
@@ -49,4 +49,30 @@ export function tunnelStreamLimits(
   if (flags.unresponsiveAfter < 100)
     throw new InvalidArgumentError('--unresponsive-after must be at least 100 ms');
   return { unresponsiveAfterMs: flags.unresponsiveAfter, halfOpenTimeoutMs: flags.halfOpenTimeout };
+}
+
+/** PING keepalive flags shared by both ends: a silent peer is dropped after interval + timeout. */
+export function keepaliveOptions(cmd: Command): Command {
+  return cmd
+    .addOption(
+      new Option('--ping-interval <ms>', 'send an HTTP/2 PING on each tunnel this often')
+        .env('TETHER_PING_INTERVAL')
+        .default(10_000)
+        .argParser(positiveInt('--ping-interval', 600_000)),
+    )
+    .addOption(
+      new Option('--ping-timeout <ms>', 'drop a tunnel whose peer does not answer a PING within this time')
+        .env('TETHER_PING_TIMEOUT')
+        .default(20_000)
+        .argParser(positiveInt('--ping-timeout', 600_000)),
+    );
+}
+
+export function keepaliveLimits(flags: { pingInterval: number; pingTimeout: number }): {
+  pingIntervalMs: number;
+  pingTimeoutMs: number;
+} {
+  if (flags.pingInterval < 100 || flags.pingTimeout < 100)
+    throw new InvalidArgumentError('--ping-interval and --ping-timeout must be at least 100 ms');
+  return { pingIntervalMs: flags.pingInterval, pingTimeoutMs: flags.pingTimeout };
 }

@@ -1,13 +1,12 @@
-// `tether proxy-server` (hub) and `tether proxy-agent` (managed cluster): the two ends of the tunnel
-// as standalone processes. Every flag can also come from a TETHER_* environment variable.
+// `tether proxy-server`: the hub end of the tunnel as a standalone process. Accepts proxy-agents on
+// the agent port and serves CONNECT <cluster>:443 to hub services on the frontend port. Every flag
+// can also come from a TETHER_* environment variable.
 import { hostname } from 'node:os';
-import { type Command, InvalidArgumentError as CommanderInvalidArgument, Option } from 'commander';
+import { type Command, InvalidArgumentError as CommanderInvalidArgument, type Option } from 'commander';
 import { InvalidArgumentError } from '../errors.ts';
 import { loadKubeconfig } from '../kube/index.ts';
 import { logger } from '../log.ts';
 import { startOpsServer } from '../ops.ts';
-import { ProxyAgent } from '../proxy-agent/agent.ts';
-import { parseExport, parseHostPort, targetPolicy } from '../proxy-agent/targets.ts';
 import { defaultClientLimits } from '../proxy-server/client-limits.ts';
 import { HubClusterAdmission } from '../proxy-server/cluster-admission.ts';
 import { ConnectFrontend } from '../proxy-server/connect-frontend.ts';
@@ -15,60 +14,15 @@ import { hubTokenAuth } from '../proxy-server/hub-auth.ts';
 import { defaultPreAuthLimits } from '../proxy-server/pre-auth.ts';
 import { ProxyServer } from '../proxy-server/server.ts';
 import { readPemFlag } from './files.ts';
-import { positiveInt } from './options.ts';
+import { envOption, positiveInt } from './options.ts';
 import {
-  agentStreamOptions,
+  keepaliveLimits,
+  keepaliveOptions,
   type TunnelStreamFlags,
   tunnelStreamLimits,
   tunnelStreamOptions,
 } from './tunnel-stream-options.ts';
-
-const collect = (value: string, prev: string[] = []): string[] => [...prev, value];
-
-function opt(flags: string, description: string, env: string): Option {
-  return new Option(flags, description).env(env);
-}
-
-/** PING keepalive flags shared by both ends: a silent peer is dropped after interval + timeout. */
-function keepaliveOptions(cmd: Command): Command {
-  return cmd
-    .addOption(
-      opt('--ping-interval <ms>', 'send an HTTP/2 PING on each tunnel this often', 'TETHER_PING_INTERVAL')
-        .default(10_000)
-        .argParser(positiveInt('--ping-interval', 600_000)),
-    )
-    .addOption(
-      opt(
-        '--ping-timeout <ms>',
-        'drop a tunnel whose peer does not answer a PING within this time',
-        'TETHER_PING_TIMEOUT',
-      )
-        .default(20_000)
-        .argParser(positiveInt('--ping-timeout', 600_000)),
-    );
-}
-
-function keepaliveLimits(flags: { pingInterval: number; pingTimeout: number }): {
-  pingIntervalMs: number;
-  pingTimeoutMs: number;
-} {
-  if (flags.pingInterval < 100 || flags.pingTimeout < 100)
-    throw new InvalidArgumentError('--ping-interval and --ping-timeout must be at least 100 ms');
-  return { pingIntervalMs: flags.pingInterval, pingTimeoutMs: flags.pingTimeout };
-}
-
-/** Resolves when SIGINT/SIGTERM arrives. */
-export function untilSignal(): Promise<NodeJS.Signals> {
-  return new Promise((resolve) => {
-    const on = (sig: NodeJS.Signals): void => {
-      process.off('SIGINT', on);
-      process.off('SIGTERM', on);
-      resolve(sig);
-    };
-    process.on('SIGINT', on);
-    process.on('SIGTERM', on);
-  });
-}
+import { untilSignal } from './until-signal.ts';
 
 interface ServerFlags extends TunnelStreamFlags {
   pingInterval: number;
@@ -113,7 +67,7 @@ function clientLimitOptions(cmd: Command): Command {
   const limit = (flags: string, what: string, env: string, def: number): Option => {
     const name = flags.split(' ')[0] as string;
     const parse = positiveInt(name, 10_000_000);
-    return opt(flags, what, env)
+    return envOption(flags, what, env)
       .default(def)
       .argParser((v: string) => {
         const n = parse(v);
@@ -180,17 +134,17 @@ function clientLimitOptions(cmd: Command): Command {
     );
 }
 
-export function registerProxyCommands(program: Command): void {
+export function registerProxyServerCommand(program: Command): void {
   const serverCmd = program
     .command('proxy-server')
     .description('hub end of the tunnel: accepts proxy-agents, serves CONNECT <cluster>:443 to hub services')
     .addOption(
-      opt('--server-id <id>', 'this replica id (unique per replica)', 'TETHER_SERVER_ID').default(
+      envOption('--server-id <id>', 'this replica id (unique per replica)', 'TETHER_SERVER_ID').default(
         `${hostname()}-${process.pid}`,
       ),
     )
     .addOption(
-      opt(
+      envOption(
         '--server-count <n>',
         'number of proxy-server replicas agents should connect to',
         'TETHER_SERVER_COUNT',
@@ -198,14 +152,20 @@ export function registerProxyCommands(program: Command): void {
         .default(1)
         .argParser(positiveInt('--server-count', 64)),
     )
-    .addOption(opt('--bind-address <ip>', 'address to listen on', 'TETHER_BIND_ADDRESS').default('0.0.0.0'))
     .addOption(
-      opt('--agent-port <port>', 'port agents connect to (TLS: HTTP/2 or WebSocket)', 'TETHER_AGENT_PORT')
+      envOption('--bind-address <ip>', 'address to listen on', 'TETHER_BIND_ADDRESS').default('0.0.0.0'),
+    )
+    .addOption(
+      envOption(
+        '--agent-port <port>',
+        'port agents connect to (TLS: HTTP/2 or WebSocket)',
+        'TETHER_AGENT_PORT',
+      )
         .default(8091)
         .argParser(positiveInt('--agent-port', 65535)),
     )
     .addOption(
-      opt(
+      envOption(
         '--connect-port <port>',
         'HTTP CONNECT frontend port for hub services (0 = random)',
         'TETHER_CONNECT_PORT',
@@ -214,27 +174,29 @@ export function registerProxyCommands(program: Command): void {
         .argParser(positiveInt('--connect-port', 65535)),
     )
     .addOption(
-      opt('--ops-port <port>', '/healthz, /readyz and /metrics port', 'TETHER_OPS_PORT')
+      envOption('--ops-port <port>', '/healthz, /readyz and /metrics port', 'TETHER_OPS_PORT')
         .default(8092)
         .argParser(positiveInt('--ops-port', 65535)),
     )
     .addOption(
-      opt(
+      envOption(
         '--tls-cert-file <path>',
         'serving certificate (PEM)',
         'TETHER_TLS_CERT_FILE',
       ).makeOptionMandatory(),
     )
-    .addOption(opt('--tls-key-file <path>', 'serving key (PEM)', 'TETHER_TLS_KEY_FILE').makeOptionMandatory())
     .addOption(
-      opt(
+      envOption('--tls-key-file <path>', 'serving key (PEM)', 'TETHER_TLS_KEY_FILE').makeOptionMandatory(),
+    )
+    .addOption(
+      envOption(
         '--agent-ca-file <path>',
         'CA bundle agent client certificates must chain to (the hub CA that signs agent CSRs)',
         'TETHER_AGENT_CA_FILE',
       ).makeOptionMandatory(),
     )
     .addOption(
-      opt(
+      envOption(
         '--proxy-client-ca-file <path>',
         'CA bundle for CONNECT-frontend client certificates (hub services). Must not be the CA that signs ' +
           'agent identities. Without it, certificate callers are not accepted and the frontend takes hub ' +
@@ -243,7 +205,7 @@ export function registerProxyCommands(program: Command): void {
       ),
     )
     .addOption(
-      opt(
+      envOption(
         '--hub-kubeconfig <path>',
         'hub kubeconfig (required): list/watch managedclusters (only accepted clusters may hold tunnels; a ' +
           'denied or deleted cluster loses them at once), create tokenreviews and subjectaccessreviews ' +
@@ -252,7 +214,7 @@ export function registerProxyCommands(program: Command): void {
       ),
     )
     .addOption(
-      opt(
+      envOption(
         '--insecure-skip-hub-checks',
         'run without --hub-kubeconfig: any agent with a valid certificate is served (no ManagedCluster ' +
           'check, no revocation) and every --proxy-client-ca-file certificate may reach every cluster. ' +
@@ -350,144 +312,4 @@ export function registerProxyCommands(program: Command): void {
     await admission?.stop();
     await ops.close();
   });
-
-  const agentCmd = program
-    .command('proxy-agent')
-    .description('managed end of the tunnel: dials out to the proxy-server(s) and serves allowed targets')
-    .addOption(
-      opt(
-        '--cluster-name <name>',
-        'managed cluster name (must match the certificate)',
-        'TETHER_CLUSTER_NAME',
-      ).makeOptionMandatory(),
-    )
-    .addOption(opt('--agent-id <id>', 'this agent replica id', 'TETHER_AGENT_ID').default(hostname()))
-    .addOption(
-      opt(
-        '--proxy-server <address>',
-        'proxy-server host:port or wss:// URL (repeatable)',
-        'TETHER_PROXY_SERVER',
-      ).argParser(collect),
-    )
-    .addOption(
-      opt('--cert-file <path>', 'agent client certificate (PEM)', 'TETHER_CERT_FILE').makeOptionMandatory(),
-    )
-    .addOption(opt('--key-file <path>', 'agent client key (PEM)', 'TETHER_KEY_FILE').makeOptionMandatory())
-    .addOption(
-      opt(
-        '--hub-ca-file <path>',
-        'CA bundle that verifies the proxy-server',
-        'TETHER_HUB_CA_FILE',
-      ).makeOptionMandatory(),
-    )
-    .addOption(
-      opt(
-        '--server-name <name>',
-        'TLS server name expected on the proxy-server certificate',
-        'TETHER_SERVER_NAME',
-      ),
-    )
-    .addOption(
-      opt(
-        '--kube-apiserver <host:port>',
-        'this cluster kube-apiserver (target kube-apiserver:443)',
-        'TETHER_KUBE_APISERVER',
-      ),
-    )
-    .addOption(
-      opt(
-        '--export <name=host:port>',
-        'also allow this service, reachable from the hub as <name>.<cluster>:<port> (repeatable)',
-        'TETHER_EXPORT',
-      ).argParser(collect),
-    )
-    .addOption(
-      opt(
-        '--proxy-url <url>',
-        'HTTP CONNECT forward proxy (http:// or https://; user:password@ for Basic auth); default HTTPS_PROXY',
-        'TETHER_PROXY_URL',
-      ),
-    )
-    .addOption(
-      opt('--proxy-ca-file <path>', 'CA bundle for TLS to an https:// forward proxy', 'TETHER_PROXY_CA_FILE'),
-    )
-    .addOption(
-      opt('--ops-port <port>', '/healthz, /readyz and /metrics port (0 = random)', 'TETHER_OPS_PORT')
-        .default(8093)
-        .argParser(positiveInt('--ops-port', 65535)),
-    )
-    .addOption(
-      opt('--ops-address <ip>', 'address for the ops port', 'TETHER_OPS_ADDRESS').default('127.0.0.1'),
-    );
-  agentStreamOptions(agentCmd);
-  keepaliveOptions(agentCmd).action(
-    async (flags: {
-      halfOpenTimeout: number;
-      pingInterval: number;
-      pingTimeout: number;
-      clusterName: string;
-      agentId: string;
-      proxyServer?: string[];
-      certFile: string;
-      keyFile: string;
-      hubCaFile: string;
-      serverName?: string;
-      kubeApiserver?: string;
-      export?: string[];
-      proxyUrl?: string;
-      proxyCaFile?: string;
-      opsPort: number;
-      opsAddress: string;
-    }) => {
-      const servers = (flags.proxyServer ?? []).flatMap((s) => s.split(',')).filter(Boolean);
-      if (servers.length === 0)
-        throw new InvalidArgumentError('--proxy-server is required (host:port or wss://…)');
-      const apiserver =
-        flags.kubeApiserver ??
-        (process.env.KUBERNETES_SERVICE_HOST
-          ? `${process.env.KUBERNETES_SERVICE_HOST}:${process.env.KUBERNETES_SERVICE_PORT ?? '443'}`
-          : undefined);
-      if (!apiserver)
-        throw new InvalidArgumentError(
-          '--kube-apiserver is required outside a pod (host:port of this cluster apiserver)',
-        );
-      const exportsList = (flags.export ?? [])
-        .flatMap((s) => s.split(','))
-        .filter(Boolean)
-        .map(parseExport);
-      const log = logger('proxy-agent', { cluster: flags.clusterName, agent: flags.agentId });
-      const agent = new ProxyAgent({
-        cluster: flags.clusterName,
-        agentId: flags.agentId,
-        servers,
-        tls: {
-          certPem: readPemFlag('--cert-file', flags.certFile, 'CERTIFICATE'),
-          keyPem: readPemFlag('--key-file', flags.keyFile, 'PRIVATE KEY'),
-          hubCaPem: readPemFlag('--hub-ca-file', flags.hubCaFile, 'CERTIFICATE'),
-          serverName: flags.serverName,
-        },
-        resolveTarget: targetPolicy(parseHostPort(apiserver, '--kube-apiserver'), exportsList),
-        proxyUrl: flags.proxyUrl,
-        proxyCaPem: flags.proxyCaFile
-          ? readPemFlag('--proxy-ca-file', flags.proxyCaFile, 'CERTIFICATE')
-          : undefined,
-        limits: { ...keepaliveLimits(flags), halfOpenTimeoutMs: flags.halfOpenTimeout },
-        log,
-      });
-      const ops = await startOpsServer({
-        host: flags.opsAddress,
-        port: flags.opsPort,
-        registries: [agent.registry],
-        ready: () => agent.readiness(),
-      });
-      agent.start();
-      log.info(
-        { servers, opsPort: ops.port, exports: exportsList.map((e) => e.name) },
-        'proxy-agent started',
-      );
-      await untilSignal();
-      await agent.stop();
-      await ops.close();
-    },
-  );
 }
