@@ -17,12 +17,12 @@
 // restarted, and so is an established watch that has carried nothing since the outage began
 // (it resumes from its resourceVersion, nothing is lost).
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Watch } from '@kubernetes/client-node';
 import { ApiError, errorMessage, TimeoutError } from '../errors.ts';
 import { type Logger, logger } from '../log.ts';
 import type { ResourceClient } from './resources.ts';
 import { acquireServerHealth, type RetryWake, type ServerHealth } from './server-health.ts';
 import type { KubeObject } from './types.ts';
+import { judgeWatchEnd, runWatch, type WatchAttempt, type WatchOutcome } from './watch-attempt.ts';
 
 export interface InformerHandlers<T> {
   add?(obj: T): void;
@@ -75,24 +75,6 @@ export function splitKey(key: string): { namespace?: string; name: string } {
   const slash = key.indexOf('/');
   return slash < 0 ? { name: key } : { namespace: key.slice(0, slash), name: key.slice(slash + 1) };
 }
-
-interface WatchAttempt {
-  events: number;
-  established: boolean;
-  silenced: boolean;
-  gone: boolean;
-  /** ended by us because the server came back after an outage this watch may not have survived */
-  restarted: boolean;
-  done: boolean;
-  startedAt: number;
-  /** when the response headers or the last event arrived */
-  lastDataAt: number;
-  controller?: AbortController;
-  finish(err: unknown): void;
-}
-
-/** resume: watch again from resourceVersion; relist: cannot resume; retry: failed, may resume. */
-type WatchOutcome = 'resume' | 'relist' | 'retry';
 
 export class Informer<T extends KubeObject = KubeObject> {
   private readonly client: ResourceClient<T>;
@@ -359,91 +341,38 @@ export class Informer<T extends KubeObject = KubeObject> {
   }
 
   /** One watch from this.resourceVersion, until it ends for whatever reason. */
-  private watchOnce(health: ServerHealth): Promise<{ outcome: WatchOutcome; events: number; err?: unknown }> {
-    return new Promise((resolve) => {
-      let silenceTimer: NodeJS.Timeout | undefined;
-      const armSilence = () => {
-        clearTimeout(silenceTimer);
-        silenceTimer = setTimeout(() => {
-          attempt.silenced = true;
-          const err = attempt.established
-            ? new TimeoutError(`watch silent for ${this.silenceTimeoutMs} ms`)
-            : new TimeoutError(`watch got no response within ${this.silenceTimeoutMs} ms`);
-          attempt.finish(err);
-        }, this.silenceTimeoutMs);
-      };
-      const attempt: WatchAttempt = {
-        events: 0,
-        established: false,
-        silenced: false,
-        gone: false,
-        restarted: false,
-        done: false,
-        startedAt: Date.now(),
-        lastDataAt: 0,
-        finish: (err: unknown) => {
-          if (attempt.done) return;
-          attempt.done = true;
-          clearTimeout(silenceTimer);
-          if (this.current === attempt) this.current = undefined;
-          attempt.controller?.abort();
-          resolve({ outcome: this.judge(attempt, err), events: attempt.events, err });
-        },
-      };
-      this.current = attempt;
-      armSilence();
-      const query = {
+  private async watchOnce(
+    health: ServerHealth,
+  ): Promise<{ outcome: WatchOutcome; events: number; err?: unknown }> {
+    const { attempt, err } = await runWatch({
+      kubeconfig: this.client.kubeconfig,
+      path: this.client.collectionPath(this.options.namespace),
+      query: {
         resourceVersion: this.resourceVersion || undefined,
         allowWatchBookmarks: true,
         timeoutSeconds: this.options.watchTimeoutSeconds ?? 25,
         labelSelector: this.options.labelSelector,
         fieldSelector: this.options.fieldSelector,
-      };
-      const onEvent = (phase: string, obj: unknown) => {
-        if (attempt.done) return;
-        armSilence();
-        attempt.lastDataAt = Date.now();
+      },
+      silenceTimeoutMs: this.silenceTimeoutMs,
+      onStart: (a) => {
+        this.current = a;
+      },
+      onEvent: (phase, obj, a) => {
         health.reportSuccess();
-        this.handleEvent(phase, obj, attempt);
-      };
-      new Watch(this.client.kubeconfig)
-        .watch(this.client.collectionPath(this.options.namespace), query, onEvent, (err) =>
-          attempt.finish(err),
-        )
-        .then((controller) => {
-          // Resolves once the response headers are in (or after done() for a failed request).
-          attempt.controller = controller;
-          if (attempt.done) {
-            controller.abort();
-            return;
-          }
-          // A failed request resolves after finish(); only a 200 gets here with the attempt open.
-          attempt.established = true;
-          attempt.lastDataAt = Date.now();
-          health.reportSuccess();
-        })
-        .catch((err: unknown) => attempt.finish(err));
+        this.handleEvent(phase, obj, a);
+      },
+      onEstablished: () => health.reportSuccess(),
     });
+    if (this.current === attempt) this.current = undefined;
+    return { outcome: this.judge(attempt, err), events: attempt.events, err };
   }
 
   private judge(attempt: WatchAttempt, err: unknown): WatchOutcome {
     if (this.abort.signal.aborted) return 'resume';
-    if (attempt.restarted) return 'resume';
-    if (attempt.gone) return 'relist';
-    if (attempt.silenced) {
+    if (attempt.silenced && !attempt.restarted && !attempt.gone)
       this.log.info({ silenceMs: this.silenceTimeoutMs }, 'watch silent: restarting it');
-      return attempt.established ? 'resume' : 'relist';
-    }
-    // client-node's inactivity abort of an established watch is a clean end, like the apiserver's.
-    const inactivity = err instanceof Error && err.name === 'TimeoutError' && attempt.established;
-    if (err && !inactivity) {
-      if ((err as { statusCode?: number }).statusCode === 410) return 'relist';
-      // Not even established: the request itself fails, resuming would fail the same way.
-      return attempt.established ? 'retry' : 'relist';
-    }
-    // An empty watch that ended at once is a misbehaving path (a proxy closing it): back off.
-    if (attempt.events === 0 && Date.now() - attempt.startedAt < 1000) return 'retry';
-    return 'resume';
+    return judgeWatchEnd(attempt, err);
   }
 
   private handleEvent(phase: string, raw: unknown, attempt: WatchAttempt): void {
