@@ -2,7 +2,7 @@
 // summary of one by constructor: how many live objects of each kind and their shallow size. Two
 // summaries taken before and after a load tell what the load left behind, kind by kind — the
 // question a number like "heap +8 MB" cannot answer. Loopback only, one short session per snapshot.
-import WebSocket from 'ws';
+import { type InspectorSession, withInspector } from './inspector-gc.ts';
 
 /** Live objects of one kind in a snapshot. */
 export interface HeapKind {
@@ -18,66 +18,31 @@ const MAX_SNAPSHOT_BYTES = 1.5e9;
 
 /** Takes a heap snapshot (after a full GC) of the process behind `url`; resolves with its JSON text. */
 export async function takeHeapSnapshot(url: string, timeoutMs = 120_000): Promise<string> {
-  const ws = new WebSocket(url, { maxPayload: 256 * 1024 * 1024 });
   const chunks: string[] = [];
   let bytes = 0;
-  const pending = new Map<number, { resolve: (v: unknown) => void; reject: (e: Error) => void }>();
-  let nextId = 1;
-  const failAll = (err: Error): void => {
-    for (const p of pending.values()) p.reject(err);
-    pending.clear();
-  };
-  ws.on('message', (data) => {
-    const msg = JSON.parse(String(data)) as {
-      id?: number;
-      method?: string;
-      params?: { chunk?: string };
-      result?: unknown;
-      error?: { message: string };
-    };
-    if (msg.method === 'HeapProfiler.addHeapSnapshotChunk') {
-      const chunk = msg.params?.chunk ?? '';
-      bytes += chunk.length;
-      if (bytes > MAX_SNAPSHOT_BYTES) {
-        failAll(new Error(`heap snapshot of ${url} exceeds ${MAX_SNAPSHOT_BYTES} bytes`));
-        ws.terminate();
-        return;
-      }
-      chunks.push(chunk);
+  const onEvent = (method: string, params: unknown, session: InspectorSession): void => {
+    if (method !== 'HeapProfiler.addHeapSnapshotChunk') return;
+    const chunk = (params as { chunk?: string } | undefined)?.chunk ?? '';
+    bytes += chunk.length;
+    if (bytes > MAX_SNAPSHOT_BYTES) {
+      session.fail(new Error(`heap snapshot of ${url} exceeds ${MAX_SNAPSHOT_BYTES} bytes`));
       return;
     }
-    const p = msg.id === undefined ? undefined : pending.get(msg.id);
-    if (!p || msg.id === undefined) return;
-    pending.delete(msg.id);
-    if (msg.error) p.reject(new Error(`inspector: ${msg.error.message}`));
-    else p.resolve(msg.result);
-  });
-  ws.on('close', () => failAll(new Error(`inspector session ${url} closed`)));
-  const timer = setTimeout(() => {
-    failAll(new Error(`inspector ${url}: no snapshot within ${timeoutMs} ms`));
-    ws.terminate();
-  }, timeoutMs);
-  const call = (method: string, params?: Record<string, unknown>): Promise<unknown> =>
-    new Promise((resolve, reject) => {
-      const id = nextId++;
-      pending.set(id, { resolve, reject });
-      ws.send(JSON.stringify({ id, method, params }));
-    });
-  try {
-    await new Promise<void>((resolve, reject) => {
-      ws.once('open', () => resolve());
-      ws.once('error', reject);
-    });
-    await call('HeapProfiler.enable');
-    await call('HeapProfiler.collectGarbage');
-    await call('HeapProfiler.collectGarbage');
-    // The chunks arrive as events before the call's answer.
-    await call('HeapProfiler.takeHeapSnapshot', { reportProgress: false, captureNumericValue: false });
-    return chunks.join('');
-  } finally {
-    clearTimeout(timer);
-    ws.close();
-  }
+    chunks.push(chunk);
+  };
+  return withInspector(
+    url,
+    timeoutMs,
+    async ({ call }) => {
+      await call('HeapProfiler.enable');
+      await call('HeapProfiler.collectGarbage');
+      await call('HeapProfiler.collectGarbage');
+      // The chunks arrive as events before the call's answer.
+      await call('HeapProfiler.takeHeapSnapshot', { reportProgress: false, captureNumericValue: false });
+      return chunks.join('');
+    },
+    { maxPayload: 256 * 1024 * 1024, onEvent },
+  );
 }
 
 interface SnapshotJson {
