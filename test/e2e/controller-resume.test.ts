@@ -2,7 +2,7 @@
 // reconcile that writes to the hub fails while the hub is cut off and backs off (the work agent's
 // queue goes up to 30 s); when the connection returns, the key must not wait out that backoff.
 // The hub is the shared real kube-apiserver, reached through a TCP relay the test cuts.
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   Informer,
   type KubeObject,
@@ -14,6 +14,7 @@ import {
 import { testEnv } from './env.ts';
 import { uniqueName } from './helpers.ts';
 import { capturedLog, longBackoff, msUntil, relayedHub } from './relayed-hub.ts';
+import { scratchNamespace } from './scratch-namespace.ts';
 
 type ConfigMap = KubeObject & { data?: Record<string, string> };
 const configMapResource: ResourceDescriptor = {
@@ -32,29 +33,7 @@ const LONG_BACKOFF_MS = 6_000;
 const env = testEnv();
 const admin = loadKubeconfig(env.hub.kubeconfigPath);
 const configMaps = new ResourceClient<ConfigMap>(admin, configMapResource);
-const namespaces = new ResourceClient(admin, {
-  group: '',
-  version: 'v1',
-  plural: 'namespaces',
-  kind: 'Namespace',
-  namespaced: false,
-});
-const namespace = uniqueName('controller-resume');
-
-const cleanups: Array<() => Promise<unknown>> = [];
-const cleanup = (step: () => Promise<unknown>) => void cleanups.push(step);
-
-beforeAll(async () => {
-  await namespaces.create({ metadata: { name: namespace } });
-});
-afterEach(async () => {
-  const errors: unknown[] = [];
-  for (const step of cleanups.splice(0).reverse()) await step().catch((err: unknown) => errors.push(err));
-  if (errors.length > 0) throw errors[0];
-});
-afterAll(async () => {
-  await namespaces.delete(namespace, undefined, { ignoreNotFound: true });
-});
+const { namespace, cleanup } = scratchNamespace(admin, 'controller-resume');
 
 describe('controller resumes when its apiserver comes back', () => {
   it('runs a key that failed during the outage within 3 s of the connection returning, not after its backoff', async () => {

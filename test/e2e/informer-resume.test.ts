@@ -7,7 +7,7 @@
 import { readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { KubeConfig } from '@kubernetes/client-node';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   Informer,
   type KubeObject,
@@ -21,6 +21,7 @@ import { pollUntil } from '../../src/wait.ts';
 import { testEnv } from './env.ts';
 import { uniqueName } from './helpers.ts';
 import { capturedLog, longBackoff, msUntil, relayedHub as startRelayedHub } from './relayed-hub.ts';
+import { scratchNamespace } from './scratch-namespace.ts';
 
 type ConfigMap = KubeObject & { data?: Record<string, string> };
 const configMapResource: ResourceDescriptor = {
@@ -41,31 +42,9 @@ const LONG_BACKOFF_MS = 6_000;
 const env = testEnv();
 const admin = loadKubeconfig(env.hub.kubeconfigPath);
 const configMaps = new ResourceClient<ConfigMap>(admin, configMapResource);
-const namespaces = new ResourceClient(admin, {
-  group: '',
-  version: 'v1',
-  plural: 'namespaces',
-  kind: 'Namespace',
-  namespaced: false,
-});
-const namespace = uniqueName('informer-resume');
+const { namespace, cleanup } = scratchNamespace(admin, 'informer-resume');
 /** Each test watches only the ConfigMaps it made (the namespace also holds kube-root-ca.crt). */
 const setLabel = 'e2e.tether.dev/set';
-
-const cleanups: Array<() => Promise<unknown>> = [];
-const cleanup = (step: () => Promise<unknown>) => void cleanups.push(step);
-
-beforeAll(async () => {
-  await namespaces.create({ metadata: { name: namespace } });
-});
-afterEach(async () => {
-  const errors: unknown[] = [];
-  for (const step of cleanups.splice(0).reverse()) await step().catch((err: unknown) => errors.push(err));
-  if (errors.length > 0) throw errors[0];
-});
-afterAll(async () => {
-  await namespaces.delete(namespace, undefined, { ignoreNotFound: true });
-});
 
 /** Every handler call, in order, as "add name", "update name data", "delete name". */
 function recordEvents(informer: Informer<ConfigMap>): string[] {

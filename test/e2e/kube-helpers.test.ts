@@ -2,7 +2,7 @@
 // Informer, runController, LeaderElector and setCondition, each proving what the controllers built
 // on them rely on. Every test makes its own objects (unique names and labels) and removes them,
 // with every informer, controller and elector it started, in afterEach.
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { type ManagedCluster, managedClusterResource } from '../../src/api/index.ts';
 import { ApplyConflictError, ConflictError } from '../../src/errors.ts';
 import {
@@ -25,6 +25,7 @@ import {
 import { pollUntil } from '../../src/wait.ts';
 import { testEnv } from './env.ts';
 import { uniqueName } from './helpers.ts';
+import { scratchNamespace } from './scratch-namespace.ts';
 
 type ConfigMap = KubeObject & { data?: Record<string, string> };
 const coreKind = (plural: string, kind: string, namespaced: boolean): ResourceDescriptor => {
@@ -37,25 +38,8 @@ const hub = loadKubeconfig(env.hub.kubeconfigPath);
 const clusters = new ResourceClient<ManagedCluster>(hub, managedClusterResource);
 const configMaps = new ResourceClient<ConfigMap>(hub, configMapResource);
 const leases = new ResourceClient<Lease>(hub, leaseResource);
-const namespaces = new ResourceClient(hub, coreKind('namespaces', 'Namespace', false));
-const namespace = uniqueName('kube-helpers');
+const { namespace, cleanup } = scratchNamespace(hub, 'kube-helpers');
 const setLabel = 'e2e.tether.dev/set';
-
-// Undo steps of the running test, run last-registered first (stop watchers before deleting objects).
-const cleanups: Array<() => Promise<unknown>> = [];
-const cleanup = (step: () => Promise<unknown>) => void cleanups.push(step);
-
-beforeAll(async () => {
-  await namespaces.create({ metadata: { name: namespace } });
-});
-afterEach(async () => {
-  const errors: unknown[] = [];
-  for (const step of cleanups.splice(0).reverse()) await step().catch((err: unknown) => errors.push(err));
-  if (errors.length > 0) throw errors[0];
-});
-afterAll(async () => {
-  await namespaces.delete(namespace, undefined, { ignoreNotFound: true });
-});
 
 type Named<T extends KubeObject> = T & { metadata: { name: string } };
 async function createCluster(labels: Record<string, string> = {}): Promise<Named<ManagedCluster>> {

@@ -11,6 +11,7 @@ import {
 import { type Lease, leaseResource, loadKubeconfig, ResourceClient } from '../../src/kube/index.ts';
 import { ManagedClusterLeaseUpdater } from '../../src/registration/agent/lease.ts';
 import { pollUntil } from '../../src/wait.ts';
+import { Cleanups } from '../registration/hub/e2e-fixtures.ts';
 import { testEnv } from './env.ts';
 import { uniqueName } from './helpers.ts';
 import { capturedLog, msUntil, relayedHub } from './relayed-hub.ts';
@@ -31,12 +32,8 @@ const namespaces = new ResourceClient(admin, {
 });
 const leases = new ResourceClient<Lease>(admin, leaseResource);
 
-const cleanups: Array<() => Promise<unknown>> = [];
-afterEach(async () => {
-  const errors: unknown[] = [];
-  for (const step of cleanups.splice(0).reverse()) await step().catch((err: unknown) => errors.push(err));
-  if (errors.length > 0) throw errors[0];
-});
+const cleanups = new Cleanups();
+afterEach(() => cleanups.run());
 
 /** The agent's cached view of its ManagedCluster: accepted by the hub, 60 s lease. */
 function acceptedCluster(name: string): ManagedCluster {
@@ -63,9 +60,9 @@ describe('managed cluster lease after a hub outage', () => {
   it('renews within 3 s of the hub coming back, not after the rest of its backoff', async () => {
     const clusterName = uniqueName('lease-resume');
     await namespaces.create({ metadata: { name: clusterName } });
-    cleanups.push(() => namespaces.delete(clusterName, undefined, { ignoreNotFound: true }));
+    cleanups.add(() => namespaces.delete(clusterName, undefined, { ignoreNotFound: true }));
     const { relay, kc } = await relayedHub(env);
-    cleanups.push(() => relay.close());
+    cleanups.add(() => relay.close());
     const { log, lines } = capturedLog();
     const updater = new ManagedClusterLeaseUpdater({
       hubKubeConfig: kc,
@@ -74,7 +71,7 @@ describe('managed cluster lease after a hub outage', () => {
       log,
     });
     updater.start();
-    cleanups.push(() => updater.stop());
+    cleanups.add(() => updater.stop());
     await pollUntil(() => updater.renewed >= 1, {
       timeoutMs: 30_000,
       description: 'the lease to be created',
