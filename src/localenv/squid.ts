@@ -3,9 +3,10 @@
 // foreground; stop() kills the process and removes the directory. Started by root, squid runs as
 // the unprivileged proxy user from the start (not by dropping root itself, which would reset its
 // parent-death signal), so it dies with us even on SIGKILL, and its directory is removed then too
-// (dir-reaper.ts). Listens on 127.0.0.1 only
-// and allows CONNECT to any host and port (we only ever target loopback), so it is a test fixture,
-// not a proxy to expose. It never touches the system squid's /etc/squid or /var/spool/squid.
+// (dir-reaper.ts). Listens on 127.0.0.1, plus the extra addresses a caller names (the host ends of
+// real nodes' veths, so pods reach it); by default it allows CONNECT to any host and port, and with
+// `allowConnect` only to the listed address/port pairs (the one hole in a managed node's firewall
+// must not lead anywhere else). It never touches the system squid's /etc/squid or /var/spool/squid.
 import { execFileSync } from 'node:child_process';
 import {
   chownSync,
@@ -40,16 +41,31 @@ export interface StartSquidOptions {
   basicAuth?: { username: string; password: string };
   /** CONNECT to these destination ports is denied with 403 (for refusal tests) */
   denyConnectPorts?: number[];
+  /** IPv4 addresses squid also listens on (same port as on 127.0.0.1); each must exist on this host */
+  listenAddresses?: string[];
+  /**
+   * Only CONNECT to these IPv4 addresses and ports (a port or an inclusive range) is allowed; any
+   * other request is denied with 403. Without it every CONNECT is allowed.
+   */
+  allowConnect?: ConnectDestination[];
   /** deadline for squid to accept connections (ms); default 30 s */
   readyTimeoutMs?: number;
   /** abandons the start: squid is stopped and the promise rejects with the abort reason */
   signal?: AbortSignal;
 }
 
+/** Where CONNECT may go: one IPv4 address and a port or an inclusive port range. */
+export interface ConnectDestination {
+  address: string;
+  ports: number | readonly [number, number];
+}
+
 export interface Squid {
   /** `http://127.0.0.1:PORT` or `https://127.0.0.1:PORT`, without credentials */
   url: string;
   port: number;
+  /** the same URL on one of `listenAddresses` (squid listens on the same port there) */
+  urlOn(address: string): string;
   accessLogPath: string;
   /** Current contents of the access log ('' once stopped). CONNECTs are logged when the tunnel closes. */
   accessLog(): string;
@@ -116,19 +132,49 @@ function htpasswdLine(username: string, password: string): string {
   return `${username}:${hash}\n`;
 }
 
-function squidConf(
+const IPV4 = /^(25[0-5]|2[0-4]\d|1?\d?\d)(\.(25[0-5]|2[0-4]\d|1?\d?\d)){3}$/;
+
+function isPort(p: number): boolean {
+  return Number.isInteger(p) && p >= 1 && p <= 65535;
+}
+
+function checkOptions(opts: StartSquidOptions): void {
+  for (const p of opts.denyConnectPorts ?? []) {
+    if (!isPort(p)) {
+      throw new TetherError('TETHER_INVALID_ARGUMENT', `denyConnectPorts: ${p} is not a TCP port`);
+    }
+  }
+  for (const a of opts.listenAddresses ?? []) {
+    if (!IPV4.test(a))
+      throw new TetherError('TETHER_INVALID_ARGUMENT', `listenAddresses: ${a} is not an IPv4 address`);
+  }
+  for (const d of opts.allowConnect ?? []) {
+    const [from, to] = typeof d.ports === 'number' ? [d.ports, d.ports] : d.ports;
+    if (!IPV4.test(d.address) || !isPort(from) || !isPort(to) || from > to) {
+      throw new TetherError(
+        'TETHER_INVALID_ARGUMENT',
+        `allowConnect: ${d.address}:${String(d.ports)} is not an IPv4 address with a TCP port or port range`,
+      );
+    }
+  }
+}
+
+/** squid.conf for one local squid (exported for unit tests). */
+export function squidConf(
   dir: string,
   port: number,
   opts: StartSquidOptions,
   files: { tlsCert?: string; tlsKey?: string; htpasswd?: string; ncsaAuth?: string },
 ): string {
-  const listen =
+  const addresses = ['127.0.0.1', ...(opts.listenAddresses ?? []).filter((a) => a !== '127.0.0.1')];
+  const listen = addresses.map((a) =>
     files.tlsCert && files.tlsKey
-      ? `https_port 127.0.0.1:${port} tls-cert=${files.tlsCert} tls-key=${files.tlsKey}`
-      : `http_port 127.0.0.1:${port}`;
+      ? `https_port ${a}:${port} tls-cert=${files.tlsCert} tls-key=${files.tlsKey}`
+      : `http_port ${a}:${port}`,
+  );
   const lines = [
     '# written by tether (src/localenv/squid.ts) for one local squid; removed on stop',
-    listen,
+    ...listen,
     'visible_hostname tether-squid',
     `cache_effective_user ${SQUID_USER}`,
     // no pid file: nothing signals squid through one, and a stale one (after a SIGKILL) could make a
@@ -160,9 +206,20 @@ function squidConf(
       'auth_param basic children 2 startup=1 idle=1',
       'auth_param basic realm tether',
       'acl tether_authenticated proxy_auth REQUIRED',
-      'http_access allow tether_authenticated',
-      'http_access deny all',
+      // a denial on a proxy_auth ACL answers 407 (the challenge)
+      'http_access deny !tether_authenticated',
     );
+  }
+  if (opts.allowConnect) {
+    opts.allowConnect.forEach((d, i) => {
+      const ports = typeof d.ports === 'number' ? `${d.ports}` : `${d.ports[0]}-${d.ports[1]}`;
+      lines.push(
+        `acl tether_to_${i} dst ${d.address}/32`,
+        `acl tether_port_${i} port ${ports}`,
+        `http_access allow CONNECT tether_to_${i} tether_port_${i}`,
+      );
+    });
+    lines.push('http_access deny all');
   } else {
     lines.push('http_access allow all');
   }
@@ -195,11 +252,7 @@ function acceptsConnections(port: number): Promise<boolean> {
 export async function startSquid(opts: StartSquidOptions = {}): Promise<Squid> {
   const squidPath = findExecutable(SQUID_CANDIDATES, 'squid');
   const ncsaAuth = opts.basicAuth ? findExecutable(NCSA_AUTH_CANDIDATES, 'basic_ncsa_auth') : undefined;
-  for (const p of opts.denyConnectPorts ?? []) {
-    if (!Number.isInteger(p) || p < 1 || p > 65535) {
-      throw new TetherError('TETHER_INVALID_ARGUMENT', `denyConnectPorts: ${p} is not a TCP port`);
-    }
-  }
+  checkOptions(opts);
   const parent = resolve(opts.dir ?? tmpdir());
   // squid.conf has no quoting for paths
   if (/\s/.test(parent))
@@ -278,9 +331,15 @@ export async function startSquid(opts: StartSquidOptions = {}): Promise<Squid> {
     squid.readiness = () => accepting();
     await accepting(opts.signal);
 
+    const scheme = opts.tls ? 'https' : 'http';
+    const listening = new Set(['127.0.0.1', ...(opts.listenAddresses ?? [])]);
     return {
-      url: `${opts.tls ? 'https' : 'http'}://127.0.0.1:${port}`,
+      url: `${scheme}://127.0.0.1:${port}`,
       port,
+      urlOn: (address) => {
+        if (!listening.has(address)) throw new Error(`internal: squid does not listen on ${address}`);
+        return `${scheme}://${address}:${port}`;
+      },
       accessLogPath,
       accessLog: () => {
         try {
