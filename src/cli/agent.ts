@@ -10,7 +10,7 @@ import { type Command, Option } from 'commander';
 import { collectDefaultMetrics, Registry } from 'prom-client';
 import { agentNamespace } from '../api/index.ts';
 import { InvalidArgumentError } from '../errors.ts';
-import { loadKubeconfig, setForwardProxyCa } from '../kube/index.ts';
+import { setForwardProxyCa } from '../kube/index.ts';
 import { logger } from '../log.ts';
 import { startOpsServer } from '../ops.ts';
 import { type AgentTls, ProxyAgent } from '../proxy-agent/agent.ts';
@@ -20,7 +20,7 @@ import { type RegistrationAgent, startRegistrationAgent } from '../registration/
 import { startServiceAccountAgent } from '../serviceaccount/index.ts';
 import { startWorkAgent } from '../work/agent/index.ts';
 import { readPemFlag } from './files.ts';
-import { positiveInt } from './options.ts';
+import { kubeconfigFlag, opsBindOption, positiveInt } from './options.ts';
 import { untilSignal } from './until-signal.ts';
 
 const collect = (value: string, prev: string[] = []): string[] => [
@@ -45,6 +45,7 @@ interface AgentFlags {
   kubeApiserver?: string;
   export?: string[];
   opsPort: number;
+  opsBindAddress: string;
 }
 
 interface Stoppable {
@@ -137,15 +138,14 @@ export function registerAgentCommand(program: Command): void {
         .default(8095)
         .argParser(positiveInt('--ops-port', 65535)),
     )
+    .addOption(opsBindOption())
     .action(async (flags: AgentFlags) => {
       await runAgent(flags);
     });
 }
 
 async function runAgent(flags: AgentFlags): Promise<void> {
-  if (!flags.kubeconfig)
-    throw new InvalidArgumentError('--kubeconfig (or KUBECONFIG) must name this managed cluster kubeconfig');
-  const managed = loadKubeconfig(flags.kubeconfig, { proxyEnv: false });
+  const managed = kubeconfigFlag(flags.kubeconfig, 'managed cluster');
   const log = logger('agent', { cluster: flags.clusterName, agent: flags.agentName });
   const exportsList = (flags.export ?? []).map(parseExport);
   const managedServer = new URL(managed.getCurrentCluster()?.server ?? '');
@@ -176,7 +176,7 @@ async function runAgent(flags: AgentFlags): Promise<void> {
 
   // First, so a taken port stops start-up before anything talks to the hub.
   const ops = await startOpsServer({
-    host: '127.0.0.1',
+    host: flags.opsBindAddress,
     port: flags.opsPort,
     registries: [metrics],
     ready: () => {

@@ -19,7 +19,7 @@ import {
 import { logger } from '../log.ts';
 import { startOpsServer } from '../ops.ts';
 import { readPemFlag } from './files.ts';
-import { kubeconfigFlag, positiveInt } from './options.ts';
+import { kubeconfigFlag, opsBindOption, positiveInt } from './options.ts';
 import { untilSignal } from './until-signal.ts';
 
 interface GatewayFlags {
@@ -38,6 +38,7 @@ interface GatewayFlags {
   msaName: string;
   identity: GatewayIdentityMode;
   opsPort: number;
+  opsBindAddress: string;
 }
 
 const env = (flags: string, description: string, name: string): Option =>
@@ -127,6 +128,7 @@ export function registerGatewayCommands(program: Command): void {
         .default(8097)
         .argParser(positiveInt('--ops-port', 65535)),
     )
+    .addOption(opsBindOption())
     .action(async (flags: GatewayFlags) => {
       if (!flags.register && !(flags.tlsCertFile && flags.tlsKeyFile)) {
         throw new InvalidArgumentError(
@@ -176,7 +178,7 @@ export function registerGatewayCommands(program: Command): void {
         });
       }
       const ops = await startOpsServer({
-        host: '127.0.0.1',
+        host: flags.opsBindAddress,
         port: flags.opsPort,
         registries: [gateway.registry],
         ready: () => ({ ok: true, detail: `serving on ${gateway.port}` }),

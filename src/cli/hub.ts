@@ -7,7 +7,7 @@ import { startOpsServer } from '../ops.ts';
 import { startRegistrationHub } from '../registration/hub/index.ts';
 import { startServiceAccountHub } from '../serviceaccount/index.ts';
 import { readPemFlag } from './files.ts';
-import { kubeconfigFlag, positiveInt } from './options.ts';
+import { kubeconfigFlag, opsBindOption, positiveInt } from './options.ts';
 import { untilSignal } from './until-signal.ts';
 
 interface HubFlags {
@@ -17,6 +17,7 @@ interface HubFlags {
   signerKey?: string;
   leaderElect: boolean;
   opsPort: number;
+  opsBindAddress: string;
 }
 
 export function registerHubCommand(program: Command): void {
@@ -44,6 +45,7 @@ export function registerHubCommand(program: Command): void {
         .default(8096)
         .argParser(positiveInt('--ops-port', 65535)),
     )
+    .addOption(opsBindOption())
     .action(async (flags: HubFlags) => {
       if (Boolean(flags.signerCert) !== Boolean(flags.signerKey))
         throw new InvalidArgumentError('--signer-cert and --signer-key go together');
@@ -69,7 +71,7 @@ export function registerHubCommand(program: Command): void {
         log: logger('serviceaccount-hub'),
       });
       const ops = await startOpsServer({
-        host: '127.0.0.1',
+        host: flags.opsBindAddress,
         port: flags.opsPort,
         registries: [],
         ready: () => ({

@@ -1,15 +1,30 @@
-// `tether init`: prepares a hub cluster like `clusteradm init` — installs the OCM hub CRDs, creates
-// the bootstrap ServiceAccount with its narrow RBAC, and prints the `tether join` line (with a fresh
-// bootstrap token) that managed clusters run.
+// `tether init`: installs tether into a hub cluster like `clusteradm init` — the OCM hub CRDs,
+// admission policies and bootstrap identity, then (unless --bootstrap-only) the hub controllers,
+// proxy-server and gateway as Deployments in open-cluster-management-hub with their RBAC,
+// certificates and the ClusterGateway APIService — and prints the `tether join` line (with a fresh
+// bootstrap token) that managed clusters run. --dry-run / --output-file print the manifests instead.
 import { writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import type { Command } from 'commander';
+import { type Command, Option } from 'commander';
 import { hubCrds } from '../api/index.ts';
+import { InvalidArgumentError } from '../errors.ts';
+import { toYaml } from '../install/apply.ts';
+import { type AgentEndpointType, agentEndpointTypes } from '../install/hub.ts';
+import {
+  applyHubInstall,
+  hubClientCaPem,
+  planHubInstall,
+  secretLookup,
+  waitForHub,
+} from '../install/hub-install.ts';
+import { hubNamespace, ports } from '../install/names.ts';
+import { type PullPolicy, pullPolicies } from '../install/workload.ts';
 import { loadKubeconfig } from '../kube/kubeconfig.ts';
 import { installCrds } from '../localenv/crds.ts';
 import { createBootstrapToken, ensureBootstrapIdentity } from '../registration/bootstrap.ts';
 import { hubAdmissionPolicyNames, installHubAdmission } from '../registration/hub/admission-policies.ts';
-import { parseDurationSeconds } from './options.ts';
+import { defaultImage } from './image-ref.ts';
+import { parseDurationSeconds, positiveInt } from './options.ts';
 
 export function clusterCaPem(kc: ReturnType<typeof loadKubeconfig>): string {
   const cluster = kc.getCurrentCluster();
@@ -19,10 +34,31 @@ export function clusterCaPem(kc: ReturnType<typeof loadKubeconfig>): string {
   );
 }
 
+interface InitFlags {
+  kubeconfig: string;
+  bootstrapTokenExpiration: string;
+  hubApiserver?: string;
+  caOut: string;
+  proxyServerCaOut: string;
+  bootstrapOnly: boolean;
+  image: string;
+  imagePullPolicy: PullPolicy;
+  replicas: number;
+  agentEndpointType: AgentEndpointType;
+  agentEndpointNodePort: number;
+  proxyServerHost?: string;
+  dryRun: boolean;
+  outputFile?: string;
+  wait: boolean;
+  timeout: string;
+}
+
 export function registerInitCommand(program: Command): void {
   program
     .command('init')
-    .description('prepare a hub: install the OCM CRDs, create the bootstrap identity, print the join command')
+    .description(
+      'install tether into a hub: OCM CRDs, admission, bootstrap identity, and the hub controllers, proxy-server and gateway as Deployments; print the join command',
+    )
     .requiredOption('--kubeconfig <path>', 'kubeconfig of the hub cluster', process.env.KUBECONFIG)
     .option(
       '--bootstrap-token-expiration <duration>',
@@ -34,42 +70,138 @@ export function registerInitCommand(program: Command): void {
       'hub apiserver URL managed clusters use (default: the kubeconfig server)',
     )
     .option('--ca-out <path>', 'where to write the hub CA for `tether join --ca-file`', 'hub-ca.crt')
-    .action(
-      async (opts: {
-        kubeconfig: string;
-        bootstrapTokenExpiration: string;
-        hubApiserver?: string;
-        caOut: string;
-      }) => {
-        const expiration = parseDurationSeconds(
-          '--bootstrap-token-expiration',
-          opts.bootstrapTokenExpiration,
+    .option(
+      '--proxy-server-ca-out <path>',
+      'where to write the proxy-server CA for `tether join --proxy-server-ca-file`',
+      'proxy-server-ca.crt',
+    )
+    .option(
+      '--bootstrap-only',
+      'install only the CRDs, admission policies and bootstrap identity (tether runs elsewhere, e.g. `tether up --processes`)',
+      false,
+    )
+    .addOption(new Option('--image <ref>', 'tether image of the hub Deployments').default(defaultImage()))
+    .addOption(
+      new Option('--image-pull-policy <policy>', 'imagePullPolicy of the Deployments')
+        .choices(pullPolicies)
+        .default('IfNotPresent'),
+    )
+    .addOption(
+      new Option('--replicas <n>', 'replicas of each hub Deployment')
+        .default(1)
+        .argParser(positiveInt('--replicas', 10)),
+    )
+    .addOption(
+      new Option(
+        '--agent-endpoint-type <type>',
+        "how agents reach the proxy-server (Service type of 'tether-proxy-server-agents')",
+      )
+        .choices(agentEndpointTypes)
+        .default('NodePort'),
+    )
+    .addOption(
+      new Option('--agent-endpoint-node-port <port>', 'nodePort of the agent endpoint with NodePort')
+        .default(31091)
+        .argParser(positiveInt('--agent-endpoint-node-port', 65535)),
+    )
+    .option(
+      '--proxy-server-host <host>',
+      'the address agents dial the proxy-server at (a node address for NodePort, the load balancer for LoadBalancer); default: the hub apiserver host',
+    )
+    .option('--dry-run', 'print the manifests instead of applying them', false)
+    .option('--output-file <path>', 'write the manifests to this file instead of applying them')
+    .option('--wait', 'wait until the hub Deployments are available', false)
+    .option('--timeout <duration>', 'how long --wait waits', '5m')
+    .action(async (opts: InitFlags) => {
+      const expiration = parseDurationSeconds('--bootstrap-token-expiration', opts.bootstrapTokenExpiration);
+      const timeoutMs = parseDurationSeconds('--timeout', opts.timeout) * 1000;
+      const kc = loadKubeconfig(opts.kubeconfig, { proxyEnv: false });
+      const server = opts.hubApiserver ?? kc.getCurrentCluster()?.server ?? '';
+      const printOnly = opts.dryRun || opts.outputFile !== undefined;
+      if (opts.bootstrapOnly) {
+        if (printOnly)
+          throw new InvalidArgumentError('--bootstrap-only applies; drop --dry-run/--output-file');
+        await installBootstrapOnly(kc);
+      } else {
+        if (
+          opts.agentEndpointType === 'NodePort' &&
+          (opts.agentEndpointNodePort < 30000 || opts.agentEndpointNodePort > 32767)
+        )
+          throw new InvalidArgumentError(
+            `--agent-endpoint-node-port must be in the NodePort range 30000-32767, got ${opts.agentEndpointNodePort}`,
+          );
+        if (opts.agentEndpointType === 'LoadBalancer' && !opts.proxyServerHost)
+          throw new InvalidArgumentError(
+            "--agent-endpoint-type LoadBalancer needs --proxy-server-host: the load balancer's address agents dial",
+          );
+        const host = opts.proxyServerHost ?? new URL(server).hostname;
+        const plan = await planHubInstall(
+          {
+            image: opts.image,
+            imagePullPolicy: opts.imagePullPolicy,
+            replicas: opts.replicas,
+            agentEndpoint: { type: opts.agentEndpointType, nodePort: opts.agentEndpointNodePort },
+            proxyServerHosts: [host],
+            agentCaPem: await hubClientCaPem(kc),
+          },
+          secretLookup(kc),
         );
-        const kc = loadKubeconfig(opts.kubeconfig, { proxyEnv: false });
-        const crds = hubCrds();
-        await installCrds(kc, crds);
+        if (printOnly) {
+          const yaml = toYaml(plan.objects);
+          if (opts.outputFile) {
+            writeFileSync(resolve(opts.outputFile), yaml, { mode: 0o600 });
+            process.stderr.write(`wrote ${plan.objects.length} objects to ${opts.outputFile}\n`);
+          } else process.stdout.write(yaml);
+          return;
+        }
+        await applyHubInstall(kc, plan);
         process.stdout.write(
-          `Installed ${crds.length} CRDs: ${crds.map((c) => c.metadata?.name).join(', ')}\n`,
+          `Installed the hub: ${plan.objects.length} objects; Deployments in ${hubNamespace}: tether-hub-controllers, tether-proxy-server, tether-gateway\n`,
         );
-        await installHubAdmission(kc);
-        process.stdout.write(
-          `Installed the hub admission policies: ${hubAdmissionPolicyNames().join(', ')}\n`,
-        );
-        await ensureBootstrapIdentity(kc);
-        const { token } = await createBootstrapToken(kc, expiration);
-        const caPath = resolve(opts.caOut);
-        writeFileSync(caPath, clusterCaPem(kc), { mode: 0o644 });
-        const server = opts.hubApiserver ?? kc.getCurrentCluster()?.server ?? '';
-        process.stdout.write(
-          [
-            `Hub is ready. The bootstrap token expires in ${opts.bootstrapTokenExpiration}. On each managed cluster run:`,
-            '',
-            `  tether join --hub-token ${token} --hub-apiserver ${server} --ca-file ${caPath} --cluster-name <cluster_name> --kubeconfig <managed.kubeconfig>`,
-            '',
-            'Then accept it here:  tether accept --clusters <cluster_name> --kubeconfig ' + opts.kubeconfig,
-            '',
-          ].join('\n'),
-        );
-      },
-    );
+        writeFileSync(resolve(opts.proxyServerCaOut), plan.proxyServerCaPem, { mode: 0o644 });
+        if (opts.wait) {
+          await waitForHub(kc, timeoutMs);
+          process.stdout.write('The hub Deployments are available.\n');
+        }
+        const port =
+          opts.agentEndpointType === 'NodePort' ? opts.agentEndpointNodePort : ports.proxyServerAgents;
+        await printJoinLine(kc, opts, server, expiration, `${host}:${port}`);
+        return;
+      }
+      await printJoinLine(kc, opts, server, expiration);
+    });
+}
+
+async function installBootstrapOnly(kc: ReturnType<typeof loadKubeconfig>): Promise<void> {
+  const crds = hubCrds();
+  await installCrds(kc, crds);
+  process.stdout.write(`Installed ${crds.length} CRDs: ${crds.map((c) => c.metadata?.name).join(', ')}\n`);
+  await installHubAdmission(kc);
+  process.stdout.write(`Installed the hub admission policies: ${hubAdmissionPolicyNames().join(', ')}\n`);
+  await ensureBootstrapIdentity(kc);
+}
+
+async function printJoinLine(
+  kc: ReturnType<typeof loadKubeconfig>,
+  opts: InitFlags,
+  server: string,
+  expiration: number,
+  proxyServer?: string,
+): Promise<void> {
+  const { token } = await createBootstrapToken(kc, expiration);
+  const caPath = resolve(opts.caOut);
+  writeFileSync(caPath, clusterCaPem(kc), { mode: 0o644 });
+  const tunnel = proxyServer
+    ? ` --proxy-server ${proxyServer} --proxy-server-ca-file ${resolve(opts.proxyServerCaOut)}`
+    : '';
+  process.stdout.write(
+    [
+      `Hub is ready. The bootstrap token expires in ${opts.bootstrapTokenExpiration}. On each managed cluster run:`,
+      '',
+      `  tether join --hub-token ${token} --hub-apiserver ${server} --ca-file ${caPath}${tunnel} --cluster-name <cluster_name> --kubeconfig <managed.kubeconfig>`,
+      '',
+      `Then accept it here:  tether accept --clusters <cluster_name> --kubeconfig ${opts.kubeconfig}`,
+      '',
+    ].join('\n'),
+  );
 }

@@ -1,13 +1,27 @@
-// `tether join` and `tether unjoin` (clusteradm's habits): store the bootstrap kubeconfig on a
-// managed cluster after checking that the hub is reachable and accepts the token; remove the agent's
-// credentials again.
-import { readFileSync } from 'node:fs';
+// `tether join` and `tether unjoin` (clusteradm's habits): after checking that the hub is reachable
+// and accepts the token, install the agent on a managed cluster (the managed CRDs, the
+// `bootstrap-hub-kubeconfig` Secret and the klusterlet-agent Deployment: src/install/agent.ts), or
+// with --bootstrap-only just store the bootstrap kubeconfig for a `tether agent` run elsewhere;
+// --dry-run / --output-file print the manifests instead. unjoin removes everything join installed.
+import { readFileSync, writeFileSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { CoreV1Api, KubeConfig, VersionApi } from '@kubernetes/client-node';
-import type { Command } from 'commander';
+import { type Command, Option } from 'commander';
 import { agentNamespace, bootstrapHubKubeconfigSecretName, hubKubeconfigSecretName } from '../api/index.ts';
 import { InvalidArgumentError, TetherError } from '../errors.ts';
+import {
+  applyAgentInstall,
+  planAgentInstall,
+  removeAgentInstall,
+  waitForAgent,
+} from '../install/agent-install.ts';
+import { toYaml } from '../install/apply.ts';
+import { type PullPolicy, pullPolicies } from '../install/workload.ts';
 import { isNotFound, loadKubeconfig } from '../kube/index.ts';
 import { bootstrapKubeconfigYaml, writeBootstrapSecret } from '../registration/bootstrap.ts';
+import { pollUntil } from '../wait.ts';
+import { defaultImage } from './image-ref.ts';
+import { parseDurationSeconds } from './options.ts';
 
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
 
@@ -45,10 +59,43 @@ export async function checkHubAccess(bootstrapYaml: string, hubApiserver: string
   }
 }
 
+interface JoinFlags {
+  hubToken: string;
+  hubApiserver: string;
+  clusterName: string;
+  caFile?: string;
+  proxyUrl?: string;
+  proxyCaFile?: string;
+  proxyServer?: string;
+  proxyServerCaFile?: string;
+  kubeconfig?: string;
+  agentNamespace: string;
+  bootstrapOnly: boolean;
+  image: string;
+  imagePullPolicy: PullPolicy;
+  dryRun: boolean;
+  outputFile?: string;
+  wait: boolean;
+  timeout: string;
+}
+
+function readPem(flag: string, path: string | undefined, what: string): string {
+  let pem: string;
+  try {
+    pem = path ? readFileSync(path, 'utf8') : '';
+  } catch {
+    throw new InvalidArgumentError(`${flag} ${path}: cannot read it`);
+  }
+  if (!pem.includes('BEGIN CERTIFICATE')) throw new InvalidArgumentError(`${flag} must be ${what} (PEM)`);
+  return pem;
+}
+
 export function registerJoinCommands(program: Command): void {
   program
     .command('join')
-    .description('join a managed cluster to a hub: store the bootstrap kubeconfig for `tether agent`')
+    .description(
+      'join a managed cluster to a hub: install the agent (klusterlet-agent Deployment) with its bootstrap kubeconfig',
+    )
     .requiredOption('--hub-token <token>', 'bootstrap token printed by `tether init`')
     .requiredOption('--hub-apiserver <url>', 'hub kube-apiserver URL')
     .requiredOption('--cluster-name <name>', 'name of this managed cluster on the hub')
@@ -57,46 +104,82 @@ export function registerJoinCommands(program: Command): void {
       '--proxy-url <url>',
       'HTTP CONNECT forward proxy between this cluster and the hub (http:// or https://)',
     )
+    .option('--proxy-ca-file <path>', 'CA bundle for TLS to an https:// forward proxy')
+    .option('--proxy-server <host:port>', "the hub proxy-server's agent endpoint (printed by `tether init`)")
+    .option('--proxy-server-ca-file <path>', 'CA that verifies the proxy-server (written by `tether init`)')
     .option('--kubeconfig <path>', 'kubeconfig of the managed cluster', process.env.KUBECONFIG)
-    .option('--agent-namespace <ns>', 'namespace of the agent on the managed cluster', agentNamespace)
-    .action(
-      async (opts: {
-        hubToken: string;
-        hubApiserver: string;
-        clusterName: string;
-        caFile?: string;
-        proxyUrl?: string;
-        kubeconfig?: string;
-        agentNamespace: string;
-      }) => {
-        if (!DNS_LABEL.test(opts.clusterName))
-          throw new InvalidArgumentError(
-            `--cluster-name must be a DNS label (lower-case letters, digits, '-'), got "${opts.clusterName}"`,
-          );
-        if (!opts.kubeconfig)
-          throw new InvalidArgumentError(
-            '--kubeconfig (or KUBECONFIG) must name the managed cluster kubeconfig',
-          );
-        if (!/^https:\/\//.test(opts.hubApiserver))
-          throw new InvalidArgumentError(
-            `--hub-apiserver must be an https:// URL, got "${opts.hubApiserver}"`,
-          );
-        let caPem: string;
-        try {
-          caPem = opts.caFile ? readFileSync(opts.caFile, 'utf8') : '';
-        } catch {
-          throw new InvalidArgumentError(`--ca-file ${opts.caFile}: cannot read it`);
-        }
-        if (!caPem.includes('BEGIN CERTIFICATE'))
-          throw new InvalidArgumentError('--ca-file must be the hub CA (PEM) written by `tether init`');
-        const yaml = bootstrapKubeconfigYaml({
-          hubApiserver: opts.hubApiserver,
-          hubCaPem: caPem,
-          token: opts.hubToken,
-          proxyUrl: opts.proxyUrl,
-        });
-        await checkHubAccess(yaml, opts.hubApiserver);
-        const managed = loadKubeconfig(opts.kubeconfig, { proxyEnv: false });
+    .option('--agent-namespace <ns>', 'namespace of the agent (with --bootstrap-only)', agentNamespace)
+    .option(
+      '--bootstrap-only',
+      'only store the bootstrap kubeconfig; run `tether agent` yourself (e.g. `tether up --processes`)',
+      false,
+    )
+    .addOption(new Option('--image <ref>', 'tether image of the agent Deployment').default(defaultImage()))
+    .addOption(
+      new Option('--image-pull-policy <policy>', 'imagePullPolicy of the agent Deployment')
+        .choices(pullPolicies)
+        .default('IfNotPresent'),
+    )
+    .option('--dry-run', 'print the manifests instead of applying them', false)
+    .option('--output-file <path>', 'write the manifests to this file instead of applying them')
+    .option('--wait', 'wait until the agent Deployment is available', false)
+    .option('--timeout <duration>', 'how long --wait waits', '5m')
+    .action(async (opts: JoinFlags) => {
+      if (!DNS_LABEL.test(opts.clusterName))
+        throw new InvalidArgumentError(
+          `--cluster-name must be a DNS label (lower-case letters, digits, '-'), got "${opts.clusterName}"`,
+        );
+      if (!/^https:\/\//.test(opts.hubApiserver))
+        throw new InvalidArgumentError(`--hub-apiserver must be an https:// URL, got "${opts.hubApiserver}"`);
+      const caPem = readPem('--ca-file', opts.caFile, 'the hub CA written by `tether init`');
+      if (Boolean(opts.proxyServer) !== Boolean(opts.proxyServerCaFile))
+        throw new InvalidArgumentError('--proxy-server and --proxy-server-ca-file go together');
+      if (opts.proxyServer && !/^[^\s:/]+:\d+$/.test(opts.proxyServer))
+        throw new InvalidArgumentError(`--proxy-server must be host:port, got "${opts.proxyServer}"`);
+      const proxyServerCaPem = opts.proxyServerCaFile
+        ? readPem(
+            '--proxy-server-ca-file',
+            opts.proxyServerCaFile,
+            'the proxy-server CA written by `tether init`',
+          )
+        : undefined;
+      const proxyCaPem = opts.proxyCaFile
+        ? readPem('--proxy-ca-file', opts.proxyCaFile, 'the forward proxy CA bundle')
+        : undefined;
+      const timeoutMs = parseDurationSeconds('--timeout', opts.timeout) * 1000;
+      const yaml = bootstrapKubeconfigYaml({
+        hubApiserver: opts.hubApiserver,
+        hubCaPem: caPem,
+        token: opts.hubToken,
+        proxyUrl: opts.proxyUrl,
+      });
+      const printOnly = opts.dryRun || opts.outputFile !== undefined;
+      const objects = planAgentInstall({
+        image: opts.image,
+        imagePullPolicy: opts.imagePullPolicy,
+        clusterName: opts.clusterName,
+        bootstrapKubeconfig: yaml,
+        proxyServer: opts.proxyServer,
+        proxyServerCaPem,
+        proxyUrl: opts.proxyUrl,
+        proxyCaPem,
+      });
+      if (printOnly) {
+        if (opts.bootstrapOnly)
+          throw new InvalidArgumentError('--bootstrap-only applies; drop --dry-run/--output-file');
+        if (opts.outputFile) {
+          writeFileSync(resolve(opts.outputFile), toYaml(objects), { mode: 0o600 });
+          process.stderr.write(`wrote ${objects.length} objects to ${opts.outputFile}\n`);
+        } else process.stdout.write(toYaml(objects));
+        return;
+      }
+      if (!opts.kubeconfig)
+        throw new InvalidArgumentError(
+          '--kubeconfig (or KUBECONFIG) must name the managed cluster kubeconfig',
+        );
+      await checkHubAccess(yaml, opts.hubApiserver);
+      const managed = loadKubeconfig(opts.kubeconfig, { proxyEnv: false });
+      if (opts.bootstrapOnly) {
         await writeBootstrapSecret(managed, yaml, opts.agentNamespace);
         process.stdout.write(
           [
@@ -109,31 +192,66 @@ export function registerJoinCommands(program: Command): void {
             '',
           ].join('\n'),
         );
-      },
-    );
+        return;
+      }
+      if (opts.agentNamespace !== agentNamespace)
+        throw new InvalidArgumentError(
+          `--agent-namespace goes with --bootstrap-only; the installed agent lives in ${agentNamespace}`,
+        );
+      await applyAgentInstall(managed, objects);
+      process.stdout.write(
+        `Installed the agent: Deployment ${agentNamespace}/klusterlet-agent (${opts.image}) with ${bootstrapHubKubeconfigSecretName}.\n`,
+      );
+      if (opts.wait) {
+        await waitForAgent(managed, timeoutMs);
+        process.stdout.write('The agent is available.\n');
+      }
+      process.stdout.write(`Then on the hub: tether accept --clusters ${opts.clusterName}\n`);
+    });
 
   program
     .command('unjoin')
-    .description("remove this managed cluster's hub credentials (bootstrap and hub kubeconfig secrets)")
+    .description('remove the agent and its hub credentials from this managed cluster (what join installed)')
     .requiredOption('--cluster-name <name>', 'name of this managed cluster on the hub')
     .option('--kubeconfig <path>', 'kubeconfig of the managed cluster', process.env.KUBECONFIG)
-    .option('--agent-namespace <ns>', 'namespace of the agent on the managed cluster', agentNamespace)
-    .action(async (opts: { clusterName: string; kubeconfig?: string; agentNamespace: string }) => {
-      if (!opts.kubeconfig)
-        throw new InvalidArgumentError(
-          '--kubeconfig (or KUBECONFIG) must name the managed cluster kubeconfig',
-        );
-      const core = loadKubeconfig(opts.kubeconfig, { proxyEnv: false }).makeApiClient(CoreV1Api);
-      for (const name of [hubKubeconfigSecretName, bootstrapHubKubeconfigSecretName]) {
-        try {
-          await core.deleteNamespacedSecret({ name, namespace: opts.agentNamespace });
-          process.stdout.write(`deleted ${opts.agentNamespace}/${name}\n`);
-        } catch (err) {
-          if (!isNotFound(err)) throw err;
+    .option('--agent-namespace <ns>', 'namespace of a --bootstrap-only agent', agentNamespace)
+    .option('--timeout <duration>', 'how long to wait for the agent namespace to be gone', '2m')
+    .action(
+      async (opts: { clusterName: string; kubeconfig?: string; agentNamespace: string; timeout: string }) => {
+        if (!opts.kubeconfig)
+          throw new InvalidArgumentError(
+            '--kubeconfig (or KUBECONFIG) must name the managed cluster kubeconfig',
+          );
+        const timeoutMs = parseDurationSeconds('--timeout', opts.timeout) * 1000;
+        const managed = loadKubeconfig(opts.kubeconfig, { proxyEnv: false });
+        const core = managed.makeApiClient(CoreV1Api);
+        if (opts.agentNamespace === agentNamespace) {
+          for (const d of await removeAgentInstall(managed)) process.stdout.write(`deleted ${d}\n`);
+          await pollUntil(
+            async () => {
+              try {
+                await core.readNamespace({ name: agentNamespace });
+                return false;
+              } catch (err) {
+                if (isNotFound(err)) return true;
+                throw err;
+              }
+            },
+            { timeoutMs, intervalMs: 250, description: `namespace ${agentNamespace} to be gone` },
+          );
+        } else {
+          for (const name of [hubKubeconfigSecretName, bootstrapHubKubeconfigSecretName]) {
+            try {
+              await core.deleteNamespacedSecret({ name, namespace: opts.agentNamespace });
+              process.stdout.write(`deleted ${opts.agentNamespace}/${name}\n`);
+            } catch (err) {
+              if (!isNotFound(err)) throw err;
+            }
+          }
         }
-      }
-      process.stdout.write(
-        `Cluster ${opts.clusterName} unjoined. Stop its agent; on the hub, \`kubectl delete managedcluster ${opts.clusterName}\` cleans up its namespace and RBAC.\n`,
-      );
-    });
+        process.stdout.write(
+          `Cluster ${opts.clusterName} unjoined. On the hub, \`kubectl delete managedcluster ${opts.clusterName}\` cleans up its namespace and RBAC.\n`,
+        );
+      },
+    );
 }

@@ -3,7 +3,6 @@
 // the log's credential scrubber: a supervised process's stderr is a log file too.
 // First import: as PID 1 (in the image) SIGTERM needs a handler before anything else loads.
 import './pid1-signals.ts';
-import { readFileSync } from 'node:fs';
 import { Command, CommanderError } from 'commander';
 import { isTetherError } from '../errors.ts';
 import { redactSecrets } from '../log.ts';
@@ -12,20 +11,13 @@ import { registerClusterCommands } from './clusters.ts';
 import { registerGatewayCommands } from './gateway.ts';
 import { registerHubCommand } from './hub.ts';
 import { registerImageCommands } from './image.ts';
+import { packageVersion } from './image-ref.ts';
 import { registerInitCommand } from './init.ts';
 import { registerJoinCommands } from './join.ts';
 import { registerProxyAgentCommand } from './proxy-agent.ts';
 import { registerProxyServerCommand } from './proxy-server.ts';
 import { registerResourceCommands } from './resources.ts';
 import { registerUpCommand } from './up.ts';
-
-/** The version in package.json (the image tags itself with it too). */
-function packageVersion(): string {
-  const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
-    version?: string;
-  };
-  return pkg.version ?? '0.0.0';
-}
 
 export function buildProgram(): Command {
   const program = new Command('tether')

@@ -3,7 +3,7 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import { InvalidArgumentError, Option } from 'commander';
 import { InvalidArgumentError as TetherInvalidArgument } from '../errors.ts';
-import { loadKubeconfig } from '../kube/index.ts';
+import { inClusterKubeConfig, loadKubeconfig } from '../kube/index.ts';
 
 export function positiveInt(name: string, max: number): (value: string) => number {
   return (value: string) => {
@@ -42,10 +42,24 @@ export function clusterList(value: string): string[] {
   return names;
 }
 
-/** Loads the kubeconfig a `--kubeconfig` flag (or KUBECONFIG) names; `of` says whose it must be. */
+/**
+ * Loads the kubeconfig a `--kubeconfig` flag (or KUBECONFIG) names; `of` says whose it must be.
+ * Without one, a process running in a pod uses its ServiceAccount (in-cluster config), like kubectl.
+ */
 export function kubeconfigFlag(path: string | undefined, of: 'hub' | 'managed cluster'): KubeConfig {
-  if (!path) throw new TetherInvalidArgument(`--kubeconfig (or KUBECONFIG) must name the ${of} kubeconfig`);
-  return loadKubeconfig(path, { proxyEnv: false });
+  if (path) return loadKubeconfig(path, { proxyEnv: false });
+  const inCluster = inClusterKubeConfig();
+  if (inCluster) return inCluster;
+  throw new TetherInvalidArgument(
+    `--kubeconfig (or KUBECONFIG) must name the ${of} kubeconfig (in a pod, its ServiceAccount is used instead)`,
+  );
+}
+
+/** `--ops-bind-address`: where /healthz, /readyz and /metrics listen (0.0.0.0 in a pod, for probes). */
+export function opsBindOption(): Option {
+  return new Option('--ops-bind-address <ip>', 'address /healthz, /readyz and /metrics listen on')
+    .env('TETHER_OPS_BIND_ADDRESS')
+    .default('127.0.0.1');
 }
 
 /** An option that can also come from the environment variable `env` (TETHER_*). */

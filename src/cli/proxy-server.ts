@@ -4,7 +4,7 @@
 import { hostname } from 'node:os';
 import { type Command, InvalidArgumentError as CommanderInvalidArgument, type Option } from 'commander';
 import { InvalidArgumentError } from '../errors.ts';
-import { loadKubeconfig } from '../kube/index.ts';
+import { inClusterKubeConfig, loadKubeconfig } from '../kube/index.ts';
 import { logger } from '../log.ts';
 import { startOpsServer } from '../ops.ts';
 import { defaultClientLimits } from '../proxy-server/client-limits.ts';
@@ -239,9 +239,15 @@ export function registerProxyServerCommand(program: Command): void {
         '--proxy-client-ca-file is the same CA as --agent-ca-file: agent certificates would be hub-service ' +
           'credentials. Give hub services a client CA of their own',
       );
-    if (!flags.hubKubeconfig && !flags.insecureSkipHubChecks)
+    // In a pod on the hub, its ServiceAccount is the hub credential (like kubectl's in-cluster config).
+    const hubKc = flags.hubKubeconfig
+      ? loadKubeconfig(flags.hubKubeconfig)
+      : flags.insecureSkipHubChecks
+        ? undefined
+        : inClusterKubeConfig();
+    if (!hubKc && !flags.insecureSkipHubChecks)
       throw new InvalidArgumentError(
-        '--hub-kubeconfig is required: without the hub the proxy-server cannot tell accepted clusters from ' +
+        '--hub-kubeconfig is required outside a hub pod: without the hub the proxy-server cannot tell accepted clusters from ' +
           'denied ones, nor authorize CONNECT callers (--insecure-skip-hub-checks runs without, for tests)',
       );
     let admission: HubClusterAdmission | undefined;
@@ -249,11 +255,11 @@ export function registerProxyServerCommand(program: Command): void {
     let authenticateToken:
       | ((token: string) => Promise<{ user: string; groups: string[] } | undefined>)
       | undefined;
-    if (flags.hubKubeconfig) {
-      const auth = hubTokenAuth(flags.hubKubeconfig);
+    if (hubKc) {
+      const auth = hubTokenAuth(hubKc);
       authorize = auth.authorize;
       authenticateToken = auth.authenticate;
-      admission = new HubClusterAdmission(loadKubeconfig(flags.hubKubeconfig), {
+      admission = new HubClusterAdmission(hubKc, {
         log: logger('cluster-admission', { serverId: flags.serverId }),
       });
     } else {
@@ -277,7 +283,7 @@ export function registerProxyServerCommand(program: Command): void {
     if (admission) {
       await admission.start(HUB_SYNC_TIMEOUT_MS).catch((err: Error) => {
         throw new InvalidArgumentError(
-          `could not list managedclusters with --hub-kubeconfig ${flags.hubKubeconfig} (it needs list and watch on managedclusters.cluster.open-cluster-management.io): ${err.message}`,
+          `could not list managedclusters with ${flags.hubKubeconfig ? `--hub-kubeconfig ${flags.hubKubeconfig}` : 'the in-cluster ServiceAccount'} (it needs list and watch on managedclusters.cluster.open-cluster-management.io): ${err.message}`,
         );
       });
     }

@@ -1,6 +1,7 @@
 // Public surface of src/kube: client-node helpers every tether component uses to talk to a
 // kube-apiserver. Import from here, not from the files behind it.
 
+export { inClusterKubeConfig, runningInCluster } from './in-cluster.ts';
 export {
   isAlreadyExists,
   isApplyConflict,

@@ -3,8 +3,7 @@
 // certificate alike, with its user and groups — may `get` the `proxy` subresource of the
 // ManagedCluster it wants to reach. Answers are cached briefly (bounded) so a burst of connections
 // does not become a burst of reviews.
-import { AuthenticationV1Api, AuthorizationV1Api } from '@kubernetes/client-node';
-import { loadKubeconfig } from '../kube/kubeconfig.ts';
+import { AuthenticationV1Api, AuthorizationV1Api, type KubeConfig } from '@kubernetes/client-node';
 import type { Caller } from './connect-frontend.ts';
 
 // Like the apiserver's webhook authorizer: remember answers briefly, denials shorter than grants.
@@ -29,11 +28,10 @@ class TtlCache<V> {
   }
 }
 
-export function hubTokenAuth(kubeconfigPath: string): {
+export function hubTokenAuth(kc: KubeConfig): {
   authenticate: (token: string) => Promise<Caller | undefined>;
   authorize: (caller: Caller, cluster: string) => Promise<boolean>;
 } {
-  const kc = loadKubeconfig(kubeconfigPath);
   const authn = kc.makeApiClient(AuthenticationV1Api);
   const authz = kc.makeApiClient(AuthorizationV1Api);
   const tokens = new TtlCache<Caller | null>();

@@ -28,38 +28,45 @@ async function apply(kc: KubeConfig, obj: KubernetesObject): Promise<void> {
   );
 }
 
+/** The bootstrap ServiceAccount, its namespace and its narrow RBAC, as objects to apply. */
+export function bootstrapIdentityObjects(): KubernetesObject[] {
+  return [
+    { apiVersion: 'v1', kind: 'Namespace', metadata: { name: BOOTSTRAP_NAMESPACE } },
+    {
+      apiVersion: 'v1',
+      kind: 'ServiceAccount',
+      metadata: { name: BOOTSTRAP_SERVICE_ACCOUNT, namespace: BOOTSTRAP_NAMESPACE },
+    },
+    {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'ClusterRole',
+      metadata: { name: BOOTSTRAP_CLUSTER_ROLE },
+      rules: [
+        {
+          apiGroups: ['certificates.k8s.io'],
+          resources: ['certificatesigningrequests'],
+          verbs: ['create', 'get', 'list', 'watch'],
+        },
+        {
+          apiGroups: ['cluster.open-cluster-management.io'],
+          resources: ['managedclusters'],
+          verbs: ['create', 'get'],
+        },
+      ],
+    } as KubernetesObject,
+    {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'ClusterRoleBinding',
+      metadata: { name: BOOTSTRAP_CLUSTER_ROLE },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: BOOTSTRAP_CLUSTER_ROLE },
+      subjects: [{ kind: 'ServiceAccount', name: BOOTSTRAP_SERVICE_ACCOUNT, namespace: BOOTSTRAP_NAMESPACE }],
+    } as KubernetesObject,
+  ];
+}
+
 /** Creates (idempotently) the bootstrap ServiceAccount and its narrow RBAC on the hub. */
 export async function ensureBootstrapIdentity(hub: KubeConfig): Promise<void> {
-  await apply(hub, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: BOOTSTRAP_NAMESPACE } });
-  await apply(hub, {
-    apiVersion: 'v1',
-    kind: 'ServiceAccount',
-    metadata: { name: BOOTSTRAP_SERVICE_ACCOUNT, namespace: BOOTSTRAP_NAMESPACE },
-  });
-  await apply(hub, {
-    apiVersion: 'rbac.authorization.k8s.io/v1',
-    kind: 'ClusterRole',
-    metadata: { name: BOOTSTRAP_CLUSTER_ROLE },
-    rules: [
-      {
-        apiGroups: ['certificates.k8s.io'],
-        resources: ['certificatesigningrequests'],
-        verbs: ['create', 'get', 'list', 'watch'],
-      },
-      {
-        apiGroups: ['cluster.open-cluster-management.io'],
-        resources: ['managedclusters'],
-        verbs: ['create', 'get'],
-      },
-    ],
-  } as KubernetesObject);
-  await apply(hub, {
-    apiVersion: 'rbac.authorization.k8s.io/v1',
-    kind: 'ClusterRoleBinding',
-    metadata: { name: BOOTSTRAP_CLUSTER_ROLE },
-    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: BOOTSTRAP_CLUSTER_ROLE },
-    subjects: [{ kind: 'ServiceAccount', name: BOOTSTRAP_SERVICE_ACCOUNT, namespace: BOOTSTRAP_NAMESPACE }],
-  } as KubernetesObject);
+  for (const obj of bootstrapIdentityObjects()) await apply(hub, obj);
 }
 
 /** A bootstrap token (TokenRequest) valid for `expirationSeconds`. */

@@ -37,6 +37,8 @@ describe('tether init / join / accept', () => {
   it('init prints a join line with a working bootstrap token and writes the hub CA', async () => {
     const r = await tether([
       'init',
+      // the shared environment runs tether as processes: only the CRDs, admission and bootstrap identity
+      '--bootstrap-only',
       '--kubeconfig',
       env.hub.kubeconfigPath,
       '--ca-out',
@@ -67,6 +69,7 @@ describe('tether init / join / accept', () => {
       env.cluster1.kubeconfigPath,
       '--agent-namespace',
       agentNs,
+      '--bootstrap-only',
       '--proxy-url',
       env.tunnel.squidUrl,
     ]);
@@ -92,6 +95,7 @@ describe('tether init / join / accept', () => {
       env.cluster1.kubeconfigPath,
       '--agent-namespace',
       uniqueName('unused'),
+      '--bootstrap-only',
     ];
     const wrong = await tether([
       'join',

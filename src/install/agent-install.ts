@@ -1,0 +1,79 @@
+// `tether join` / `tether unjoin` as flows on the managed cluster: the managed CRDs
+// (AppliedManifestWork, ClusterClaim) and agent.ts's objects, applied or returned for printing; the
+// wait for the agent to be available; and removal of everything join installed plus the hub
+// credential the agent wrote (`hub-kubeconfig-secret`).
+import { AppsV1Api, type KubeConfig, type KubernetesObject } from '@kubernetes/client-node';
+import { managedCrds } from '../api/index.ts';
+import { installCrds } from '../localenv/crds.ts';
+import { pollUntil } from '../wait.ts';
+import { type AgentInstallOptions, agentManifests } from './agent.ts';
+import { applyAll, deleteAll } from './apply.ts';
+import { agentNames, agentNamespace, hubKubeconfigSecretName } from './names.ts';
+
+export function planAgentInstall(opts: AgentInstallOptions): KubernetesObject[] {
+  return [
+    ...managedCrds().map((c) => ({
+      apiVersion: 'apiextensions.k8s.io/v1',
+      kind: 'CustomResourceDefinition',
+      ...c,
+    })),
+    ...agentManifests(opts),
+  ] as KubernetesObject[];
+}
+
+export async function applyAgentInstall(kc: KubeConfig, objects: KubernetesObject[]): Promise<void> {
+  await installCrds(kc, managedCrds());
+  await applyAll(
+    kc,
+    objects.filter((o) => o.kind !== 'CustomResourceDefinition'),
+  );
+}
+
+export async function waitForAgent(kc: KubeConfig, timeoutMs: number): Promise<void> {
+  const apps = kc.makeApiClient(AppsV1Api);
+  let last = 'not found';
+  await pollUntil(
+    async () => {
+      const d = await apps.readNamespacedDeployment({
+        name: agentNames.deployment,
+        namespace: agentNamespace,
+      });
+      last = `${d.status?.availableReplicas ?? 0}/1 available`;
+      return (d.status?.availableReplicas ?? 0) >= 1;
+    },
+    {
+      timeoutMs,
+      intervalMs: 500,
+      description: `Deployment ${agentNamespace}/${agentNames.deployment} to be available`,
+    },
+  ).catch((err: Error) => {
+    throw new Error(
+      `${err.message} (${last}); see kubectl -n ${agentNamespace} logs deployment/${agentNames.deployment}`,
+    );
+  });
+}
+
+/**
+ * Removes what join installed (the agent first, so it stops using its credential) and the agent's
+ * hub credential; the namespace last. The managed CRDs stay: AppliedManifestWorks of resources the
+ * agent applied keep their owner records, as OCM's klusterlet removal leaves them.
+ */
+export async function removeAgentInstall(kc: KubeConfig): Promise<string[]> {
+  const objects = agentManifests({
+    image: 'unused',
+    imagePullPolicy: 'IfNotPresent',
+    clusterName: 'unused',
+    bootstrapKubeconfig: '',
+    proxyServer: 'unused:1',
+    proxyServerCaPem: 'unused',
+    proxyCaPem: 'unused',
+  });
+  const hubSecret = {
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: { name: hubKubeconfigSecretName, namespace: agentNamespace },
+  } as KubernetesObject;
+  // deleteAll goes in reverse: Deployment first, then the Secrets (hub credential included), the
+  // RBAC, and the namespace last
+  return deleteAll(kc, [...objects.slice(0, 1), hubSecret, ...objects.slice(1)]);
+}

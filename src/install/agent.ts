@@ -1,0 +1,109 @@
+// What `tether join` installs on a managed cluster: namespace open-cluster-management-agent, the
+// `bootstrap-hub-kubeconfig` Secret, the CA that verifies the hub's proxy-server, and one
+// Deployment `klusterlet-agent` (OCM's singleton mode: registration, work, ManagedServiceAccount
+// and proxy-agent in one process) with its ServiceAccount. The agent keeps its hub credential in
+// `hub-kubeconfig-secret` (OCM's shape), so a restarted or rescheduled pod resumes with the same
+// identity and certificate.
+//
+// RBAC: the work agent applies whatever ManifestWorks deliver (any kind, any namespace), so the
+// agent is bound to cluster-admin on its own cluster, as OCM's klusterlet work agent effectively
+// is; what it may do on the *hub* is the hub's narrow per-cluster RBAC. Pure data.
+import type { KubernetesObject } from '@kubernetes/client-node';
+import {
+  agentNames,
+  agentNamespace,
+  bootstrapHubKubeconfigSecretName,
+  inClusterAgentName,
+  ports,
+} from './names.ts';
+import { deployment, type ImageOptions, meta } from './workload.ts';
+
+export interface AgentInstallOptions extends ImageOptions {
+  clusterName: string;
+  /** the bootstrap kubeconfig (token, hub CA, proxy-url) */
+  bootstrapKubeconfig: string;
+  /** host:port of the proxy-server's agent endpoint; none = no tunnel */
+  proxyServer?: string;
+  /** PEM of the CA that verifies the proxy-server (required with proxyServer) */
+  proxyServerCaPem?: string;
+  /** HTTP CONNECT forward proxy for every hub connection */
+  proxyUrl?: string;
+  /** PEM bundle for TLS to an https:// forward proxy */
+  proxyCaPem?: string;
+}
+
+const component = agentNames.deployment;
+const mountDir = '/etc/tether';
+
+function secret(name: string, data: Record<string, string>): KubernetesObject {
+  return {
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: meta(name, agentNamespace, component),
+    type: 'Opaque',
+    stringData: data,
+  } as KubernetesObject;
+}
+
+export function agentManifests(o: AgentInstallOptions): KubernetesObject[] {
+  const sa = agentNames.serviceAccount;
+  const args = [
+    'agent',
+    `--cluster-name=${o.clusterName}`,
+    `--agent-name=${inClusterAgentName}`,
+    `--agent-namespace=${agentNamespace}`,
+    `--ops-port=${ports.agentOps}`,
+    '--ops-bind-address=0.0.0.0',
+  ];
+  const mounts: Parameters<typeof deployment>[0]['mounts'] = [];
+  if (o.proxyUrl) args.push(`--proxy-url=${o.proxyUrl}`);
+  if (o.proxyServer) {
+    args.push(`--proxy-server=${o.proxyServer}`, `--hub-ca-file=${mountDir}/proxy-server-ca/ca.crt`);
+    mounts.push({ kind: 'Secret', name: agentNames.proxyServerCa, mountPath: `${mountDir}/proxy-server-ca` });
+  }
+  if (o.proxyCaPem) {
+    args.push(`--proxy-ca-file=${mountDir}/forward-proxy-ca/ca.crt`);
+    mounts.push({
+      kind: 'Secret',
+      name: agentNames.forwardProxyCa,
+      mountPath: `${mountDir}/forward-proxy-ca`,
+    });
+  }
+  return [
+    {
+      apiVersion: 'v1',
+      kind: 'Namespace',
+      metadata: meta(agentNamespace, undefined, component),
+    } as KubernetesObject,
+    {
+      apiVersion: 'v1',
+      kind: 'ServiceAccount',
+      metadata: meta(sa, agentNamespace, component),
+    } as KubernetesObject,
+    {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'ClusterRoleBinding',
+      metadata: meta(`open-cluster-management:${component}`, undefined, component),
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'cluster-admin' },
+      subjects: [{ kind: 'ServiceAccount', name: sa, namespace: agentNamespace }],
+    } as KubernetesObject,
+    secret(bootstrapHubKubeconfigSecretName, { kubeconfig: o.bootstrapKubeconfig }),
+    ...(o.proxyServer && o.proxyServerCaPem
+      ? [secret(agentNames.proxyServerCa, { 'ca.crt': o.proxyServerCaPem })]
+      : []),
+    ...(o.proxyCaPem ? [secret(agentNames.forwardProxyCa, { 'ca.crt': o.proxyCaPem })] : []),
+    deployment({
+      image: o.image,
+      imagePullPolicy: o.imagePullPolicy,
+      name: component,
+      namespace: agentNamespace,
+      serviceAccount: sa,
+      // one agent per cluster: its identity (CSR, lease) is one
+      replicas: 1,
+      strategy: 'Recreate',
+      opsPort: ports.agentOps,
+      args,
+      mounts,
+    }),
+  ];
+}

@@ -1,0 +1,115 @@
+// The certificates of an in-cluster hub, as Secrets `tether init` applies (and `--dry-run` prints):
+//   - tether-proxy-server-ca: the CA agents trust for the proxy-server (ca.crt, ca.key); kept across
+//     runs, since every joined agent holds its ca.crt;
+//   - tether-proxy-server-tls: the proxy-server's serving certificate for its Service names and the
+//     addresses agents dial (--proxy-server-host), reissued from that CA on every run (a new host
+//     needs no re-join);
+//   - tether-proxy-client-ca + tether-gateway-connect: hub services' client CA (never the CA that
+//     signs agents) and the gateway's certificate from it (user system:tether:gateway);
+//   - tether-gateway-tls: the gateway's serving certificate for the aggregator, kept across runs
+//     (the APIService caBundle names its CA);
+//   - ConfigMap tether-agent-ca: the hub's client CA (kube-system/extension-apiserver-authentication
+//     client-ca-file), which signs agents' hub certificates, so the proxy-server verifies agents with
+//     the same CA the hub apiserver does.
+// Generating here (not in the pods) keeps every Deployment's RBAC free of Secret writes.
+import { isIP } from 'node:net';
+import type { KubernetesObject } from '@kubernetes/client-node';
+import {
+  type CertificateAuthority,
+  createCertificateAuthority,
+  issueCertificate,
+  loadCertificateAuthority,
+} from '../pki/index.ts';
+import { gatewayConnectUser, hubNames, hubNamespace } from './names.ts';
+import { meta } from './workload.ts';
+
+/** Reads a Secret's data (decoded) if it exists; `undefined` when absent or when nothing can be read (dry run). */
+export type SecretLookup = (name: string) => Promise<Record<string, string> | undefined>;
+
+export interface HubPki {
+  objects: KubernetesObject[];
+  /** base64 caBundle for the gateway's APIService */
+  gatewayCaBundle: string;
+  /** PEM agents verify the proxy-server with (`tether join --proxy-server-ca-file`) */
+  proxyServerCaPem: string;
+}
+
+function secret(name: string, data: Record<string, string>, component: string): KubernetesObject {
+  return {
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: meta(name, hubNamespace, component),
+    type: data['tls.crt'] ? 'kubernetes.io/tls' : 'Opaque',
+    stringData: data,
+  } as KubernetesObject;
+}
+
+async function keptCa(lookup: SecretLookup, name: string, commonName: string): Promise<CertificateAuthority> {
+  const found = await lookup(name);
+  if (found?.['ca.crt'] && found['ca.key']) return loadCertificateAuthority(found['ca.crt'], found['ca.key']);
+  return createCertificateAuthority(commonName);
+}
+
+/** Service DNS names of `name` in the hub namespace, short to fully qualified. */
+export function serviceNames(name: string, namespace = hubNamespace): string[] {
+  return [name, `${name}.${namespace}`, `${name}.${namespace}.svc`, `${name}.${namespace}.svc.cluster.local`];
+}
+
+export async function hubPki(opts: {
+  /** DNS names or IPs agents dial the proxy-server at (its certificate covers them) */
+  proxyServerHosts: string[];
+  /** PEM of the CA that signs agents' hub client certificates */
+  agentCaPem: string;
+  lookup: SecretLookup;
+}): Promise<HubPki> {
+  const n = hubNames;
+  const serverCa = await keptCa(opts.lookup, n.proxyServerCa, 'tether-proxy-server-ca');
+  const hosts = [
+    ...serviceNames(n.proxyServer),
+    ...serviceNames(n.proxyServerAgents),
+    ...opts.proxyServerHosts,
+  ];
+  const serving = await issueCertificate(serverCa, {
+    commonName: n.proxyServer,
+    usage: 'server',
+    dnsNames: [...new Set(hosts.filter((h) => !isIP(h)))],
+    ipAddresses: [...new Set(hosts.filter((h) => isIP(h)))],
+  });
+  const clientCa = await keptCa(opts.lookup, n.proxyClientCa, 'tether-proxy-client-ca');
+  const connect = await issueCertificate(clientCa, { commonName: gatewayConnectUser, usage: 'client' });
+  let gatewayTls = await opts.lookup(n.gatewayTls);
+  if (!gatewayTls?.['ca.crt'] || !gatewayTls['tls.crt'] || !gatewayTls['tls.key']) {
+    const ca = await createCertificateAuthority('tether-gateway-serving-ca');
+    const cert = await issueCertificate(ca, {
+      commonName: `${n.gateway}.${hubNamespace}.svc`,
+      usage: 'server',
+      dnsNames: serviceNames(n.gateway),
+    });
+    gatewayTls = { 'tls.crt': cert.certPem, 'tls.key': cert.keyPem, 'ca.crt': ca.certPem };
+  }
+  return {
+    objects: [
+      secret(n.proxyServerCa, { 'ca.crt': serverCa.certPem, 'ca.key': serverCa.keyPem }, n.proxyServer),
+      secret(
+        n.proxyServerTls,
+        { 'tls.crt': serving.certPem, 'tls.key': serving.keyPem, 'ca.crt': serverCa.certPem },
+        n.proxyServer,
+      ),
+      secret(n.proxyClientCa, { 'ca.crt': clientCa.certPem, 'ca.key': clientCa.keyPem }, n.proxyServer),
+      secret(
+        n.gatewayConnect,
+        { 'tls.crt': connect.certPem, 'tls.key': connect.keyPem, 'ca.crt': clientCa.certPem },
+        n.gateway,
+      ),
+      secret(n.gatewayTls, gatewayTls, n.gateway),
+      {
+        apiVersion: 'v1',
+        kind: 'ConfigMap',
+        metadata: meta(n.agentCa, hubNamespace, n.proxyServer),
+        data: { 'ca.crt': opts.agentCaPem },
+      } as KubernetesObject,
+    ],
+    gatewayCaBundle: Buffer.from(gatewayTls['ca.crt'] ?? '').toString('base64'),
+    proxyServerCaPem: serverCa.certPem,
+  };
+}

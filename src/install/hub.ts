@@ -1,0 +1,182 @@
+// What `tether init` installs on a hub besides the CRDs, admission policies and bootstrap identity:
+// the namespace open-cluster-management-hub with three Deployments — the hub controllers
+// (`tether hub`, leader-elected), the proxy-server (agents' tunnels + the CONNECT frontend) and the
+// gateway (the ClusterGateway aggregated API) — their ServiceAccounts and RBAC (hub-rbac.ts), the
+// Services, and the APIService v1alpha1.cluster.core.oam.dev pointing at the gateway's Service.
+// Certificates come from Secrets (hub-pki.ts); this file only names them. Pure data.
+import type { KubernetesObject } from '@kubernetes/client-node';
+import {
+  defaultCredentialNamespace,
+  gatewayApiServiceName,
+  gatewayGroup,
+  gatewayVersion,
+} from '../gateway/index.ts';
+import { hubRbac } from './hub-rbac.ts';
+import { hubNames, hubNamespace, ports } from './names.ts';
+import { deployment, type ImageOptions, meta } from './workload.ts';
+
+export type AgentEndpointType = 'NodePort' | 'LoadBalancer' | 'ClusterIP';
+export const agentEndpointTypes: readonly AgentEndpointType[] = ['NodePort', 'LoadBalancer', 'ClusterIP'];
+
+export interface HubInstallOptions extends ImageOptions {
+  /** replicas of each Deployment (the controllers elect a leader; proxy-servers each hold a tunnel per agent) */
+  replicas: number;
+  /** how agents reach the proxy-server: cluster-proxy's choices */
+  agentEndpoint: { type: AgentEndpointType; nodePort?: number };
+  /** base64 of the CA that signed the gateway's serving certificate (APIService caBundle) */
+  gatewayCaBundle: string;
+}
+
+const mountDir = '/etc/tether';
+
+function service(name: string, component: string, spec: Record<string, unknown>): KubernetesObject {
+  return {
+    apiVersion: 'v1',
+    kind: 'Service',
+    metadata: meta(name, hubNamespace, component),
+    spec,
+  } as KubernetesObject;
+}
+
+function serviceAccount(name: string): KubernetesObject {
+  return {
+    apiVersion: 'v1',
+    kind: 'ServiceAccount',
+    metadata: meta(name, hubNamespace, name),
+  } as KubernetesObject;
+}
+
+/** The in-cluster URL of the CONNECT frontend (hub services dial managed clusters through it). */
+export const connectFrontendUrl = `https://${hubNames.proxyServer}.${hubNamespace}.svc:${ports.proxyServerConnect}`;
+
+export function hubManifests(o: HubInstallOptions): KubernetesObject[] {
+  const n = hubNames;
+  const image = { image: o.image, imagePullPolicy: o.imagePullPolicy };
+  const ns = (name: string): KubernetesObject =>
+    ({ apiVersion: 'v1', kind: 'Namespace', metadata: meta(name, undefined, 'hub') }) as KubernetesObject;
+  const endpoint = o.agentEndpoint;
+  return [
+    ns(hubNamespace),
+    ns(defaultCredentialNamespace),
+    serviceAccount(n.controllers),
+    serviceAccount(n.proxyServer),
+    serviceAccount(n.gateway),
+    ...hubRbac(),
+    deployment({
+      ...image,
+      name: n.controllers,
+      namespace: hubNamespace,
+      serviceAccount: n.controllers,
+      replicas: o.replicas,
+      opsPort: ports.controllersOps,
+      args: ['hub', `--ops-port=${ports.controllersOps}`, '--ops-bind-address=0.0.0.0'],
+    }),
+    deployment({
+      ...image,
+      name: n.proxyServer,
+      namespace: hubNamespace,
+      serviceAccount: n.proxyServer,
+      replicas: o.replicas,
+      opsPort: ports.proxyServerOps,
+      ports: [
+        { name: 'connect', containerPort: ports.proxyServerConnect },
+        { name: 'agents', containerPort: ports.proxyServerAgents },
+      ],
+      args: [
+        'proxy-server',
+        '--server-id=$(TETHER_POD_NAME)',
+        `--server-count=${o.replicas}`,
+        '--bind-address=0.0.0.0',
+        `--agent-port=${ports.proxyServerAgents}`,
+        `--connect-port=${ports.proxyServerConnect}`,
+        `--ops-port=${ports.proxyServerOps}`,
+        `--tls-cert-file=${mountDir}/tls/tls.crt`,
+        `--tls-key-file=${mountDir}/tls/tls.key`,
+        `--agent-ca-file=${mountDir}/agent-ca/ca.crt`,
+        `--proxy-client-ca-file=${mountDir}/proxy-client-ca/ca.crt`,
+      ],
+      mounts: [
+        {
+          kind: 'Secret',
+          name: n.proxyServerTls,
+          mountPath: `${mountDir}/tls`,
+          items: ['tls.crt', 'tls.key'],
+        },
+        { kind: 'ConfigMap', name: n.agentCa, mountPath: `${mountDir}/agent-ca` },
+        {
+          kind: 'Secret',
+          name: n.proxyClientCa,
+          mountPath: `${mountDir}/proxy-client-ca`,
+          items: ['ca.crt'],
+        },
+      ],
+    }),
+    service(n.proxyServer, n.proxyServer, {
+      type: 'ClusterIP',
+      selector: { app: n.proxyServer },
+      ports: [{ name: 'connect', port: ports.proxyServerConnect, targetPort: 'connect' }],
+    }),
+    service(n.proxyServerAgents, n.proxyServer, {
+      type: endpoint.type,
+      selector: { app: n.proxyServer },
+      ports: [
+        {
+          name: 'agents',
+          port: ports.proxyServerAgents,
+          targetPort: 'agents',
+          ...(endpoint.type === 'NodePort' && endpoint.nodePort ? { nodePort: endpoint.nodePort } : {}),
+        },
+      ],
+    }),
+    deployment({
+      ...image,
+      name: n.gateway,
+      namespace: hubNamespace,
+      serviceAccount: n.gateway,
+      replicas: o.replicas,
+      opsPort: ports.gatewayOps,
+      ports: [{ name: 'https', containerPort: ports.gateway }],
+      args: [
+        'gateway',
+        '--bind-address=0.0.0.0',
+        `--port=${ports.gateway}`,
+        `--tls-cert-file=${mountDir}/tls/tls.crt`,
+        `--tls-key-file=${mountDir}/tls/tls.key`,
+        `--connect-url=${connectFrontendUrl}`,
+        `--connect-ca-file=${mountDir}/connect-ca/ca.crt`,
+        `--connect-cert-file=${mountDir}/connect/tls.crt`,
+        `--connect-key-file=${mountDir}/connect/tls.key`,
+        `--ops-port=${ports.gatewayOps}`,
+        '--ops-bind-address=0.0.0.0',
+      ],
+      mounts: [
+        { kind: 'Secret', name: n.gatewayTls, mountPath: `${mountDir}/tls`, items: ['tls.crt', 'tls.key'] },
+        { kind: 'Secret', name: n.proxyServerTls, mountPath: `${mountDir}/connect-ca`, items: ['ca.crt'] },
+        {
+          kind: 'Secret',
+          name: n.gatewayConnect,
+          mountPath: `${mountDir}/connect`,
+          items: ['tls.crt', 'tls.key'],
+        },
+      ],
+    }),
+    service(n.gateway, n.gateway, {
+      type: 'ClusterIP',
+      selector: { app: n.gateway },
+      ports: [{ name: 'https', port: 443, targetPort: 'https' }],
+    }),
+    {
+      apiVersion: 'apiregistration.k8s.io/v1',
+      kind: 'APIService',
+      metadata: meta(gatewayApiServiceName, undefined, n.gateway),
+      spec: {
+        group: gatewayGroup,
+        version: gatewayVersion,
+        groupPriorityMinimum: 1000,
+        versionPriority: 15,
+        service: { namespace: hubNamespace, name: n.gateway, port: 443 },
+        caBundle: o.gatewayCaBundle,
+      },
+    } as KubernetesObject,
+  ];
+}

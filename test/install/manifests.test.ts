@@ -1,0 +1,174 @@
+// What `tether init` / `tether join` install, checked as data: every Deployment runs the tether
+// image non-root on a read-only root with probes on its ops port; the hub's RBAC grants nothing by
+// wildcard and Secrets only by name; the agent is a single Recreate Deployment whose tunnel flags
+// follow the options; the hub certificates cover the addresses agents dial and are kept across runs.
+import { X509Certificate } from 'node:crypto';
+import type { KubernetesObject } from '@kubernetes/client-node';
+import { describe, expect, it } from 'vitest';
+import { agentManifests } from '../../src/install/agent.ts';
+import { hubManifests } from '../../src/install/hub.ts';
+import { hubPki, type SecretLookup } from '../../src/install/hub-pki.ts';
+import { hubNames, hubNamespace } from '../../src/install/names.ts';
+import { createCertificateAuthority } from '../../src/pki/index.ts';
+
+interface Container {
+  image: string;
+  imagePullPolicy: string;
+  args: string[];
+  securityContext: Record<string, unknown>;
+  livenessProbe: { httpGet: unknown };
+  readinessProbe: { httpGet: unknown };
+  ports: Array<{ name: string; containerPort: number }>;
+}
+interface Spec {
+  type?: string;
+  replicas?: number;
+  strategy?: unknown;
+  ports: Array<{ nodePort?: number }>;
+  template: { spec: { securityContext: { runAsNonRoot?: boolean }; containers: Container[] } };
+}
+type Obj = KubernetesObject & {
+  spec: Spec;
+  rules?: Array<{ verbs: string[]; resources: string[]; apiGroups: string[]; resourceNames?: string[] }>;
+  stringData?: Record<string, string>;
+  data?: Record<string, string>;
+};
+
+const image = { image: 'localhost/tether:test', imagePullPolicy: 'Never' as const };
+
+function hub(type: 'NodePort' | 'LoadBalancer' | 'ClusterIP' = 'NodePort'): Obj[] {
+  return hubManifests({
+    ...image,
+    replicas: 2,
+    agentEndpoint: { type, nodePort: 31091 },
+    gatewayCaBundle: 'Q0E=',
+  }) as Obj[];
+}
+
+function containerOf(d: Obj): Container {
+  return d.spec.template.spec.containers[0] as Container;
+}
+
+describe('hub manifests', () => {
+  it('runs the hub controllers, proxy-server and gateway as hardened Deployments of the tether image', () => {
+    const deployments = hub().filter((o) => o.kind === 'Deployment');
+    expect(deployments.map((d) => d.metadata?.name).sort()).toEqual(
+      [hubNames.controllers, hubNames.gateway, hubNames.proxyServer].sort(),
+    );
+    for (const d of deployments) {
+      expect(d.metadata?.namespace).toBe(hubNamespace);
+      expect(d.spec.replicas).toBe(2);
+      const c = containerOf(d);
+      expect(c.image).toBe('localhost/tether:test');
+      expect(c.imagePullPolicy).toBe('Never');
+      expect(['hub', 'proxy-server', 'gateway']).toContain(c.args[0]);
+      expect(c.securityContext).toMatchObject({
+        allowPrivilegeEscalation: false,
+        readOnlyRootFilesystem: true,
+        capabilities: { drop: ['ALL'] },
+      });
+      expect(d.spec.template.spec.securityContext.runAsNonRoot).toBe(true);
+      expect(c.livenessProbe.httpGet).toEqual({ path: '/healthz', port: 'ops' });
+      expect(c.readinessProbe.httpGet).toEqual({ path: '/readyz', port: 'ops' });
+      const ops = c.ports.find((p) => p.name === 'ops')?.containerPort;
+      expect(c.args).toContain(`--ops-port=${ops}`);
+      // probes reach the ops server only if it listens on the pod IP
+      expect(
+        c.args.some((a: string) => a === '--ops-bind-address=0.0.0.0' || a === '--bind-address=0.0.0.0'),
+      ).toBe(true);
+    }
+    const server = deployments.find((d) => d.metadata?.name === hubNames.proxyServer) as Obj;
+    expect(containerOf(server).args).toContain('--server-count=2');
+    expect(containerOf(server).args).toContain('--server-id=$(TETHER_POD_NAME)');
+  });
+
+  it('exposes the agent endpoint as the chosen Service type and the APIService with the given caBundle', () => {
+    for (const type of ['NodePort', 'LoadBalancer', 'ClusterIP'] as const) {
+      const svc = hub(type).find(
+        (o) => o.kind === 'Service' && o.metadata?.name === hubNames.proxyServerAgents,
+      );
+      expect(svc?.spec.type).toBe(type);
+      expect(svc?.spec.ports[0]?.nodePort).toBe(type === 'NodePort' ? 31091 : undefined);
+    }
+    const api = hub().find((o) => o.kind === 'APIService');
+    expect(api?.spec).toMatchObject({
+      group: 'cluster.core.oam.dev',
+      caBundle: 'Q0E=',
+      service: { namespace: hubNamespace, name: hubNames.gateway, port: 443 },
+    });
+  });
+
+  it('grants no wildcard, and Secrets on the hub only by name', () => {
+    const roles = hub().filter((o) => o.kind === 'ClusterRole' || o.kind === 'Role');
+    expect(roles.length).toBeGreaterThan(3);
+    for (const role of roles) {
+      for (const rule of role.rules ?? []) {
+        expect(rule.verbs).not.toContain('*');
+        expect(rule.resources).not.toContain('*');
+        expect(rule.apiGroups).not.toContain('*');
+        if (rule.resources.includes('secrets') && role.kind === 'ClusterRole') {
+          expect(rule.resourceNames, `${role.metadata?.name} reads every Secret`).toBeDefined();
+        }
+      }
+    }
+  });
+});
+
+describe('agent manifests', () => {
+  const base = { ...image, clusterName: 'c1', bootstrapKubeconfig: 'apiVersion: v1\nkind: Config\n' };
+
+  it('is one Recreate Deployment with the bootstrap kubeconfig; tunnel flags only with a proxy-server', () => {
+    const plain = agentManifests(base) as Obj[];
+    const d = plain.find((o) => o.kind === 'Deployment') as Obj;
+    expect(d.spec.replicas).toBe(1);
+    expect(d.spec.strategy).toEqual({ type: 'Recreate' });
+    expect(containerOf(d).args).toContain('--cluster-name=c1');
+    expect(containerOf(d).args.some((a: string) => a.startsWith('--proxy-server'))).toBe(false);
+    const bootstrap = plain.find(
+      (o) => o.kind === 'Secret' && o.metadata?.name === 'bootstrap-hub-kubeconfig',
+    );
+    expect(bootstrap?.stringData?.kubeconfig).toBe(base.bootstrapKubeconfig);
+
+    const tunnel = agentManifests({
+      ...base,
+      proxyServer: '10.0.0.5:31091',
+      proxyServerCaPem: 'PEM',
+      proxyUrl: 'http://squid:3128',
+    }) as Obj[];
+    const args: string[] = containerOf(tunnel.find((o) => o.kind === 'Deployment') as Obj).args;
+    expect(args).toContain('--proxy-server=10.0.0.5:31091');
+    expect(args).toContain('--proxy-url=http://squid:3128');
+    expect(args.find((a) => a.startsWith('--hub-ca-file='))).toBeDefined();
+    expect(tunnel.find((o) => o.metadata?.name === 'tether-proxy-server-ca')?.stringData?.['ca.crt']).toBe(
+      'PEM',
+    );
+  });
+});
+
+describe('hub certificates', () => {
+  it('cover the addresses agents dial and keep their CAs across runs', async () => {
+    const agentCa = await createCertificateAuthority('agents');
+    const first = await hubPki({
+      proxyServerHosts: ['10.244.1.2'],
+      agentCaPem: agentCa.certPem,
+      lookup: async () => undefined,
+    });
+    const secrets = new Map(
+      first.objects.map((o) => [o.metadata?.name ?? '', (o as Obj).stringData ?? (o as Obj).data]),
+    );
+    const serving = new X509Certificate(secrets.get(hubNames.proxyServerTls)?.['tls.crt'] ?? '');
+    expect(serving.subjectAltName).toContain('IP Address:10.244.1.2');
+    expect(serving.subjectAltName).toContain(`DNS:${hubNames.proxyServer}.${hubNamespace}.svc`);
+    expect(serving.verify(new X509Certificate(first.proxyServerCaPem).publicKey)).toBe(true);
+    expect(secrets.get(hubNames.agentCa)?.['ca.crt']).toBe(agentCa.certPem);
+
+    const lookup: SecretLookup = async (name) => secrets.get(name);
+    const second = await hubPki({ proxyServerHosts: ['hub.example'], agentCaPem: agentCa.certPem, lookup });
+    expect(second.proxyServerCaPem).toBe(first.proxyServerCaPem);
+    expect(second.gatewayCaBundle).toBe(first.gatewayCaBundle);
+    const reissued = second.objects.find((o) => o.metadata?.name === hubNames.proxyServerTls) as Obj;
+    expect(new X509Certificate(reissued.stringData?.['tls.crt'] ?? '').subjectAltName).toContain(
+      'DNS:hub.example',
+    );
+  });
+});
