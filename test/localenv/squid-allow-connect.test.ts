@@ -40,6 +40,16 @@ function connectStatus(proxyHost: string, proxyPort: number, request: string): P
   });
 }
 
+/** The error `p` rejects with (a resolved squid is stopped and fails the test). */
+async function rejection(p: Promise<Squid>): Promise<{ code?: string }> {
+  const squid = await p.catch((e: unknown) => e as { code?: string });
+  if ('stop' in squid) {
+    await squid.stop();
+    throw new Error('expected startSquid to reject');
+  }
+  return squid;
+}
+
 describe('squid with allowConnect', () => {
   const allowed = createServer((s) => s.end());
   const other = createServer((s) => s.end());
@@ -86,11 +96,9 @@ describe('squid with allowConnect', () => {
   });
 
   it('rejects an allow list entry that is not an IPv4 address and port before starting', async () => {
-    const err = await startSquid({ allowConnect: [{ address: 'hub.local', ports: 443 }] }).catch(
-      (e: unknown) => e as { code?: string },
-    );
+    const err = await rejection(startSquid({ allowConnect: [{ address: 'hub.local', ports: 443 }] }));
     expect(err.code).toBe('TETHER_INVALID_ARGUMENT');
-    const err2 = await startSquid({ listenAddresses: ['::1'] }).catch((e: unknown) => e as { code?: string });
+    const err2 = await rejection(startSquid({ listenAddresses: ['::1'] }));
     expect(err2.code).toBe('TETHER_INVALID_ARGUMENT');
   });
 
