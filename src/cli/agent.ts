@@ -46,6 +46,7 @@ interface AgentFlags {
   export?: string[];
   opsPort: number;
   opsBindAddress: string;
+  drainTimeout: number;
 }
 
 interface Stoppable {
@@ -139,6 +140,15 @@ export function registerAgentCommand(program: Command): void {
         .argParser(positiveInt('--ops-port', 65535)),
     )
     .addOption(opsBindOption())
+    .addOption(
+      new Option(
+        '--drain-timeout <seconds>',
+        'on SIGTERM, how long open tunnel streams (watches, exec) may go on after the GOAWAY (0 = cut at once)',
+      )
+        .env('TETHER_DRAIN_TIMEOUT')
+        .default(20)
+        .argParser(positiveInt('--drain-timeout', 3600)),
+    )
     .action(async (flags: AgentFlags) => {
       await runAgent(flags);
     });
@@ -277,6 +287,12 @@ async function runAgent(flags: AgentFlags): Promise<void> {
   await untilSignal();
   stopping = true;
   await chain;
-  await Promise.all([...components.map((c) => c.stop()), proxyAgent?.stop(), registration?.stop()]);
+  // The tunnel drains first (GOAWAY; open watches and exec sessions go on until they end or the
+  // deadline) while the hub-facing agents stop.
+  await Promise.all([
+    ...components.map((c) => c.stop()),
+    proxyAgent?.stop({ drainMs: flags.drainTimeout * 1000 }),
+    registration?.stop(),
+  ]);
   await ops.close();
 }

@@ -59,9 +59,34 @@ export async function startGatewayStack(opts: {
   });
   opts.processes.push(gateway);
   gateway.readiness = () => waitReady(gateway, ops, opts.timeoutMs);
-  const names = opts.clusters.map((c) => c.name);
-  await Promise.all([
+  const [, access] = await Promise.all([
     waitReady(gateway, ops, opts.timeoutMs, signal),
+    provisionGatewayAccess({
+      hubKc,
+      clusters: opts.clusters.map((c) => c.name),
+      kubeconfigDir: opts.kubeconfigDir,
+      timeoutMs: opts.timeoutMs,
+      signal,
+    }),
+  ]);
+  return { kubeconfigs: access.kubeconfigs };
+}
+
+/**
+ * What the gateway needs per cluster, through the OCM APIs a user would use: a ManagedServiceAccount
+ * `tether-gateway` and a ManifestWork with its RBAC there; then writes
+ * `<kubeconfigDir>/<cluster>-gateway.kubeconfig` and waits until a list through the gateway works.
+ */
+export async function provisionGatewayAccess(opts: {
+  hubKc: KubeConfig;
+  clusters: string[];
+  kubeconfigDir: string;
+  timeoutMs: number;
+  signal?: AbortSignal;
+}): Promise<{ kubeconfigs: Record<string, string> }> {
+  const { hubKc, signal } = opts;
+  const names = opts.clusters;
+  await Promise.all([
     createManagedServiceAccount(hubKc, { name: defaultGatewayMsaName, clusters: names }),
     createManifestWork(hubKc, {
       name: 'tether-gateway-rbac',

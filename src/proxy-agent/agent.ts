@@ -175,10 +175,32 @@ export class ProxyAgent {
     for (const t of old) this.drain(t);
   }
 
-  async stop(): Promise<void> {
+  /**
+   * Stops dialing and closes every tunnel. With `drainMs`, tunnels first get a GOAWAY: the
+   * proxy-server sends them no new streams, the open ones (watches, exec, port-forward) go on, and
+   * the tunnel closes once they end — or is cut at the deadline. Resolves when all are closed.
+   */
+  async stop(opts: { drainMs?: number } = {}): Promise<void> {
     this.stopped = true;
     for (const wake of this.sleepers) wake();
     this.changed();
+    const drainMs = opts.drainMs ?? 0;
+    if (drainMs > 0) {
+      const all = [...this.replicas.takeAll(), ...this.draining];
+      const open = all.filter((t) => !t.attached.session.destroyed);
+      if (open.length > 0)
+        this.log.info({ tunnels: open.length, drainMs }, 'stopping: draining tunnels (GOAWAY)');
+      await Promise.all(
+        open.map(
+          (t) =>
+            new Promise<void>((resolve) => {
+              t.attached.session.once('close', () => resolve());
+              this.closeGracefully(t.attached, drainMs);
+            }),
+        ),
+      );
+      this.draining.clear();
+    }
     for (const t of [...this.replicas.takeAll(), ...this.draining]) t.attached.session.destroy();
     this.draining.clear();
     this.metrics.connectedServers.set(0);
