@@ -59,8 +59,9 @@ export interface StartControlPlaneOptions {
    * A real node will join (node.ts): the apiserver also listens on `hostAddress` (the host end of
    * the node's veth; it binds 0.0.0.0, so 127.0.0.1 keeps working), advertises it for the
    * `kubernetes` Service (lease endpoint reconciler), has it as a SAN, authorizes kubelets
-   * (Node,RBAC + NodeRestriction) and reaches them with its own client certificate; the KCM runs
-   * all its controllers (Deployments, endpoints, node lifecycle). Without it nothing changes.
+   * (Node,RBAC + NodeRestriction) and reaches them with its own client certificate, routes
+   * aggregated APIs to endpoint (pod) IPs; the KCM runs all its controllers (Deployments,
+   * endpoints, node lifecycle). Without it nothing changes.
    */
   nodeNetwork?: { hostAddress: string };
 }
@@ -288,6 +289,9 @@ export async function startControlPlane(
                 `--kubelet-client-certificate=${f('apiserver-kubelet-client.crt')}`,
                 `--kubelet-client-key=${f('apiserver-kubelet-client.key')}`,
                 '--kubelet-preferred-address-types=InternalIP',
+                // aggregated APIs served by pods: dial the endpoint (pod IP, routed to the node)
+                // instead of the ClusterIP, which only exists inside the node namespace
+                '--enable-aggregator-routing=true',
               ]
             : ['--authorization-mode=RBAC']),
           `--service-account-key-file=${f('sa.pub')}`,

@@ -1,6 +1,8 @@
 // A local multi-cluster environment: one hub and N managed control planes started in parallel, the
 // OCM CRDs installed, and kubeconfigs written to a directory the user chose. Used by `tether up` and
-// by the e2e tests. Owns `<dir>/state/` (control-plane data) and the kubeconfigs it writes.
+// by the e2e tests. Owns `<dir>/state/` (control-plane data) and the kubeconfigs it writes. With
+// `nodes: true` every control plane gets a real node, managed nodes reach the hub only through the
+// environment's squid, and the tether image is on every node (node-environment.ts).
 import {
   copyFileSync,
   existsSync,
@@ -16,6 +18,13 @@ import { TetherError } from '../errors.ts';
 import { type BuildProgress, type ControlPlaneBinaries, ensureBinaries } from './binaries.ts';
 import { type ControlPlane, startControlPlane } from './controlplane.ts';
 import { startGatewayStack } from './gateway-stack.ts';
+import type { RealNode } from './node.ts';
+import {
+  checkNodesSupported,
+  type NodeClusters,
+  type NodeEnvironmentSquid,
+  startNodeClusters,
+} from './node-environment.ts';
 import type { SupervisedProcess } from './process.ts';
 import { Supervisor, type SupervisorOptions } from './supervisor.ts';
 import { startTunnelStack, type TunnelStack } from './tunnel-stack.ts';
@@ -27,8 +36,20 @@ export interface EnvironmentOptions {
   /** where kubeconfigs (hub.kubeconfig, cluster1.kubeconfig, …) and state go */
   dir: string;
   progress?: BuildProgress;
-  /** also start squid, the proxy-server and one proxy-agent per cluster (default true) */
+  /** also start squid, the proxy-server and one proxy-agent per cluster (default: true without nodes) */
   tunnel?: boolean;
+  /**
+   * one real node per control plane (root, containerd, runc; TETHER_NODE_UNSUPPORTED otherwise), a
+   * squid for the managed nodes and the tether image on every node; no tunnel stack (tether runs in
+   * the clusters). Default false: control planes without nodes.
+   */
+  nodes?: boolean;
+  /**
+   * prepended to every control plane's (and node's) name: `<prefix>hub`, `<prefix>cluster1` … Node
+   * names (network namespace, cgroups) are per host, so a test next to a running `tether up` needs
+   * one. Default '' (hub, cluster1, …).
+   */
+  namePrefix?: string;
   /** 'full' (tether up): hub controllers + registered agents; 'tunnel' (tests): proxy-agents only */
   mode?: 'tunnel' | 'full';
   /**
@@ -43,6 +64,14 @@ export interface Environment {
   hub: ControlPlaneInfo;
   clusters: ControlPlaneInfo[];
   tunnel?: TunnelStack;
+  /** real nodes by control plane name (`nodes: true`) */
+  nodes?: Record<string, RealNode>;
+  /** the managed nodes' way to the hub (`nodes: true`) */
+  squid?: NodeEnvironmentSquid;
+  /** the tether image, on every node (`nodes: true`) */
+  image?: { ref: string };
+  /** the hub apiserver as managed pods reach it through squid (`nodes: true`) */
+  hubApiserverUrlForNodes?: string;
   /** cluster name → kubeconfig that reaches it through the hub gateway ('full' mode) */
   gatewayKubeconfigs?: Record<string, string>;
   stop(): Promise<void>;
@@ -100,6 +129,20 @@ export async function startEnvironment(opts: EnvironmentOptions): Promise<Enviro
       `--clusters must be between 0 and ${MAX_LOCAL_CLUSTERS}`,
     );
   }
+  if (opts.namePrefix !== undefined && !/^[a-z0-9][-a-z0-9]{0,20}$/.test(opts.namePrefix)) {
+    throw new TetherError(
+      'TETHER_INVALID_ARGUMENT',
+      `name prefix "${opts.namePrefix}" must be up to 21 lowercase letters, digits or '-', starting with a letter or digit`,
+    );
+  }
+  if (opts.nodes && opts.tunnel) {
+    throw new TetherError(
+      'TETHER_INVALID_ARGUMENT',
+      'real nodes run tether inside the clusters: the process tunnel stack (tunnel: true) does not go with nodes: true',
+    );
+  }
+  // before anything is created: a machine that cannot run nodes says so and names --processes
+  if (opts.nodes) checkNodesSupported();
   const progress = opts.progress ?? (() => {});
   const dir = resolve(opts.dir);
   mkdirSync(dir, { recursive: true });
@@ -113,19 +156,45 @@ export async function startEnvironment(opts: EnvironmentOptions): Promise<Enviro
     releaseDirectory(stateDir, pidFile);
     throw err;
   }
-  const names = ['hub', ...Array.from({ length: opts.clusters }, (_, i) => `cluster${i + 1}`)];
-  progress(`starting ${names.length} control planes (${names.join(', ')}) with the OCM CRDs…`);
-  const results = await Promise.allSettled(
-    names.map((name) =>
-      startControlPlane(name, {
+  const prefix = opts.namePrefix ?? '';
+  const hubName = `${prefix}hub`;
+  const names = [hubName, ...Array.from({ length: opts.clusters }, (_, i) => `${prefix}cluster${i + 1}`)];
+  const crdsFor = (name: string) => (name === hubName ? hubCrds() : managedCrds());
+  let nodeClusters: NodeClusters | undefined;
+  let results: Array<PromiseSettledResult<ControlPlane>>;
+  if (opts.nodes) {
+    progress(
+      `starting ${names.length} control planes (${names.join(', ')}) with the OCM CRDs, a real node each, squid, and the tether image on every node…`,
+    );
+    try {
+      nodeClusters = await startNodeClusters({
+        names,
         baseDir: stateDir,
         binaries,
-        crds: name === 'hub' ? hubCrds() : managedCrds(),
-        hubAdmission: name === 'hub',
+        crdsFor,
+        progress,
         signal,
-      }),
-    ),
-  );
+      });
+      results = nodeClusters.controlPlanes.map((value) => ({ status: 'fulfilled', value }));
+    } catch (err) {
+      // startNodeClusters removed everything it had started
+      releaseDirectory(stateDir, pidFile);
+      throw err;
+    }
+  } else {
+    progress(`starting ${names.length} control planes (${names.join(', ')}) with the OCM CRDs…`);
+    results = await Promise.allSettled(
+      names.map((name) =>
+        startControlPlane(name, {
+          baseDir: stateDir,
+          binaries,
+          crds: crdsFor(name),
+          hubAdmission: name === hubName,
+          signal,
+        }),
+      ),
+    );
+  }
   const started = results.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
   const written: string[] = [];
   let tunnel: TunnelStack | undefined;
@@ -135,7 +204,9 @@ export async function startEnvironment(opts: EnvironmentOptions): Promise<Enviro
   const stop = async (): Promise<void> => {
     supervisor?.stop();
     await tunnel?.stop();
-    await Promise.all(started.map((cp) => cp.stop()));
+    // nodes before their control planes, then the networks (node-environment.ts)
+    if (nodeClusters) await nodeClusters.stop();
+    else await Promise.all(started.map((cp) => cp.stop()));
     for (const f of written) rmSync(f, { force: true });
     releaseDirectory(stateDir, pidFile);
   };
@@ -152,7 +223,7 @@ export async function startEnvironment(opts: EnvironmentOptions): Promise<Enviro
       copyFileSync(cp.kubeconfigPath, target);
       written.push(target);
     }
-    if (opts.tunnel !== false) {
+    if (!opts.nodes && opts.tunnel !== false) {
       progress(
         opts.mode === 'full'
           ? 'starting squid, the proxy-server, `tether hub`, and a `tether agent` per cluster that joins through squid…'
@@ -182,6 +253,7 @@ export async function startEnvironment(opts: EnvironmentOptions): Promise<Enviro
     }
     const processes = (): SupervisedProcess[] => [
       ...started.flatMap((cp) => cp.processes),
+      ...(nodeClusters ? nodeClusters.processes() : []),
       ...(tunnel ? [tunnel.squidProcess, ...tunnel.processes] : []),
     ];
     return {
@@ -189,11 +261,16 @@ export async function startEnvironment(opts: EnvironmentOptions): Promise<Enviro
       hub,
       clusters,
       tunnel,
+      nodes: nodeClusters?.nodes,
+      squid: nodeClusters?.squid,
+      image: nodeClusters?.image,
+      hubApiserverUrlForNodes: nodeClusters?.hubApiserverUrlForNodes,
       gatewayKubeconfigs,
       stop,
       onFailure: (h) => {
         failureHandlers.push(h);
         for (const cp of started) cp.onFailure(h);
+        nodeClusters?.onFailure(h);
       },
       supervise: (supervisorOpts) => {
         if (supervisor) throw new Error('internal: supervise() called twice');

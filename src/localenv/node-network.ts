@@ -5,6 +5,8 @@
 // veth to anything but the host end (so even a ClusterIP that kube-proxy did not translate, routed
 // towards the host for the service range, is dropped there). kubelet, containerd, kube-proxy and the
 // CNI plugins run inside; their iptables chains, bridge, routes and sysctls die with the namespace.
+// On the host, the pod network is routed via the node address (the apiserver reaches pods by IP:
+// aggregated APIs, service proxy); that route goes with the host link.
 // Owns: the namespace and the host end of the veth (the link name tth<n> is the allocation lock).
 import { existsSync, readdirSync, readFileSync, rmdirSync } from 'node:fs';
 import { TetherError } from '../errors.ts';
@@ -16,7 +18,7 @@ const MAX_NODE_INDEX = 250;
 /** The service range the control plane uses (controlplane.ts SERVICE_CLUSTER_IP_RANGE). */
 const SERVICE_RANGE = '10.0.0.0/24';
 /** The interface name of the node end inside the namespace. */
-const NODE_IFACE = 'eth0';
+export const NODE_IFACE = 'eth0';
 
 export interface NodeNetwork {
   /** network namespace name, `tether-<name>` (/run/netns/<netns>) */
@@ -155,12 +157,15 @@ export async function createNodeNetwork(name: string): Promise<NodeNetwork> {
     // kube-proxy translates ClusterIPs in nat OUTPUT, after the first route lookup: without a
     // route for the service range a connect() fails before it sees a rule
     await run('ip', ['-n', netns, 'route', 'add', SERVICE_RANGE, 'via', hostAddress, 'dev', NODE_IFACE]);
+    const podCidr = `10.245.${index}.0/24`;
+    // the host (the apiserver) reaches pods by IP; the route is deleted with the host link
+    await run('ip', ['route', 'add', podCidr, 'via', nodeAddress, 'dev', hostIface]);
     return {
       netns,
       hostIface,
       hostAddress,
       nodeAddress,
-      podCidr: `10.245.${index}.0/24`,
+      podCidr,
       remove,
     };
   } catch (err) {

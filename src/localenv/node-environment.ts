@@ -1,0 +1,271 @@
+// The real-node half of a local environment (`startEnvironment({ nodes: true })`): per control
+// plane a node network, the control plane with that network, the managed clusters' firewall, one
+// real node, and the tether image imported into the node's containerd; plus the squid that is the
+// managed nodes' only way to the hub (listening on 127.0.0.1 and on each managed host end, allowing
+// CONNECT to the hub apiserver and the hub node's NodePorts only). Control planes start in
+// parallel; each node starts as soon as its control plane (and, for a managed one, squid and the
+// firewall) is there. Owns everything it starts: on failure or abort all of it is removed before the
+// promise rejects, and stop() removes it in the order nodes, squid, control planes, networks.
+import { join } from 'node:path';
+import type { V1CustomResourceDefinition } from '@kubernetes/client-node';
+import { TetherError } from '../errors.ts';
+import { ensureImage } from '../image/index.ts';
+import { type BuildProgress, type ControlPlaneBinaries, ensureNodeBinaries } from './binaries.ts';
+import { type ControlPlane, startControlPlane } from './controlplane.ts';
+import { type RealNode, startNode } from './node.ts';
+import { checkNodePrerequisites, run } from './node-command.ts';
+import { installManagedNodeFirewall } from './node-firewall.ts';
+import { ensureNodeImages } from './node-images.ts';
+import { createNodeNetwork, type NodeNetwork } from './node-network.ts';
+import type { SupervisedProcess } from './process.ts';
+import { type Squid, startSquid } from './squid.ts';
+
+/** NodePorts (kube-apiserver's default --service-node-port-range): the hub's in-cluster endpoints. */
+export const NODE_PORT_RANGE = [30000, 32767] as const;
+/** How long importing one image into a node's containerd may take. */
+const IMAGE_IMPORT_TIMEOUT_MS = 300_000;
+
+/** The squid of a real-node environment, as managed pods and host-side callers reach it. */
+export interface NodeEnvironmentSquid {
+  /** `http://127.0.0.1:<port>` (from the host) */
+  url: string;
+  /** `http://<cluster's host end>:<port>`: the proxy URL for pods on `clusterName`'s node */
+  urlFor(clusterName: string): string;
+  accessLogPath: string;
+  process: SupervisedProcess;
+}
+
+export interface NodeClusters {
+  /** hub first, then cluster1 … clusterN */
+  controlPlanes: ControlPlane[];
+  /** by control plane name */
+  nodes: Record<string, RealNode>;
+  squid: NodeEnvironmentSquid;
+  /** the tether image, imported into every node's containerd (pods use imagePullPolicy: Never) */
+  image: { ref: string };
+  /** `https://<hub host end>:<hub apiserver port>`: the hub apiserver as managed pods reach it through squid */
+  hubApiserverUrlForNodes: string;
+  /** node processes (containerd, scheduler, kubelet, kube-proxy per node) and squid */
+  processes(): SupervisedProcess[];
+  onFailure(handler: (description: string) => void): void;
+  stop(): Promise<void>;
+}
+
+export interface StartNodeClustersOptions {
+  /** hub first */
+  names: string[];
+  /** parent directory of the control planes' directories */
+  baseDir: string;
+  binaries: ControlPlaneBinaries;
+  crdsFor(name: string): V1CustomResourceDefinition[];
+  progress?: BuildProgress;
+  signal?: AbortSignal;
+}
+
+/**
+ * Throws TETHER_NODE_UNSUPPORTED, saying why and naming `tether up --processes`, when this machine
+ * cannot run real nodes (not root, no cgroups, no br_netfilter, containerd/runc/CNI plugins missing).
+ */
+export function checkNodesSupported(host?: Parameters<typeof checkNodePrerequisites>[0]): void {
+  try {
+    checkNodePrerequisites(host);
+  } catch (err) {
+    if (!(err instanceof TetherError)) throw err;
+    throw new TetherError(
+      'TETHER_NODE_UNSUPPORTED',
+      `cannot start real nodes: ${err.message}. Without real nodes, 'tether up --processes' runs the clusters and tether as host processes`,
+      { cause: err },
+    );
+  }
+}
+
+function portOf(url: string): number {
+  return Number(new URL(url).port);
+}
+
+function seconds(ms: number): string {
+  return `${(ms / 1000).toFixed(1)} s`;
+}
+
+/**
+ * Imports an OCI archive into a node's containerd (namespace k8s.io, where the kubelet looks), as
+ * startNode imports the pause image; its socket is <node dir>/containerd/containerd.sock.
+ */
+export async function importImageIntoNode(node: RealNode, archive: string): Promise<void> {
+  const socket = join(node.dir, 'containerd', 'containerd.sock');
+  await run('ctr', ['--address', socket, '--namespace', 'k8s.io', 'images', 'import', archive], {
+    timeoutMs: IMAGE_IMPORT_TIMEOUT_MS,
+  });
+}
+
+/** Starts the control planes `names` with one real node each (see the module header). */
+export async function startNodeClusters(opts: StartNodeClustersOptions): Promise<NodeClusters> {
+  checkNodesSupported();
+  const progress = opts.progress ?? (() => {});
+  const [hubName, ...managedNames] = opts.names;
+  if (!hubName) throw new Error('internal: startNodeClusters needs the hub name first');
+  const nodeBinaries = await ensureNodeBinaries(progress, opts.signal);
+  const nodeImages = await ensureNodeImages(progress);
+  opts.signal?.throwIfAborted();
+
+  // the first failure stops every other wait at once; it is the error the caller sees
+  const failFast = new AbortController();
+  const signal = opts.signal ? AbortSignal.any([opts.signal, failFast.signal]) : failFast.signal;
+  let firstFailure: unknown;
+  const track = <T>(p: Promise<T>): Promise<T> =>
+    p.catch((err: unknown) => {
+      if (firstFailure === undefined && !opts.signal?.aborted) {
+        firstFailure = err;
+        failFast.abort(err);
+      }
+      throw err;
+    });
+
+  const networks: Record<string, NodeNetwork> = {};
+  const controlPlanes: Record<string, ControlPlane> = {};
+  const nodes: Record<string, RealNode> = {};
+  let squid: Squid | undefined;
+  const failureHandlers: Array<(d: string) => void> = [];
+  let stopped = false;
+  const stop = async (): Promise<void> => {
+    if (stopped) return;
+    stopped = true;
+    await Promise.all(Object.values(nodes).map((n) => n.stop()));
+    await squid?.stop();
+    await Promise.all(Object.values(controlPlanes).map((cp) => cp.stop()));
+    // a node removes its own network; these never got (or outlived) one
+    for (const n of Object.values(networks)) await n.remove();
+  };
+
+  const started = Date.now();
+  const image = track(
+    ensureImage({ onProgress: progress, signal }).then((img) => {
+      progress(
+        `tether image ${img.reference} ${img.built ? 'built' : 'cached'} (${seconds(Date.now() - started)})`,
+      );
+      return img;
+    }),
+  );
+  const networkResults = await Promise.allSettled(
+    opts.names.map((name) =>
+      track(
+        createNodeNetwork(name).then((n) => {
+          networks[name] = n;
+          return n;
+        }),
+      ),
+    ),
+  );
+  const work: Array<Promise<unknown>> = [image];
+  if (networkResults.every((r) => r.status === 'fulfilled')) {
+    const cps = opts.names.map((name) =>
+      track(
+        startControlPlane(name, {
+          baseDir: opts.baseDir,
+          binaries: opts.binaries,
+          crds: opts.crdsFor(name),
+          hubAdmission: name === hubName,
+          nodeNetwork: { hostAddress: networks[name]?.hostAddress as string },
+          signal,
+        }).then((cp) => {
+          controlPlanes[name] = cp;
+          progress(`control plane ${name} ready (${seconds(Date.now() - started)})`);
+          return cp;
+        }),
+      ),
+    );
+    const hubNetwork = networks[hubName] as NodeNetwork;
+    const squidStarted = track(
+      (cps[0] as Promise<ControlPlane>).then(async (hub) => {
+        squid = await startSquid({
+          listenAddresses: managedNames.map((n) => (networks[n] as NodeNetwork).hostAddress),
+          allowConnect: [
+            { address: hubNetwork.hostAddress, ports: portOf(hub.apiserverUrl) },
+            { address: hubNetwork.nodeAddress, ports: NODE_PORT_RANGE },
+          ],
+          signal,
+        });
+        return squid;
+      }),
+    );
+    work.push(squidStarted);
+    opts.names.forEach((name, i) => {
+      const network = networks[name] as NodeNetwork;
+      const node = track(
+        Promise.all([cps[i] as Promise<ControlPlane>, name === hubName ? undefined : squidStarted]).then(
+          async ([cp, sq]) => {
+            if (sq) {
+              await installManagedNodeFirewall(network, {
+                apiserverPort: portOf(cp.apiserverUrl),
+                squidPort: sq.port,
+              });
+            }
+            const t = Date.now();
+            const n = await startNode(cp, network, {
+              binaries: nodeBinaries,
+              images: nodeImages,
+              progress,
+              signal,
+            });
+            nodes[name] = n;
+            progress(`node ${name} Ready in ${seconds(Date.now() - t)} (${seconds(Date.now() - started)})`);
+            return n;
+          },
+        ),
+      );
+      work.push(
+        track(
+          Promise.all([node, image]).then(async ([n, img]) => {
+            const t = Date.now();
+            await importImageIntoNode(n, img.archive);
+            progress(`tether image imported into node ${name} in ${seconds(Date.now() - t)}`);
+          }),
+        ),
+      );
+    });
+  }
+  await Promise.allSettled(work);
+  if (firstFailure !== undefined || opts.signal?.aborted) {
+    await stop();
+    opts.signal?.throwIfAborted();
+    throw firstFailure;
+  }
+  const sq = squid as Squid;
+  const img = await image;
+  const hub = controlPlanes[hubName] as ControlPlane;
+  const hubNetwork = networks[hubName] as NodeNetwork;
+  const nodeList = opts.names.map((n) => nodes[n] as RealNode);
+  for (const n of nodeList) {
+    n.onFailure((d) => {
+      for (const h of failureHandlers) h(d);
+    });
+  }
+  sq.process.onUnexpectedExit((desc) => {
+    if (stopped) return;
+    for (const h of failureHandlers) h(`squid: ${desc}; last log lines:\n${sq.process.tail(10)}`);
+  });
+  return {
+    controlPlanes: opts.names.map((n) => controlPlanes[n] as ControlPlane),
+    nodes,
+    squid: {
+      url: sq.url,
+      urlFor: (clusterName) => {
+        const network = managedNames.includes(clusterName) ? networks[clusterName] : undefined;
+        if (!network) {
+          throw new TetherError(
+            'TETHER_INVALID_ARGUMENT',
+            `no managed cluster ${clusterName} (squid listens for ${managedNames.join(', ') || 'none'})`,
+          );
+        }
+        return sq.urlOn(network.hostAddress);
+      },
+      accessLogPath: sq.accessLogPath,
+      process: sq.process,
+    },
+    image: { ref: img.reference },
+    hubApiserverUrlForNodes: `https://${hubNetwork.hostAddress}:${portOf(hub.apiserverUrl)}`,
+    processes: () => [...nodeList.flatMap((n) => n.processes), sq.process],
+    onFailure: (h) => failureHandlers.push(h),
+    stop,
+  };
+}
