@@ -5,7 +5,8 @@
 // CONNECT to the hub apiserver and the hub node's NodePorts only). Control planes start in
 // parallel; each node starts as soon as its control plane (and, for a managed one, squid and the
 // firewall) is there. Owns everything it starts: on failure or abort all of it is removed before the
-// promise rejects, and stop() removes it in the order nodes, squid, control planes, networks.
+// promise rejects, and stop() removes it in the order nodes (and squid), control planes, networks.
+import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import type { V1CustomResourceDefinition } from '@kubernetes/client-node';
 import { TetherError } from '../errors.ts';
@@ -24,6 +25,13 @@ import { type Squid, startSquid } from './squid.ts';
 export const NODE_PORT_RANGE = [30000, 32767] as const;
 /** How long importing one image into a node's containerd may take. */
 const IMAGE_IMPORT_TIMEOUT_MS = 300_000;
+/**
+ * inotify instances one control plane with a real node holds (measured: kubelet 10, kube-apiserver
+ * 6, kube-controller-manager 6, containerd 2, kube-scheduler 2). They count against the user's
+ * fs.inotify.max_user_instances (128 by default); past it the kubelet and containerd's CRI plugin
+ * fail with "too many open files" / "unknown service runtime.v1.RuntimeService".
+ */
+export const INOTIFY_INSTANCES_PER_NODE = 26;
 
 /** The squid of a real-node environment, as managed pods and host-side callers reach it. */
 export interface NodeEnvironmentSquid {
@@ -79,6 +87,53 @@ export function checkNodesSupported(host?: Parameters<typeof checkNodePrerequisi
   }
 }
 
+/** inotify instances process `pid` holds (its inotify file descriptors); 0 when it is gone. */
+export function inotifyInstancesOf(pid: number | string): number {
+  let count = 0;
+  try {
+    for (const fd of readdirSync(`/proc/${pid}/fd`)) {
+      try {
+        if (readlinkSync(`/proc/${pid}/fd/${fd}`) === 'anon_inode:inotify') count++;
+      } catch {}
+    }
+  } catch {}
+  return count;
+}
+
+/** inotify instances held by the processes of user `uid`. */
+export function inotifyInstancesInUse(uid = process.getuid?.() ?? 0): number {
+  let count = 0;
+  for (const pid of readdirSync('/proc')) {
+    if (!/^\d+$/.test(pid)) continue;
+    try {
+      const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+      if (Number(/^Uid:\s+(\d+)/m.exec(status)?.[1]) === uid) count += inotifyInstancesOf(pid);
+    } catch {}
+  }
+  return count;
+}
+
+/**
+ * Throws TETHER_LIMIT_EXCEEDED, saying what to raise, when `nodes` more real nodes would not fit
+ * in the user's inotify instances next to what already runs on this host.
+ */
+export function checkInotifyHeadroom(
+  nodes: number,
+  host: { max: number; inUse: number } = {
+    max: Number(readFileSync('/proc/sys/fs/inotify/max_user_instances', 'utf8')),
+    inUse: inotifyInstancesInUse(),
+  },
+): void {
+  const needed = nodes * INOTIFY_INSTANCES_PER_NODE;
+  if (host.inUse + needed <= host.max) return;
+  throw new TetherError(
+    'TETHER_LIMIT_EXCEEDED',
+    `${nodes} control planes with real nodes need about ${needed} inotify instances, but ${host.inUse} of ` +
+      `fs.inotify.max_user_instances=${host.max} are in use already: raise it ` +
+      `(sysctl -w fs.inotify.max_user_instances=${Math.max(512, host.inUse + needed)}), start fewer clusters, or use 'tether up --processes'`,
+  );
+}
+
 function portOf(url: string): number {
   return Number(new URL(url).port);
 }
@@ -101,6 +156,7 @@ export async function importImageIntoNode(node: RealNode, archive: string): Prom
 /** Starts the control planes `names` with one real node each (see the module header). */
 export async function startNodeClusters(opts: StartNodeClustersOptions): Promise<NodeClusters> {
   checkNodesSupported();
+  checkInotifyHeadroom(opts.names.length);
   const progress = opts.progress ?? (() => {});
   const [hubName, ...managedNames] = opts.names;
   if (!hubName) throw new Error('internal: startNodeClusters needs the hub name first');
@@ -130,8 +186,8 @@ export async function startNodeClusters(opts: StartNodeClustersOptions): Promise
   const stop = async (): Promise<void> => {
     if (stopped) return;
     stopped = true;
-    await Promise.all(Object.values(nodes).map((n) => n.stop()));
-    await squid?.stop();
+    // squid's shutdown takes its ~2 s next to the nodes'; control planes go once no kubelet is left
+    await Promise.all([...Object.values(nodes).map((n) => n.stop()), squid?.stop()]);
     await Promise.all(Object.values(controlPlanes).map((cp) => cp.stop()));
     // a node removes its own network; these never got (or outlived) one
     for (const n of Object.values(networks)) await n.remove();

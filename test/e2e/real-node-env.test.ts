@@ -341,6 +341,35 @@ describe('a local environment with real nodes (hub + cluster1)', () => {
     expect(imported).toHaveLength(2);
   });
 
+  it('respawns a SIGKILLed squid under the supervisor: managed nodes reach the hub through it again', async () => {
+    if (!env?.squid) throw new Error('no squid');
+    const reports: string[] = [];
+    env.supervise({ report: (m) => reports.push(m), onGiveUp: (r) => reports.push(`gave up: ${r}`) });
+    const squid = env.squid.process;
+    const oldPid = squid.pid;
+    if (!oldPid) throw new Error('squid is not running');
+    const proxy = new URL(env.squid.urlFor(CLUSTER1)).host;
+    const hub = new URL(env.hubApiserverUrlForNodes ?? '');
+    const t = Date.now();
+    process.kill(oldPid, 'SIGKILL');
+    await pollUntil(() => reports.some((r) => r.startsWith(`squid is running again (pid ${squid.pid})`)), {
+      timeoutMs: 30_000,
+      description: `squid to be respawned (reports: ${JSON.stringify(reports)})`,
+    });
+    measured.squidRespawn = `${((Date.now() - t) / 1000).toFixed(1)} s`;
+    expect(squid.pid).not.toBe(oldPid);
+    const r = await probe(managedNode, [
+      'connect',
+      proxy,
+      hub.hostname,
+      hub.port,
+      env.hub.caCertPath,
+      '/version',
+    ]);
+    expect(r.proxyStatus).toMatch(/^HTTP\/1\.1 200/);
+    expect(reports.filter((m) => m.startsWith('gave up'))).toEqual([]);
+  });
+
   it('leaves no process, namespace, veth, route, mount, cgroup, chain, squid or state behind after stop', async () => {
     if (!env) throw new Error('no environment');
     const nodes = [hubNode, managedNode];

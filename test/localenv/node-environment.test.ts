@@ -5,7 +5,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { startEnvironment } from '../../src/localenv/environment.ts';
-import { checkNodesSupported } from '../../src/localenv/node-environment.ts';
+import {
+  checkInotifyHeadroom,
+  checkNodesSupported,
+  INOTIFY_INSTANCES_PER_NODE,
+  inotifyInstancesInUse,
+  inotifyInstancesOf,
+} from '../../src/localenv/node-environment.ts';
 
 function thrown(fn: () => void): { code?: string; message: string } {
   try {
@@ -56,5 +62,36 @@ describe('real nodes unsupported', () => {
     } finally {
       rmSync(parent, { recursive: true, force: true });
     }
+  });
+
+  it('refuses more nodes than the inotify instances left allow, naming the sysctl and --processes', () => {
+    expect(() =>
+      checkInotifyHeadroom(3, { max: 128, inUse: 128 - 3 * INOTIFY_INSTANCES_PER_NODE }),
+    ).not.toThrow();
+    const err = thrown(() => checkInotifyHeadroom(3, { max: 128, inUse: 60 }));
+    expect(err.code).toBe('TETHER_LIMIT_EXCEEDED');
+    expect(err.message).toContain('60 of fs.inotify.max_user_instances=128 are in use');
+    expect(err.message).toContain('sysctl -w fs.inotify.max_user_instances=512');
+    expect(err.message).toContain('--processes');
+  });
+
+  it('counts the inotify instances a process holds', async () => {
+    const { spawn } = await import('node:child_process');
+    const watching = spawn(
+      process.execPath,
+      [
+        '-e',
+        `require('fs').watch(${JSON.stringify(tmpdir())}); console.log('watching'); setInterval(() => {}, 1000)`,
+      ],
+      { stdio: ['ignore', 'pipe', 'inherit'] },
+    );
+    try {
+      await new Promise((resolve) => watching.stdout?.once('data', resolve));
+      expect(inotifyInstancesOf(watching.pid ?? 0)).toBe(1);
+      expect(inotifyInstancesInUse()).toBeGreaterThanOrEqual(1);
+    } finally {
+      watching.kill('SIGKILL');
+    }
+    expect(inotifyInstancesOf(2 ** 22 + 1)).toBe(0);
   });
 });
