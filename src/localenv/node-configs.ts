@@ -3,6 +3,7 @@
 // around this machine kind's quirks are explained where they are set (see ../shared/real-node.md).
 import { stringify } from 'yaml';
 import { CNI_BIN_DIR } from './node-command.ts';
+import { CLUSTER_DNS_IP, CLUSTER_DOMAIN } from './node-dns.ts';
 
 /** The sandbox image the node's containerd uses; node-images.ts builds it (no registry here). */
 export const PAUSE_IMAGE = 'registry.k8s.io/pause:3.10';
@@ -92,9 +93,12 @@ export function kubeletConfig(c: KubeletConfigInput): string {
     },
     // only the apiserver's kubelet-client certificate (system:masters) is accepted by x509 above
     authorization: { mode: 'AlwaysAllow' },
-    clusterDomain: 'cluster.local',
+    // pods (dnsPolicy ClusterFirst) ask the node's CoreDNS behind kube-dns (node-dns.ts)
+    clusterDNS: [CLUSTER_DNS_IP],
+    clusterDomain: CLUSTER_DOMAIN,
     podLogsDir: c.paths.podLogsDir,
-    // no DNS server for pods: nothing outside the node namespace is reachable anyway
+    // not the host's resolvers: nothing outside the node namespace is reachable, so pods with
+    // dnsPolicy Default (CoreDNS itself) get no nameserver
     resolvConf: '',
     // a shared machine: never evict, never garbage-collect the imported images
     evictionHard: {},

@@ -1,5 +1,6 @@
 // The container images a real node needs without a registry: the pod sandbox (hack/pause, tagged
-// registry.k8s.io/pause:3.10 so containerd and the kubelet use it as is) and a tiny test server
+// registry.k8s.io/pause:3.10 so containerd and the kubelet use it as is), cluster DNS (hack/coredns,
+// CoreDNS built from the Go module proxy, localhost/tether-coredns:<hash>) and a tiny test server
 // (hack/echoserver, localhost/tether-echoserver:<hash>). Each is a static Go program packed with
 // umoci into an OCI archive (no daemon), cached under ~/.cache/tether/node-images/ by a hash of its
 // sources, and imported into a node's containerd with `ctr images import`.
@@ -23,6 +24,7 @@ export interface NodeImage {
 
 export interface NodeImages {
   pause: NodeImage;
+  coredns: NodeImage;
   echoserver: NodeImage;
 }
 
@@ -32,10 +34,19 @@ interface ImageSpec {
   /** reference; `{hash}` is replaced by the source hash */
   ref: string;
   user: string;
+  /** deadline for `go build` (ms); default 5 min */
+  buildTimeoutMs?: number;
 }
 
 const SPECS: Record<keyof NodeImages, ImageSpec> = {
   pause: { program: 'pause', ref: PAUSE_IMAGE, user: '65535:65535' },
+  // ~400 packages (client-go among them): about 2 minutes on 2 cores with an empty Go build cache
+  coredns: {
+    program: 'coredns',
+    ref: 'localhost/tether-coredns:{hash}',
+    user: '65534:65534',
+    buildTimeoutMs: 900_000,
+  },
   echoserver: { program: 'echoserver', ref: 'localhost/tether-echoserver:{hash}', user: '65534:65534' },
 };
 
@@ -66,15 +77,16 @@ async function ensureImage(spec: ImageSpec, progress: BuildProgress): Promise<No
   if (existsSync(archive)) return { ref, archive };
   mkdirSync(dir, { recursive: true });
   const started = Date.now();
+  progress(`building image ${ref} from hack/${spec.program}…`);
   const work = join(dir, `.build-${spec.program}-${process.pid}`);
   rmSync(work, { recursive: true, force: true });
   mkdirSync(work, { recursive: true });
   try {
     const bin = join(work, spec.program);
-    await run(goCommand(), ['build', '-trimpath', '-ldflags', '-s -w', '-o', bin, '.'], {
+    await run(goCommand(), ['build', '-mod=readonly', '-trimpath', '-ldflags', '-s -w', '-o', bin, '.'], {
       cwd: programDir,
       env: { ...process.env, CGO_ENABLED: '0' },
-      timeoutMs: 300_000,
+      timeoutMs: spec.buildTimeoutMs ?? 300_000,
     }).catch((err: Error) => {
       throw new TetherError('TETHER_BINARY_BUILD_FAILED', `building hack/${spec.program}: ${err.message}`);
     });

@@ -1,7 +1,7 @@
 // One real node for a local control plane: containerd (+ runc, overlayfs), the kubelet and
 // kube-proxy (iptables mode), all inside the node's own network namespace (node-network.ts), with
-// the pause and test images imported (node-images.ts), plus kube-scheduler on the host for the
-// control plane. The control plane must have been started with `nodeNetwork: { hostAddress }` from
+// the pause, CoreDNS and test images imported (node-images.ts), plus kube-scheduler on the host for
+// the control plane and cluster DNS (node-dns.ts) as a pod on the node. The control plane must have been started with `nodeNetwork: { hostAddress }` from
 // the same NodeNetwork so the kubelet can reach the apiserver and the apiserver the kubelet.
 // Owns the node directory, the network namespace, the node's cgroup root (/tether-<name> in every
 // hierarchy) and what node-host-state.ts finds it left on the host; stop() removes all of it.
@@ -16,6 +16,7 @@ import { type BuildProgress, ensureNodeBinaries, type NodeBinaries } from './bin
 import { writeKubeconfigFile } from './kubeconfig-file.ts';
 import { checkNodePrerequisites, run } from './node-command.ts';
 import { cniConflist, containerdConfig, kubeletConfig, type NodePaths } from './node-configs.ts';
+import { deployClusterDns } from './node-dns.ts';
 import {
   createCgroupRoot,
   type HostSnapshot,
@@ -40,7 +41,7 @@ export interface StartNodeOptions {
   baseDir?: string;
   binaries?: NodeBinaries;
   images?: NodeImages;
-  /** deadline for containerd, the kubelet's Node Ready and the `default` ServiceAccount (ms); default 90 s */
+  /** deadline for containerd, the kubelet's Node Ready, the `default` ServiceAccount and cluster DNS (ms); default 90 s */
   readyTimeoutMs?: number;
   /** pods the kubelet accepts (default 30) */
   maxPods?: number;
@@ -102,8 +103,8 @@ async function runcContainers(runcRoot: string): Promise<string[]> {
 
 /**
  * Starts containerd, the kubelet and kube-proxy in `network`'s namespace and kube-scheduler on the
- * host, imports the node images, and resolves once the Node is Ready and the `default`
- * ServiceAccount exists (pods can be created). On failure everything started is removed again.
+ * host, imports the node images, and resolves once the Node is Ready, the `default`
+ * ServiceAccount exists (pods can be created) and cluster DNS answers through `kube-dns`. On failure everything started is removed again.
  */
 export async function startNode(
   cp: ControlPlaneInfo,
@@ -276,7 +277,9 @@ export async function startNode(
         intervalMs: 100,
         description: `${containerd.name} to answer again`,
       }).then(() => {});
-    for (const image of [images.pause, images.echoserver]) await ctr(['images', 'import', image.archive]);
+    for (const image of [images.pause, images.coredns, images.echoserver]) {
+      await ctr(['images', 'import', image.archive]);
+    }
     startSignal.throwIfAborted();
 
     await startScheduler(cp, binaries.kubeScheduler, dir, timeoutMs, startSignal).then(supervise);
@@ -357,6 +360,18 @@ export async function startNode(
         signal: startSignal,
       },
     );
+
+    // pods find Services by name from their first start on
+    const dnsStarted = Date.now();
+    await deployClusterDns({
+      kc,
+      image: images.coredns.ref,
+      netns: network.netns,
+      timeoutMs,
+      signal: startSignal,
+      alive,
+    });
+    progress(`cluster DNS on ${name} answering in ${((Date.now() - dnsStarted) / 1000).toFixed(1)}s`);
 
     started = true;
     return {

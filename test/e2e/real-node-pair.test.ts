@@ -80,7 +80,8 @@ describe('two control planes with a real node each', () => {
     expect(ipB?.startsWith(b.node.network.podCidr.replace(/0\/24$/, ''))).toBe(true);
     const socketsA = await nodeShimSockets(a.node.network.netns);
     const socketsB = await nodeShimSockets(b.node.network.netns);
-    expect([socketsA.length, socketsB.length]).toEqual([1, 1]);
+    // echo and cluster DNS on each node
+    expect([socketsA.length, socketsB.length]).toEqual([2, 2]);
     const bPods = pidsInCgroupTree(`/tether-${b.node.name}`);
     expect(bPods.length).toBeGreaterThanOrEqual(2);
     const panicWhileRunning = readFileSync('/proc/sys/kernel/panic', 'utf8').trim();

@@ -272,8 +272,8 @@ describe('a local control plane with one real node', () => {
   it('leaves no process, mount, namespace, veth, cgroup or iptables chain behind after stop', async () => {
     if (!node || !network || !cp) throw new Error('no node');
     const podPids = pidsInCgroupTree(`/tether-${NAME}`);
-    // two pods: a pause and an echoserver each
-    expect(podPids.length).toBeGreaterThanOrEqual(4);
+    // three pods (two echoservers and cluster DNS): a pause and a program each
+    expect(podPids.length).toBeGreaterThanOrEqual(6);
     const pids = [
       ...podPids,
       ...(await processesInNetns(network.netns)),
@@ -281,7 +281,7 @@ describe('a local control plane with one real node', () => {
     ].filter((p): p is number => p !== undefined);
     const nodeDir = node.dir;
     const shimSockets = await nodeShimSockets(network.netns);
-    expect(shimSockets.length).toBe(2);
+    expect(shimSockets.length).toBe(3);
     const t = Date.now();
     await node.stop();
     measured.nodeStop = `${((Date.now() - t) / 1000).toFixed(1)} s`;

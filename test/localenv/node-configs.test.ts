@@ -65,6 +65,21 @@ describe('real node configs', () => {
     });
   });
 
+  it('kubelet: pods ask kube-dns at 10.0.0.10 for cluster.local, never the host resolvers', () => {
+    const cfg = parse(
+      kubeletConfig({
+        paths,
+        nodeAddress: '10.244.3.2',
+        clientCaFile: '/tmp/cp/ca.crt',
+        cgroupRoot: '/tether-c1',
+        maxPods: 30,
+      }),
+    );
+    expect(cfg.clusterDNS).toEqual(['10.0.0.10']);
+    expect(cfg.clusterDomain).toBe('cluster.local');
+    expect(cfg.resolvConf).toBe('');
+  });
+
   it('CNI: a bridge in the node namespace on its own pod CIDR, masquerading, IPAM state in the node directory', () => {
     const conf = JSON.parse(cniConflist('tether-c1', '10.245.3.0/24', '/tmp/n/cni/ipam'));
     expect(conf.name).toBe('tether-c1');
