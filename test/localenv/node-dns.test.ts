@@ -55,14 +55,14 @@ describe('cluster DNS manifests', () => {
     expect(pod.containers[0]).toMatchObject({ image: IMAGE, imagePullPolicy: 'Never' });
     expect(pod.dnsPolicy).toBe('Default');
     expect(pod.serviceAccountName).toBe('coredns');
-    expect(pod.volumes[0].configMap.name).toBe(byKind('ConfigMap').metadata.name);
+    expect(pod.volumes[0].configMap.name).toBe(byKind('ConfigMap').metadata?.name);
     expect(byKind('ConfigMap').data.Corefile).toBe(corefile());
   });
 
   it('RBAC lets the coredns ServiceAccount list and watch services, endpointslices and namespaces', () => {
     const role = byKind('ClusterRole');
     const binding = byKind('ClusterRoleBinding');
-    expect(binding.roleRef.name).toBe(role.metadata.name);
+    expect(binding.roleRef.name).toBe(role.metadata?.name);
     expect(binding.subjects).toEqual([{ kind: 'ServiceAccount', name: 'coredns', namespace: 'kube-system' }]);
     const allowed = (group: string, resource: string): boolean =>
       role.rules.some(
