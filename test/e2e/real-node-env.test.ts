@@ -89,10 +89,13 @@ function kubectl(kubeconfig: string, args: string[]): Promise<string> {
   return exec('kubectl', [`--kubeconfig=${kubeconfig}`, ...args], { timeout: 30_000 }).then((r) => r.stdout);
 }
 
+// a cold machine builds the node binaries and images here, outside the scenarios' timeouts
 beforeAll(async () => {
-  // a cold machine builds the node binaries and images here, outside the scenarios' timeouts
   await ensureNodeBinaries((l) => process.stderr.write(`[real-node-env] ${l}\n`));
   await ensureNodeImages((l) => process.stderr.write(`[real-node-env] ${l}\n`));
+}, 900_000);
+
+async function startMainEnvironment(): Promise<void> {
   chainsBefore = await hostChains();
   sharedBefore = sharedHostState();
   parent = mkdtempSync(join(tmpdir(), 'tether-real-node-env-'));
@@ -114,19 +117,21 @@ beforeAll(async () => {
   if (!h || !c) throw new Error(`environment has no ${HUB} or ${CLUSTER1} node`);
   hubNode = h;
   managedNode = c;
-}, 900_000);
-
-afterAll(async () => {
-  await env?.stop();
-  if (parent) rmSync(parent, { recursive: true, force: true });
-  process.stderr.write(`[real-node-env] measured: ${JSON.stringify(measured)}\n`);
-  const timings = progressLines.filter((l) =>
-    /Ready in|imported into|tether image|control plane .* ready/.test(l),
-  );
-  process.stderr.write(`[real-node-env] start timings:\n  ${timings.join('\n  ')}\n`);
-}, 120_000);
+}
 
 describe('a local environment with real nodes (hub + cluster1)', () => {
+  beforeAll(startMainEnvironment, 300_000);
+
+  afterAll(async () => {
+    await env?.stop();
+    if (parent) rmSync(parent, { recursive: true, force: true });
+    process.stderr.write(`[real-node-env] measured: ${JSON.stringify(measured)}\n`);
+    const timings = progressLines.filter((l) =>
+      /Ready in|imported into|tether image|control plane .* ready/.test(l),
+    );
+    process.stderr.write(`[real-node-env] start timings:\n  ${timings.join('\n  ')}\n`);
+  }, 120_000);
+
   it('exposes both nodes, squid on the managed host end, the hub apiserver for nodes and the image', () => {
     if (!env) throw new Error('no environment');
     const hubNet = hubNode.network;
@@ -405,5 +410,70 @@ describe('a local environment with real nodes (hub + cluster1)', () => {
     ).toEqual([]);
     expect(await hostChains()).toBe(chainsBefore);
     expect(newSharedState(sharedBefore, sharedHostState())).toEqual([]);
+  });
+});
+
+describe('a real-node environment aborted while its nodes start', () => {
+  const prefix = `a${process.pid % 100000}-`;
+  let abortParent: string | undefined;
+
+  afterAll(() => {
+    if (abortParent) rmSync(abortParent, { recursive: true, force: true });
+  });
+
+  it('rejects with the abort reason and leaves no process, namespace, veth, route, mount, cgroup or state', async () => {
+    abortParent = mkdtempSync(join(tmpdir(), 'tether-real-node-env-abort-'));
+    const dir = join(abortParent, 'env');
+    const chains = await hostChains();
+    const aborter = new AbortController();
+    const reason = new Error('the user pressed ctrl-c');
+    const seen: string[] = [];
+    let abortedAt = 0;
+    // abort once the first node is Ready: the other node, squid and the image import are in flight
+    const err = await startEnvironment({
+      clusters: 1,
+      dir,
+      nodes: true,
+      namePrefix: prefix,
+      signal: aborter.signal,
+      progress: (l) => {
+        seen.push(l);
+        if (/^node .* Ready in/.test(l) && !abortedAt) {
+          abortedAt = Date.now();
+          aborter.abort(reason);
+        }
+      },
+    }).then(
+      async (e) => {
+        await e.stop();
+        throw new Error(`started instead of aborting; progress: ${seen.join(' | ')}`);
+      },
+      (e: unknown) => e,
+    );
+    expect(err).toBe(reason);
+    process.stderr.write(
+      `[real-node-env] aborted after '${seen.find((l) => /Ready in/.test(l))}': rejected ${((Date.now() - abortedAt) / 1000).toFixed(1)} s later\n`,
+    );
+    const names = [`${prefix}hub`, `${prefix}cluster1`];
+    const netns = (await exec('ip', ['netns', 'list'])).stdout;
+    const ours = readdirSync('/proc')
+      .filter((p) => /^\d+$/.test(p))
+      .filter((p) => {
+        try {
+          return readFileSync(`/proc/${p}/cmdline`, 'utf8').includes(prefix);
+        } catch {
+          return false;
+        }
+      });
+    expect(ours).toEqual([]);
+    for (const name of names) {
+      expect(netns).not.toContain(`tether-${name}`);
+      expect(cgroupsLeft(`/tether-${name}`)).toEqual([]);
+    }
+    expect(readFileSync('/proc/self/mountinfo', 'utf8')).not.toContain(`/tether-node-${prefix}`);
+    expect(readdirSync(tmpdir()).filter((d) => d.startsWith(`tether-node-${prefix}`))).toEqual([]);
+    expect(existsSync(join(dir, 'state'))).toBe(false);
+    expect(existsSync(join(dir, 'tether-up.pid'))).toBe(false);
+    expect(await hostChains()).toBe(chains);
   });
 });
