@@ -1,6 +1,8 @@
 // The Helm charts on real control planes, with the real helm built from hack/helm: `helm install`
 // of charts/tether-hub creates everything `tether init` would (CRDs, admission, bootstrap identity,
-// Deployments, RBAC, certificates, APIService; the agent CA read from the hub by `lookup`),
+// Deployments, RBAC, certificates, APIService; the agent CA read from the hub by `lookup`), and a
+// real `tether proxy-server` runs on the certificates Helm made and lets the gateway's certificate
+// through its CONNECT frontend under the chart's RBAC,
 // `helm upgrade` with other replicas and image changes the Deployments and keeps the CAs, and
 // `helm uninstall` leaves none of the release's objects behind (the CRDs in crds/ stay, as Helm
 // documents); the same for charts/tether-agent on a managed control plane. No node: the objects
@@ -10,6 +12,7 @@ import { X509Certificate } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { connect as tlsConnect } from 'node:tls';
 import {
   AppsV1Api,
   CoreV1Api,
@@ -25,6 +28,9 @@ import { agentNames, agentNamespace, hubNames, hubNamespace } from '../../src/in
 import { isNotFound } from '../../src/kube/index.ts';
 import { type ControlPlane, startControlPlane } from '../../src/localenv/controlplane.ts';
 import { ensureHelm, runHelm } from '../../src/localenv/helm.ts';
+import { freePort, SupervisedProcess, tetherBin } from '../../src/localenv/process.ts';
+import { waitReady } from '../../src/localenv/ready.ts';
+import { createCertificateAuthority, issueCertificate } from '../../src/pki/index.ts';
 import { bootstrapKubeconfigYaml } from '../../src/registration/bootstrap.ts';
 import { pollUntil } from '../../src/wait.ts';
 
@@ -34,6 +40,7 @@ const measured: Record<string, string> = {};
 let helm = '';
 let hub: ControlPlane | undefined;
 let managed: ControlPlane | undefined;
+const processes: SupervisedProcess[] = [];
 
 const seconds = (since: number): string => `${((Date.now() - since) / 1000).toFixed(1)} s`;
 
@@ -53,6 +60,7 @@ beforeAll(async () => {
 }, 25 * 60_000);
 
 afterAll(async () => {
+  await Promise.all(processes.splice(0).map((p) => p.stop(3000)));
   await Promise.all([hub?.stop(), managed?.stop()]);
   rmSync(dir, { recursive: true, force: true });
   process.stderr.write(`[helm e2e] ${JSON.stringify(measured)}\n`);
@@ -186,6 +194,83 @@ describe('tether-hub chart on a real hub control plane', () => {
     expect(new X509Certificate(agentCa.data?.['ca.crt'] ?? '').fingerprint256).toBe(
       new X509Certificate(readFileSync(hub?.caCertPath ?? '', 'utf8')).fingerprint256,
     );
+  });
+
+  it("the chart's certificates and RBAC serve a real proxy-server: the gateway's certificate gets through the CONNECT frontend", async () => {
+    const kc = kubeConfig(hub);
+    const file = (name: string, content: string | undefined): string => {
+      const path = join(dir, name);
+      writeFileSync(path, content ?? '', { mode: 0o600 });
+      return path;
+    };
+    const tls = await secretData(kc, hubNamespace, hubNames.proxyServerTls);
+    const clientCa = await secretData(kc, hubNamespace, hubNames.proxyClientCa);
+    const connectCert = await secretData(kc, hubNamespace, hubNames.gatewayConnect);
+    const serverCa = await secretData(kc, hubNamespace, hubNames.proxyServerCa);
+    const agentCa = await kc
+      .makeApiClient(CoreV1Api)
+      .readNamespacedConfigMap({ name: hubNames.agentCa, namespace: hubNamespace });
+    // the proxy-server Deployment's own flags, with the files its volumes would hold
+    const [agentPort, connectPort, ops] = await Promise.all([freePort(), freePort(), freePort()]);
+    const server = new SupervisedProcess({
+      name: 'helm/proxy-server',
+      command: process.execPath,
+      logFile: join(dir, 'proxy-server.log'),
+      args: [
+        tetherBin,
+        'proxy-server',
+        '--server-id=helm',
+        '--bind-address=127.0.0.1',
+        `--agent-port=${agentPort}`,
+        `--connect-port=${connectPort}`,
+        `--ops-port=${ops}`,
+        `--tls-cert-file=${file('tls.crt', tls['tls.crt'])}`,
+        `--tls-key-file=${file('tls.key', tls['tls.key'])}`,
+        `--agent-ca-file=${file('agent-ca.crt', agentCa.data?.['ca.crt'])}`,
+        `--proxy-client-ca-file=${file('proxy-client-ca.crt', clientCa['ca.crt'])}`,
+        `--hub-kubeconfig=${hub?.kubeconfigPath}`,
+      ],
+    });
+    processes.push(server);
+    await waitReady(server, ops, 60_000);
+    const connectAs = (cert: { certPem: string; keyPem: string }): Promise<string> =>
+      new Promise((resolve, reject) => {
+        const socket = tlsConnect({
+          host: '127.0.0.1',
+          port: connectPort,
+          // verified as the gateway verifies it: the chart's CA, the Service name
+          servername: `${hubNames.proxyServer}.${hubNamespace}.svc`,
+          ca: serverCa['ca.crt'],
+          cert: cert.certPem,
+          key: cert.keyPem,
+        });
+        socket.once('error', reject);
+        socket.once('secureConnect', () =>
+          socket.write('CONNECT helm-nowhere:443 HTTP/1.1\r\nHost: helm-nowhere:443\r\n\r\n'),
+        );
+        let head = '';
+        socket.on('data', (d: Buffer) => {
+          head += d.toString('latin1');
+          if (head.includes('\r\n\r\n')) {
+            socket.destroy();
+            resolve(head);
+          }
+        });
+      });
+    // authenticated (the chart's client CA) and authorized (the chart's RBAC for system:tether:gateway):
+    // the only thing missing is an agent
+    const head = await connectAs({
+      certPem: connectCert['tls.crt'] ?? '',
+      keyPem: connectCert['tls.key'] ?? '',
+    });
+    expect(head).toMatch(/tether-error: TETHER_NO_AGENT/);
+    // the same user from a CA the chart did not make is not a certificate caller
+    const foreign = await issueCertificate(await createCertificateAuthority('foreign'), {
+      commonName: 'system:tether:gateway',
+      usage: 'client',
+    });
+    expect(await connectAs(foreign)).toMatch(/^HTTP\/1\.1 407/);
+    await server.stop(3000);
   });
 
   it('helm upgrade with other replicas and image changes the Deployments and keeps the CAs', async () => {
