@@ -1,7 +1,6 @@
 // Public surface of src/kube: client-node helpers every tether component uses to talk to a
 // kube-apiserver. Import from here, not from the files behind it.
 
-export { inClusterKubeConfig, runningInCluster } from './in-cluster.ts';
 export {
   isAlreadyExists,
   isApplyConflict,
@@ -28,6 +27,7 @@ export {
   MAX_CACHED_DISPATCHERS,
   setForwardProxyCa,
 } from './dispatcher.ts';
+export { inClusterKubeConfig, runningInCluster } from './in-cluster.ts';
 export {
   Informer,
   type InformerHandlers,

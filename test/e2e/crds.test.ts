@@ -26,7 +26,15 @@ describe('OCM CRDs', () => {
   it('tether init installs the hub CRDs (idempotently) and they are served', async () => {
     const { stdout } = await execFileAsync(
       process.execPath,
-      ['bin/tether.js', 'init', '--bootstrap-only', '--kubeconfig', hubKubeconfig, '--ca-out', join(tmp, 'hub-ca.crt')],
+      [
+        'bin/tether.js',
+        'init',
+        '--bootstrap-only',
+        '--kubeconfig',
+        hubKubeconfig,
+        '--ca-out',
+        join(tmp, 'hub-ca.crt'),
+      ],
       {
         timeout: 90_000,
       },
