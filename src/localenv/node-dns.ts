@@ -72,8 +72,9 @@ export function clusterDnsObjects(image: string): KubernetesObject[] {
       apiVersion: 'rbac.authorization.k8s.io/v1',
       kind: 'ClusterRole',
       metadata: { name: 'system:coredns', labels: LABELS },
+      // `pods insecure` answers pod A records from the name alone: no pod watch (only `verified` has one)
       rules: [
-        { apiGroups: [''], resources: ['services', 'namespaces', 'pods'], verbs: ['list', 'watch'] },
+        { apiGroups: [''], resources: ['services', 'namespaces'], verbs: ['list', 'watch'] },
         { apiGroups: ['discovery.k8s.io'], resources: ['endpointslices'], verbs: ['list', 'watch'] },
       ],
     } as KubernetesObject,
