@@ -6,8 +6,10 @@
 // *shape* of the output (an optional feature, an enum) are dimensions: the function renders once per
 // combination ("variant"), the YAML lines of the variants are merged by longest common subsequence,
 // and every run of lines only some variants have is wrapped in `{{- if … }}` with the shortest
-// condition that selects exactly those variants. Each variant's own lines survive in order, so the
-// template renders every variant exactly as the function does, by construction.
+// condition that selects exactly those variants; a line that differs between the options of an enum
+// only by the option's own text prints the value instead. Each variant's own lines survive in order,
+// so the template renders every variant exactly as the function does, by construction (for the
+// enum, as long as the value is one of its options: the chart's values.schema.json says so).
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { stringify } from 'yaml';
 
@@ -26,6 +28,11 @@ export interface Dimension {
   conditions: string[];
   /** condition that excludes one option, by option index (for a short `ne`/`not` form) */
   negations?: string[];
+  /**
+   * How each option appears in the YAML, and the action that prints it: a line that differs between
+   * the options only by that text becomes one line with the action instead of one `if` per option.
+   */
+  value?: { texts: string[]; action: string };
 }
 
 export interface ChartObject {
@@ -226,6 +233,53 @@ function mergeLines(variants: Array<{ combo: number; lines: string[] }>): Merged
 
 const setKey = (s: Set<number>): string => [...s].sort((x, y) => x - y).join(',');
 
+/** Consecutive lines the same variants have. */
+interface Run {
+  variants: Set<number>;
+  lines: string[];
+}
+
+/**
+ * Runs of one line per option of a dimension with a `value`, lines equal but for the option's
+ * text, become one line printing the value (`type: {{ … }}` instead of an `if` per Service type).
+ */
+function collapseValues(dims: Dimension[], all: number[][], present: Set<number>, runs: Run[]): Run[] {
+  const out: Run[] = [];
+  for (let r = 0; r < runs.length; ) {
+    let collapsed: Run | undefined;
+    for (const [d, dim] of dims.entries()) {
+      const texts = dim.value?.texts;
+      if (!dim.value || !texts || r + texts.length > runs.length) continue;
+      const window = runs.slice(r, r + texts.length);
+      // which option each run is: exactly the present variants with that option
+      const option = window.map((run) =>
+        texts.findIndex(
+          (_, j) => setKey(run.variants) === setKey(new Set([...present].filter((c) => all[c]?.[d] === j))),
+        ),
+      );
+      if (
+        window.some((run) => run.lines.length !== 1) ||
+        new Set(option).size !== texts.length ||
+        option.includes(-1)
+      )
+        continue;
+      const line = (j: number): string => window[option.indexOf(j)]?.lines[0] ?? '';
+      const first = line(0);
+      const at = first.indexOf(texts[0] ?? '');
+      if (at < 0) continue;
+      const prefix = first.slice(0, at);
+      const suffix = first.slice(at + (texts[0] ?? '').length);
+      if (!texts.every((t, j) => line(j) === `${prefix}${t}${suffix}`)) continue;
+      collapsed = { variants: present, lines: [`${prefix}${dim.value.action}${suffix}`] };
+      r += texts.length;
+      break;
+    }
+    if (collapsed) out.push(collapsed);
+    else out.push(runs[r++] as Run);
+  }
+  return out;
+}
+
 function objectKey(o: KubernetesObject): string {
   return `${o.kind}/${o.metadata?.namespace ?? ''}/${o.metadata?.name}`;
 }
@@ -265,15 +319,15 @@ export function templates(
       setKey(present) === setKey(everything) ? undefined : condition(dims, all, present, everything);
     if (objectCondition) out.push(`{{- if ${objectCondition} }}`);
     out.push('---');
-    const merged = mergeLines(variants);
-    for (let i = 0; i < merged.length; ) {
-      const group = merged[i]?.variants ?? new Set<number>();
-      let j = i;
-      while (j < merged.length && setKey(merged[j]?.variants ?? new Set()) === setKey(group)) j++;
-      const lines = merged.slice(i, j).map((l) => l.text);
-      if (setKey(group) === setKey(present)) out.push(...lines);
-      else out.push(`{{- if ${condition(dims, all, group, present)} }}`, ...lines, '{{- end }}');
-      i = j;
+    const runs: Run[] = [];
+    for (const line of mergeLines(variants)) {
+      const last = runs.at(-1);
+      if (last && setKey(last.variants) === setKey(line.variants)) last.lines.push(line.text);
+      else runs.push({ variants: line.variants, lines: [line.text] });
+    }
+    for (const run of collapseValues(dims, all, present, runs)) {
+      if (setKey(run.variants) === setKey(present)) out.push(...run.lines);
+      else out.push(`{{- if ${condition(dims, all, run.variants, present)} }}`, ...run.lines, '{{- end }}');
     }
     if (objectCondition) out.push('{{- end }}');
     files.set(file, [...(files.get(file) ?? []), ...out]);

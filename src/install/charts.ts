@@ -274,6 +274,7 @@ async function hubChart(): Promise<ChartFile[]> {
     {
       conditions: agentEndpointTypes.map((t) => `eq .Values.agentEndpoint.type ${JSON.stringify(t)}`),
       negations: agentEndpointTypes.map((t) => `ne .Values.agentEndpoint.type ${JSON.stringify(t)}`),
+      value: { texts: [...agentEndpointTypes], action: '{{ .Values.agentEndpoint.type | toJson }}' },
     },
   ];
   const files = templates(dims, render, placeholders, { certificates: hubPkiPreamble() });
