@@ -6,15 +6,18 @@
 // parallel; each node starts as soon as its control plane (and, for a managed one, squid and the
 // firewall) is there. Owns everything it starts: on failure or abort all of it is removed before the
 // promise rejects, and stop() removes it in the order nodes (and squid), control planes, networks.
-import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
+import { execFile } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, readlinkSync, rmdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { V1CustomResourceDefinition } from '@kubernetes/client-node';
 import { TetherError } from '../errors.ts';
 import { ensureImage } from '../image/index.ts';
+import { pollUntil } from '../wait.ts';
 import { type BuildProgress, type ControlPlaneBinaries, ensureNodeBinaries } from './binaries.ts';
 import { type ControlPlane, startControlPlane } from './controlplane.ts';
 import { type RealNode, startNode } from './node.ts';
-import { checkNodePrerequisites, run } from './node-command.ts';
+import { checkNodePrerequisites } from './node-command.ts';
 import { installManagedNodeFirewall } from './node-firewall.ts';
 import { ensureNodeImages } from './node-images.ts';
 import { createNodeNetwork, type NodeNetwork } from './node-network.ts';
@@ -26,12 +29,13 @@ export const NODE_PORT_RANGE = [30000, 32767] as const;
 /** How long importing one image into a node's containerd may take. */
 const IMAGE_IMPORT_TIMEOUT_MS = 300_000;
 /**
- * inotify instances one control plane with a real node holds (measured: kubelet 10, kube-apiserver
- * 6, kube-controller-manager 6, containerd 2, kube-scheduler 2). They count against the user's
- * fs.inotify.max_user_instances (128 by default); past it the kubelet and containerd's CRI plugin
- * fail with "too many open files" / "unknown service runtime.v1.RuntimeService".
+ * inotify instances one control plane with a real node holds (measured: kube-apiserver 6,
+ * kube-controller-manager 6, kubelet 6 running and up to 10 while it starts, containerd 1,
+ * kube-scheduler 1). They count against the user's fs.inotify.max_user_instances (128 by default);
+ * past it the kubelet and containerd's CRI plugin fail with "too many open files" / "unknown service
+ * runtime.v1.RuntimeService".
  */
-export const INOTIFY_INSTANCES_PER_NODE = 26;
+export const INOTIFY_INSTANCES_PER_NODE = 24;
 
 /** The squid of a real-node environment, as managed pods and host-side callers reach it. */
 export interface NodeEnvironmentSquid {
@@ -142,15 +146,46 @@ function seconds(ms: number): string {
   return `${(ms / 1000).toFixed(1)} s`;
 }
 
-/**
- * Imports an OCI archive into a node's containerd (namespace k8s.io, where the kubelet looks), as
- * startNode imports the pause image; its socket is <node dir>/containerd/containerd.sock.
- */
-export async function importImageIntoNode(node: RealNode, archive: string): Promise<void> {
-  const socket = join(node.dir, 'containerd', 'containerd.sock');
-  await run('ctr', ['--address', socket, '--namespace', 'k8s.io', 'images', 'import', archive], {
-    timeoutMs: IMAGE_IMPORT_TIMEOUT_MS,
+/** A node's containerd socket (startNode keeps it at <node dir>/containerd/containerd.sock). */
+function containerdSocket(nodeDir: string): string {
+  return join(nodeDir, 'containerd', 'containerd.sock');
+}
+
+function ctr(socket: string, args: string[], timeoutMs: number, signal?: AbortSignal): Promise<void> {
+  const argv = ['--address', socket, '--namespace', 'k8s.io', ...args];
+  // abortable (an import takes seconds): execFile kills ctr when the signal fires
+  return new Promise<void>((resolve, reject) => {
+    execFile('ctr', argv, { timeout: timeoutMs, signal }, (err, _stdout, stderr) => {
+      if (!err) resolve();
+      else if (signal?.aborted) reject(signal.reason);
+      else reject(new Error(`ctr ${argv.join(' ')} failed: ${stderr.trim() || err.message}`));
+    });
   });
+}
+
+/**
+ * Imports an OCI archive into a started node's containerd (namespace k8s.io, where the kubelet
+ * looks), as startNode imports the pause image.
+ */
+export function importImageIntoNode(node: RealNode, archive: string, signal?: AbortSignal): Promise<void> {
+  return ctr(containerdSocket(node.dir), ['images', 'import', archive], IMAGE_IMPORT_TIMEOUT_MS, signal);
+}
+
+/**
+ * The containerd socket of node `name` being started under `baseDir` (its only node directory
+ * there), once containerd answers: the import can run while the kubelet starts.
+ */
+async function nodeContainerdUp(baseDir: string, name: string, signal: AbortSignal): Promise<string> {
+  return pollUntil(
+    async () => {
+      const dir = readdirSync(baseDir).find((d) => d.startsWith(`tether-node-${name}-`));
+      if (!dir) return undefined;
+      const socket = containerdSocket(join(baseDir, dir));
+      await ctr(socket, ['version'], 5000, signal);
+      return socket;
+    },
+    { timeoutMs: 120_000, intervalMs: 200, description: `containerd of node ${name}`, signal },
+  );
 }
 
 /** Starts the control planes `names` with one real node each (see the module header). */
@@ -177,6 +212,9 @@ export async function startNodeClusters(opts: StartNodeClustersOptions): Promise
       throw err;
     });
 
+  // a directory of this environment's own for the node directories, so each node's is found (and
+  // its containerd used) while startNode still runs
+  const nodesBase = mkdtempSync(join(tmpdir(), 'tether-nodes-'));
   const networks: Record<string, NodeNetwork> = {};
   const controlPlanes: Record<string, ControlPlane> = {};
   const nodes: Record<string, RealNode> = {};
@@ -191,6 +229,11 @@ export async function startNodeClusters(opts: StartNodeClustersOptions): Promise
     await Promise.all(Object.values(controlPlanes).map((cp) => cp.stop()));
     // a node removes its own network; these never got (or outlived) one
     for (const n of Object.values(networks)) await n.remove();
+    // empty once every node removed its directory; never recursive (a directory a node failed to
+    // unmount is not ours to delete through)
+    try {
+      rmdirSync(nodesBase);
+    } catch {}
   };
 
   const started = Date.now();
@@ -258,6 +301,7 @@ export async function startNodeClusters(opts: StartNodeClustersOptions): Promise
             }
             const t = Date.now();
             const n = await startNode(cp, network, {
+              baseDir: nodesBase,
               binaries: nodeBinaries,
               images: nodeImages,
               progress,
@@ -269,14 +313,19 @@ export async function startNodeClusters(opts: StartNodeClustersOptions): Promise
           },
         ),
       );
+      // as soon as the node's containerd answers (the kubelet is still starting then)
+      const imported = Promise.all([image, nodeContainerdUp(nodesBase, name, signal)]).then(
+        async ([img, socket]) => {
+          const t = Date.now();
+          await ctr(socket, ['images', 'import', img.archive], IMAGE_IMPORT_TIMEOUT_MS, signal);
+          progress(
+            `tether image imported into node ${name} in ${seconds(Date.now() - t)} (${seconds(Date.now() - started)})`,
+          );
+        },
+      );
+      // a node that failed removed its containerd under the import: its own error is the one to see
       work.push(
-        track(
-          Promise.all([node, image]).then(async ([n, img]) => {
-            const t = Date.now();
-            await importImageIntoNode(n, img.archive);
-            progress(`tether image imported into node ${name} in ${seconds(Date.now() - t)}`);
-          }),
-        ),
+        track(Promise.all([node, imported.catch((err: unknown) => node.then(() => Promise.reject(err)))])),
       );
     });
   }
