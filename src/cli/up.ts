@@ -5,11 +5,13 @@
 import { isAbsolute, relative } from 'node:path';
 import type { Command } from 'commander';
 import { type Environment, MAX_LOCAL_CLUSTERS, startEnvironment } from '../localenv/environment.ts';
+import { startInClusterEnvironment } from '../localenv/in-cluster-stack.ts';
 import { positiveInt } from './options.ts';
 
 interface UpOptions {
   clusters: number;
   dir: string;
+  processes: boolean;
 }
 
 function say(line: string): void {
@@ -20,10 +22,15 @@ export function registerUpCommand(program: Command): void {
   program
     .command('up')
     .description(
-      'start a local hub and managed clusters (real etcd, kube-apiserver, kube-controller-manager)',
+      'start a local hub and managed clusters (real etcd, kube-apiserver, kube-controller-manager, and a real node each) with tether installed in them',
     )
     .option('--clusters <n>', 'number of managed clusters', positiveInt('--clusters', MAX_LOCAL_CLUSTERS), 2)
     .option('--dir <dir>', 'where kubeconfigs and state are written', '.tether')
+    .option(
+      '--processes',
+      'no nodes: run tether as host processes next to the control planes (for machines without root, cgroups or containerd)',
+      false,
+    )
     .action(async (opts: UpOptions) => {
       await runUp(opts);
     });
@@ -58,13 +65,20 @@ async function runUp(opts: UpOptions): Promise<void> {
   process.on('SIGTERM', onSignal);
   try {
     try {
-      env = await startEnvironment({
-        clusters: opts.clusters,
-        dir: opts.dir,
-        progress: say,
-        mode: 'full',
-        signal: abort.signal,
-      });
+      env = opts.processes
+        ? await startEnvironment({
+            clusters: opts.clusters,
+            dir: opts.dir,
+            progress: say,
+            mode: 'full',
+            signal: abort.signal,
+          })
+        : await startInClusterEnvironment({
+            clusters: opts.clusters,
+            dir: opts.dir,
+            progress: say,
+            signal: abort.signal,
+          });
     } catch (err) {
       if (!abort.signal.aborted) throw err;
       stopped();
@@ -102,6 +116,13 @@ async function runUp(opts: UpOptions): Promise<void> {
               ...Object.entries(env.gatewayKubeconfigs).map(
                 ([name, path]) => `  ${name}: kubectl --kubeconfig ${rel(path)} get ns`,
               ),
+            ]
+          : []),
+        ...(env.nodes
+          ? [
+              '',
+              `  tether runs in the clusters: kubectl --kubeconfig ${rel(`${env.dir}/hub.kubeconfig`)} -n open-cluster-management-hub get pods`,
+              `  each managed node reaches the hub only through squid ${env.squid?.url ?? ''}`,
             ]
           : []),
         ...(env.tunnel

@@ -3,7 +3,7 @@
 // wait for the agent to be available; and removal of everything join installed plus the hub
 // credential the agent wrote (`hub-kubeconfig-secret`).
 import { AppsV1Api, type KubeConfig, type KubernetesObject } from '@kubernetes/client-node';
-import { managedCrds } from '../api/index.ts';
+import { managedCrdManifests, managedCrds } from '../api/index.ts';
 import { installCrds } from '../localenv/crds.ts';
 import { pollUntil } from '../wait.ts';
 import { type AgentInstallOptions, agentManifests } from './agent.ts';
@@ -12,11 +12,8 @@ import { agentNames, agentNamespace, hubKubeconfigSecretName } from './names.ts'
 
 export function planAgentInstall(opts: AgentInstallOptions): KubernetesObject[] {
   return [
-    ...managedCrds().map((c) => ({
-      apiVersion: 'apiextensions.k8s.io/v1',
-      kind: 'CustomResourceDefinition',
-      ...c,
-    })),
+    // the plain manifests (client-node's models print keys that are not the API's)
+    ...(managedCrdManifests() as unknown as KubernetesObject[]),
     ...agentManifests(opts),
   ] as KubernetesObject[];
 }

@@ -2,7 +2,7 @@
 // identity, then hub.ts's namespace, RBAC, certificates and Deployments), applied or returned for
 // printing, and the wait for the Deployments and the APIService to become Available.
 import { AppsV1Api, CoreV1Api, type KubeConfig, type KubernetesObject } from '@kubernetes/client-node';
-import { hubCrds } from '../api/index.ts';
+import { hubCrdManifests, hubCrds } from '../api/index.ts';
 import { isNotFound } from '../kube/index.ts';
 import { installCrds } from '../localenv/crds.ts';
 import { bootstrapIdentityObjects } from '../registration/bootstrap.ts';
@@ -60,11 +60,8 @@ export async function planHubInstall(
   const rest = manifests.filter((o) => o.kind !== 'Namespace');
   return {
     objects: [
-      ...hubCrds().map((c) => ({
-        apiVersion: 'apiextensions.k8s.io/v1',
-        kind: 'CustomResourceDefinition',
-        ...c,
-      })),
+      // the plain manifests (client-node's models print keys that are not the API's)
+      ...(hubCrdManifests() as unknown as KubernetesObject[]),
       ...hubAdmissionObjects(),
       ...bootstrapIdentityObjects(),
       ...namespaces,

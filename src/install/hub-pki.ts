@@ -14,6 +14,7 @@
 // Generating here (not in the pods) keeps every Deployment's RBAC free of Secret writes.
 import { isIP } from 'node:net';
 import type { KubernetesObject } from '@kubernetes/client-node';
+import { errorMessage } from '../errors.ts';
 import {
   type CertificateAuthority,
   createCertificateAuthority,
@@ -46,7 +47,16 @@ function secret(name: string, data: Record<string, string>, component: string): 
 
 async function keptCa(lookup: SecretLookup, name: string, commonName: string): Promise<CertificateAuthority> {
   const found = await lookup(name);
-  if (found?.['ca.crt'] && found['ca.key']) return loadCertificateAuthority(found['ca.crt'], found['ca.key']);
+  if (found?.['ca.crt'] && found['ca.key']) {
+    try {
+      return await loadCertificateAuthority(found['ca.crt'], found['ca.key']);
+    } catch (err) {
+      // e.g. the Helm chart's RSA CA: replacing it would cut off every agent that trusts it
+      throw new Error(
+        `Secret ${hubNamespace}/${name} holds a CA tether init cannot use (${errorMessage(err)}); was the hub installed with the Helm chart? Keep installing it with helm, or delete the Secret to start over (joined agents then need the new CA)`,
+      );
+    }
+  }
   return createCertificateAuthority(commonName);
 }
 

@@ -5,6 +5,7 @@
 // `tether accept` does it, then a `tether-gateway` ManagedServiceAccount per cluster and the
 // gateway kubeconfigs. The CLI verbs run as child processes, so this path is the CLI's path.
 import { execFile } from 'node:child_process';
+import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { KubeConfig } from '@kubernetes/client-node';
@@ -13,6 +14,7 @@ import { errorMessage, TetherError } from '../errors.ts';
 import { isConditionTrue, ResourceClient } from '../kube/index.ts';
 import { approveClusterCsrs } from '../registration/hub/index.ts';
 import { pollUntil } from '../wait.ts';
+import { type Environment, startEnvironment } from './environment.ts';
 import { provisionGatewayAccess } from './gateway-stack.ts';
 import { localChildEnv, tetherBin } from './process.ts';
 import type { ControlPlaneInfo } from './types.ts';
@@ -112,22 +114,15 @@ export async function installTetherInCluster(
         ],
         signal,
       );
-      // what `tether accept` does, as soon as the agent has created its ManagedCluster
+      // what `tether accept` does, each round until the cluster has joined: the agent creates its
+      // ManagedCluster first and its CSR right after
       await pollUntil(
         async () => {
-          if (!(await clusters.get(cluster.name))) return false;
-          return (await approveClusterCsrs(hubKc, cluster.name)).accepted;
-        },
-        {
-          timeoutMs: o.timeoutMs,
-          intervalMs: 250,
-          description: `ManagedCluster ${cluster.name} to appear (its agent pod registering) and be accepted`,
-          signal,
-        },
-      );
-      await pollUntil(
-        async () => {
-          const conditions = (await clusters.get(cluster.name))?.status?.conditions ?? [];
+          const current = await clusters.get(cluster.name);
+          if (!current) return false;
+          const conditions = current.status?.conditions ?? [];
+          if (!isConditionTrue(conditions, ManagedClusterCondition.Joined))
+            await approveClusterCsrs(hubKc, cluster.name);
           return (
             isConditionTrue(conditions, ManagedClusterCondition.Joined) &&
             isConditionTrue(conditions, ManagedClusterCondition.Available)
@@ -136,7 +131,7 @@ export async function installTetherInCluster(
         {
           timeoutMs: o.timeoutMs,
           intervalMs: 250,
-          description: `ManagedCluster ${cluster.name} to be Joined and Available`,
+          description: `ManagedCluster ${cluster.name} to register (its agent pod), be accepted, and turn Joined and Available`,
           signal,
         },
       );
@@ -150,4 +145,57 @@ export async function installTetherInCluster(
     timeoutMs: o.timeoutMs,
     signal,
   });
+}
+
+/**
+ * `tether up` on real nodes: the environment with a node per cluster (environment.ts), then tether
+ * installed into it (installTetherInCluster). On failure or abort everything is stopped again.
+ */
+export async function startInClusterEnvironment(opts: {
+  clusters: number;
+  dir: string;
+  progress?: (message: string) => void;
+  signal?: AbortSignal;
+  timeoutMs?: number;
+  /** prepended to every cluster's (and node's) name (environment.ts) */
+  namePrefix?: string;
+}): Promise<Environment> {
+  const env = await startEnvironment({
+    clusters: opts.clusters,
+    dir: opts.dir,
+    progress: opts.progress,
+    nodes: true,
+    namePrefix: opts.namePrefix,
+    signal: opts.signal,
+  });
+  try {
+    const hubNode = env.nodes?.[env.hub.name];
+    if (!hubNode || !env.squid || !env.image || !env.hubApiserverUrlForNodes)
+      throw new Error('internal: a real-node environment without its hub node, squid or image');
+    const squid = env.squid;
+    const { kubeconfigs } = await installTetherInCluster({
+      hub: env.hub,
+      clusters: env.clusters,
+      imageRef: env.image.ref,
+      hubApiserverUrl: env.hubApiserverUrlForNodes,
+      hubNodeAddress: hubNode.network.nodeAddress,
+      squidUrlFor: (c) => squid.urlFor(c),
+      kubeconfigDir: env.dir,
+      workDir: join(env.dir, 'state'),
+      timeoutMs: opts.timeoutMs ?? 180_000,
+      progress: opts.progress,
+      signal: opts.signal,
+    });
+    env.gatewayKubeconfigs = kubeconfigs;
+    const stopEnvironment = env.stop;
+    env.stop = async () => {
+      await stopEnvironment();
+      for (const path of Object.values(kubeconfigs)) rmSync(path, { force: true });
+    };
+    return env;
+  } catch (err) {
+    await env.stop();
+    opts.signal?.throwIfAborted();
+    throw err;
+  }
 }

@@ -271,9 +271,13 @@ describe('fault injection on tether up', () => {
   };
 
   beforeAll(async () => {
-    const child = spawn(process.execPath, ['bin/tether.js', 'up', '--clusters', '1', '--dir', dir], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const child = spawn(
+      process.execPath,
+      ['bin/tether.js', 'up', '--processes', '--clusters', '1', '--dir', dir],
+      {
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
     up = child;
     child.stdout.on('data', (d: Buffer) => {
       output += d.toString();

@@ -26,9 +26,13 @@ interface Up {
 }
 
 function startUp(dir: string): Up {
-  const child = spawn(process.execPath, ['bin/tether.js', 'up', '--clusters', '1', '--dir', dir], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = spawn(
+    process.execPath,
+    ['bin/tether.js', 'up', '--processes', '--clusters', '1', '--dir', dir],
+    {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   let output = '';
   child.stdout?.on('data', (d: Buffer) => {
     output += d.toString();

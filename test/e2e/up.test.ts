@@ -46,10 +46,14 @@ describe('tether up', () => {
 
   beforeAll(async () => {
     // debug: every log line tether can write is scanned for credentials (vitest's default is silent)
-    const up = spawn(process.execPath, ['bin/tether.js', 'up', '--clusters', '1', '--dir', dir], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-      env: { ...process.env, TETHER_LOG_LEVEL: 'debug' },
-    });
+    const up = spawn(
+      process.execPath,
+      ['bin/tether.js', 'up', '--processes', '--clusters', '1', '--dir', dir],
+      {
+        stdio: ['ignore', 'pipe', 'pipe'],
+        env: { ...process.env, TETHER_LOG_LEVEL: 'debug' },
+      },
+    );
     child = up;
     up.stdout.on('data', (d: Buffer) => {
       output += d.toString();

@@ -2,8 +2,10 @@
 // image non-root on a read-only root with probes on its ops port; the hub's RBAC grants nothing by
 // wildcard and Secrets only by name; the agent is a single Recreate Deployment whose tunnel flags
 // follow the options; the hub certificates cover the addresses agents dial and are kept across runs.
-import { X509Certificate } from 'node:crypto';
+import { webcrypto, X509Certificate } from 'node:crypto';
 import type { KubernetesObject } from '@kubernetes/client-node';
+import 'reflect-metadata';
+import * as x509 from '@peculiar/x509';
 import { describe, expect, it } from 'vitest';
 import { agentManifests } from '../../src/install/agent.ts';
 import { hubManifests } from '../../src/install/hub.ts';
@@ -169,6 +171,32 @@ describe('hub certificates', () => {
     const reissued = second.objects.find((o) => o.metadata?.name === hubNames.proxyServerTls) as Obj;
     expect(new X509Certificate(reissued.stringData?.['tls.crt'] ?? '').subjectAltName).toContain(
       'DNS:hub.example',
+    );
+  });
+
+  it("refuses a CA it cannot use (the Helm chart's RSA CA) instead of replacing what agents trust", async () => {
+    const alg = {
+      name: 'RSASSA-PKCS1-v1_5',
+      hash: 'SHA-256',
+      publicExponent: new Uint8Array([1, 0, 1]),
+      modulusLength: 2048,
+    };
+    const keys = (await webcrypto.subtle.generateKey(alg, true, [
+      'sign',
+      'verify',
+    ])) as webcrypto.CryptoKeyPair;
+    const cert = await x509.X509CertificateGenerator.createSelfSigned(
+      { name: 'CN=helm-ca', keys, signingAlgorithm: alg },
+      webcrypto,
+    );
+    const keyPem = x509.PemConverter.encode(
+      await webcrypto.subtle.exportKey('pkcs8', keys.privateKey),
+      'PRIVATE KEY',
+    );
+    const lookup: SecretLookup = async (name) =>
+      name === hubNames.proxyServerCa ? { 'ca.crt': cert.toString('pem'), 'ca.key': keyPem } : undefined;
+    await expect(hubPki({ proxyServerHosts: [], agentCaPem: 'x', lookup })).rejects.toThrow(
+      /tether-proxy-server-ca holds a CA tether init cannot use.*Helm chart/,
     );
   });
 });

@@ -1,0 +1,368 @@
+// tether installed into real clusters the way a user installs it (`tether up` on real nodes):
+// `tether init` runs the hub controllers, proxy-server and gateway as pods on the hub node, `tether
+// join` runs the klusterlet-agent as a pod on each managed node, which reaches the hub only through
+// squid. Then, through the hub: kubectl exec / logs / port-forward into a pod on a managed cluster,
+// a ManifestWork Deployment that turns Available with ReadyReplicas feedback, an agent pod that is
+// deleted and comes back with the same identity (no new CSR), a SIGTERMed agent that drains an open
+// watch instead of cutting it, and `tether unjoin` leaving nothing behind.
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseAllDocuments } from 'yaml';
+import { hubNamespace } from '../../src/install/names.ts';
+import { ensureNodeBinaries } from '../../src/localenv/binaries.ts';
+import type { Environment } from '../../src/localenv/environment.ts';
+import { startInClusterEnvironment } from '../../src/localenv/in-cluster-stack.ts';
+import { ensureNodeImages } from '../../src/localenv/node-images.ts';
+import { pollUntil } from '../../src/wait.ts';
+
+const exec = promisify(execFile);
+// node names are per host: a `tether up` (hub, cluster1, …) may run on this machine meanwhile
+const PREFIX = `ic${process.pid % 100000}-`;
+const AGENT_NS = 'open-cluster-management-agent';
+const measured: Record<string, string> = {};
+
+let parent: string;
+let env: Environment | undefined;
+let echoImage = '';
+const children: ChildProcess[] = [];
+
+function kubectl(kubeconfig: string, args: string[], timeout = 30_000): Promise<string> {
+  return exec('kubectl', [`--kubeconfig=${kubeconfig}`, ...args], { timeout }).then((r) => r.stdout);
+}
+
+function tether(args: string[]): Promise<{ stdout: string; stderr: string }> {
+  return exec(process.execPath, ['bin/tether.js', ...args], { timeout: 180_000 });
+}
+
+function environment(): Environment {
+  if (!env) throw new Error('no environment');
+  return env;
+}
+
+const hubKc = (): string => environment().hub.kubeconfigPath;
+const cluster = (i: number) => {
+  const c = environment().clusters[i];
+  if (!c) throw new Error(`no cluster ${i}`);
+  return c;
+};
+const gatewayKc = (name: string): string => {
+  const path = environment().gatewayKubeconfigs?.[name];
+  if (!path) throw new Error(`no gateway kubeconfig for ${name}`);
+  return path;
+};
+
+beforeAll(async () => {
+  // a cold machine builds the node binaries and images here
+  await ensureNodeBinaries((l) => process.stderr.write(`[in-cluster] ${l}\n`));
+  echoImage = (await ensureNodeImages((l) => process.stderr.write(`[in-cluster] ${l}\n`))).echoserver.ref;
+  parent = mkdtempSync(join(tmpdir(), 'tether-in-cluster-'));
+  const t = Date.now();
+  env = await startInClusterEnvironment({
+    clusters: 2,
+    dir: join(parent, 'env'),
+    namePrefix: PREFIX,
+    progress: (l) => process.stderr.write(`[in-cluster] ${l}\n`),
+  });
+  measured.start = `${((Date.now() - t) / 1000).toFixed(1)} s`;
+}, 900_000);
+
+afterAll(async () => {
+  for (const c of children) c.kill('SIGKILL');
+  await env?.stop();
+  if (parent) rmSync(parent, { recursive: true, force: true });
+  process.stderr.write(`[in-cluster] measured: ${JSON.stringify(measured)}\n`);
+}, 180_000);
+
+describe('tether installed in real clusters', () => {
+  it('runs the hub and the agents as pods; both clusters join through squid and are Available', async () => {
+    const hubPods = JSON.parse(await kubectl(hubKc(), ['-n', hubNamespace, 'get', 'pods', '-o', 'json']));
+    const running = (pods: {
+      items: Array<{ metadata: { name: string }; spec: { nodeName: string }; status: { phase: string } }>;
+    }) => pods.items.filter((p) => p.status.phase === 'Running');
+    expect(
+      running(hubPods)
+        .map((p) => p.metadata.name.replace(/-[a-z0-9]+-[a-z0-9]+$/, ''))
+        .sort(),
+    ).toEqual(['tether-gateway', 'tether-hub-controllers', 'tether-proxy-server']);
+    expect(new Set(running(hubPods).map((p) => p.spec.nodeName))).toEqual(new Set([environment().hub.name]));
+    for (const i of [0, 1]) {
+      const c = cluster(i);
+      const pods = JSON.parse(await kubectl(c.kubeconfigPath, ['-n', AGENT_NS, 'get', 'pods', '-o', 'json']));
+      expect(running(pods).map((p) => p.spec.nodeName)).toEqual([c.name]);
+    }
+    const clusters = JSON.parse(await kubectl(hubKc(), ['get', 'managedclusters', '-o', 'json']));
+    for (const mc of clusters.items) {
+      const cond = (t: string) => mc.status.conditions.find((x: { type: string }) => x.type === t)?.status;
+      expect([
+        mc.metadata.name,
+        cond('ManagedClusterJoined'),
+        cond('ManagedClusterConditionAvailable'),
+      ]).toEqual([mc.metadata.name, 'True', 'True']);
+    }
+    expect(clusters.items).toHaveLength(2);
+  });
+
+  it('kubectl exec, logs and port-forward reach a pod on a managed cluster through the gateway', async () => {
+    const gw = gatewayKc(cluster(0).name);
+    const pod = 'echo';
+    await kubectl(gw, ['run', pod, `--image=${echoImage}`, '--image-pull-policy=Never', '--port=8080']);
+    await kubectl(gw, ['wait', '--for=condition=Ready', `pod/${pod}`, '--timeout=90s'], 100_000);
+    expect((await kubectl(gw, ['exec', pod, '--', '/echoserver', 'hostname'])).trim()).toBe(pod);
+    const pf = spawn('kubectl', [`--kubeconfig=${gw}`, 'port-forward', `pod/${pod}`, ':8080'], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    children.push(pf);
+    let out = '';
+    pf.stdout?.on('data', (d: Buffer) => {
+      out += d.toString();
+    });
+    const port = await pollUntil(async () => /127\.0\.0\.1:(\d+)/.exec(out)?.[1], {
+      timeoutMs: 20_000,
+      intervalMs: 100,
+      description: 'kubectl port-forward to listen',
+    });
+    const body = await (await fetch(`http://127.0.0.1:${port}/`)).text();
+    expect(body).toContain(`hello from ${pod}`);
+    pf.kill('SIGTERM');
+    const logs = await kubectl(gw, ['logs', pod]);
+    expect(logs).toMatch(/GET \//);
+    await kubectl(gw, ['delete', 'pod', pod, '--wait=false']);
+  });
+
+  it('a ManifestWork Deployment of a locally built image turns Available with ReadyReplicas feedback', async () => {
+    const name = cluster(0).name;
+    const work = {
+      apiVersion: 'work.open-cluster-management.io/v1',
+      kind: 'ManifestWork',
+      metadata: { name: 'echo-deployment', namespace: name },
+      spec: {
+        workload: {
+          manifests: [
+            {
+              apiVersion: 'apps/v1',
+              kind: 'Deployment',
+              metadata: { name: 'echo', namespace: 'default' },
+              spec: {
+                replicas: 2,
+                selector: { matchLabels: { app: 'echo-work' } },
+                template: {
+                  metadata: { labels: { app: 'echo-work' } },
+                  spec: { containers: [{ name: 'echo', image: echoImage, imagePullPolicy: 'Never' }] },
+                },
+              },
+            },
+          ],
+        },
+        manifestConfigs: [
+          {
+            resourceIdentifier: {
+              group: 'apps',
+              resource: 'deployments',
+              namespace: 'default',
+              name: 'echo',
+            },
+            feedbackRules: [{ type: 'WellKnownStatus' }],
+          },
+        ],
+      },
+    };
+    const dir = mkdtempSync(join(tmpdir(), 'tether-work-'));
+    try {
+      const file = join(dir, 'work.json');
+      await import('node:fs').then((fs) => fs.writeFileSync(file, JSON.stringify(work)));
+      const t = Date.now();
+      await kubectl(hubKc(), ['apply', '-f', file]);
+      const ready = await pollUntil(
+        async () => {
+          const w = JSON.parse(
+            await kubectl(hubKc(), ['-n', name, 'get', 'manifestwork', 'echo-deployment', '-o', 'json']),
+          );
+          const available = w.status?.conditions?.find(
+            (c: { type: string }) => c.type === 'Available',
+          )?.status;
+          const values = w.status?.resourceStatus?.manifests?.[0]?.statusFeedback?.values ?? [];
+          const readyReplicas = values.find((v: { name: string }) => v.name === 'ReadyReplicas')?.fieldValue
+            ?.integer;
+          return available === 'True' && readyReplicas === 2 ? readyReplicas : undefined;
+        },
+        { timeoutMs: 120_000, intervalMs: 500, description: 'the work to be Available with ReadyReplicas 2' },
+      );
+      measured.workDeploymentReady = `${((Date.now() - t) / 1000).toFixed(1)} s`;
+      expect(ready).toBe(2);
+      await kubectl(hubKc(), ['-n', name, 'delete', 'manifestwork', 'echo-deployment']);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('a deleted agent pod comes back with the same identity: no new CSR, still Available, gateway works', async () => {
+    const c = cluster(0);
+    const csrs = async (): Promise<string[]> =>
+      JSON.parse(
+        await kubectl(hubKc(), [
+          'get',
+          'csr',
+          '-l',
+          `open-cluster-management.io/cluster-name=${c.name}`,
+          '-o',
+          'json',
+        ]),
+      ).items.map((x: { metadata: { name: string } }) => x.metadata.name);
+    const before = await csrs();
+    expect(before.length).toBeGreaterThan(0);
+    const oldPod = (await kubectl(c.kubeconfigPath, ['-n', AGENT_NS, 'get', 'pods', '-o', 'name'])).trim();
+    await kubectl(c.kubeconfigPath, ['-n', AGENT_NS, 'delete', oldPod, '--wait=true'], 60_000);
+    await kubectl(
+      c.kubeconfigPath,
+      ['-n', AGENT_NS, 'wait', '--for=condition=Available', 'deployment/klusterlet-agent', '--timeout=90s'],
+      100_000,
+    );
+    const newPod = (await kubectl(c.kubeconfigPath, ['-n', AGENT_NS, 'get', 'pods', '-o', 'name'])).trim();
+    expect(newPod).not.toBe(oldPod);
+    const logs = await kubectl(c.kubeconfigPath, ['-n', AGENT_NS, 'logs', newPod]);
+    expect(logs).not.toContain('bootstrapping from');
+    expect(await csrs()).toEqual(before);
+    await pollUntil(
+      async () =>
+        (await kubectl(gatewayKc(c.name), ['get', 'ns', 'default', '-o', 'name'])).includes('default'),
+      {
+        timeoutMs: 30_000,
+        intervalMs: 500,
+        description: 'kubectl through the gateway via the new agent pod',
+      },
+    );
+  });
+
+  it('a SIGTERMed agent pod drains an open watch through the gateway instead of cutting it', async () => {
+    const c = cluster(0);
+    const ns = 'default';
+    const watch = spawn(
+      'kubectl',
+      [`--kubeconfig=${gatewayKc(c.name)}`, '-n', ns, 'get', 'configmaps', '--watch', '-o', 'name'],
+      {
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
+    children.push(watch);
+    let out = '';
+    watch.stdout?.on('data', (d: Buffer) => {
+      out += d.toString();
+    });
+    await pollUntil(async () => out.includes('kube-root-ca.crt'), {
+      timeoutMs: 20_000,
+      intervalMs: 100,
+      description: 'the watch through the gateway to list',
+    });
+    const oldPod = (await kubectl(c.kubeconfigPath, ['-n', AGENT_NS, 'get', 'pods', '-o', 'name'])).trim();
+    await kubectl(c.kubeconfigPath, ['-n', AGENT_NS, 'delete', oldPod, '--wait=false']);
+    // the kubelet has sent SIGTERM once the agent says it drains
+    await pollUntil(
+      async () =>
+        (await kubectl(c.kubeconfigPath, ['-n', AGENT_NS, 'logs', oldPod]).catch(() => '')).includes(
+          'draining tunnels',
+        ),
+      { timeoutMs: 30_000, intervalMs: 250, description: 'the old agent pod to start draining' },
+    );
+    await kubectl(c.kubeconfigPath, ['-n', ns, 'create', 'configmap', 'after-sigterm']);
+    const t = Date.now();
+    await pollUntil(async () => out.includes('configmap/after-sigterm'), {
+      timeoutMs: 15_000,
+      intervalMs: 100,
+      description: 'the open watch to see a ConfigMap created after the SIGTERM',
+    });
+    measured.eventDuringDrain = `${Date.now() - t} ms`;
+    expect(watch.exitCode).toBeNull();
+    watch.kill('SIGTERM');
+    await kubectl(c.kubeconfigPath, ['-n', ns, 'delete', 'configmap', 'after-sigterm']);
+    await kubectl(
+      c.kubeconfigPath,
+      ['-n', AGENT_NS, 'wait', '--for=condition=Available', 'deployment/klusterlet-agent', '--timeout=90s'],
+      100_000,
+    );
+  });
+
+  it("a compromised hub component pod cannot read the hub's Secrets or run pods: each ServiceAccount has only its own calls", async () => {
+    const canI = async (sa: string, args: string[]): Promise<string> =>
+      (
+        await exec(
+          'kubectl',
+          [
+            `--kubeconfig=${hubKc()}`,
+            'auth',
+            'can-i',
+            ...args,
+            `--as=system:serviceaccount:${hubNamespace}:${sa}`,
+          ],
+          { timeout: 30_000 },
+        ).catch((err: { stdout?: string }) => ({ stdout: err.stdout ?? '' }))
+      ).stdout.trim();
+    const c1 = cluster(0).name;
+    for (const sa of ['tether-hub-controllers', 'tether-proxy-server', 'tether-gateway']) {
+      expect(await canI(sa, ['get', 'secrets', '-n', 'kube-system']), sa).toBe('no');
+      expect(await canI(sa, ['list', 'secrets', '--all-namespaces']), sa).toBe('no');
+      expect(await canI(sa, ['get', 'secrets/tether-proxy-server-ca', '-n', hubNamespace]), sa).toBe('no');
+      expect(await canI(sa, ['create', 'pods', '-n', hubNamespace]), sa).toBe('no');
+      expect(await canI(sa, ['create', 'clusterrolebindings']), sa).toBe(
+        sa === 'tether-hub-controllers' ? 'yes' : 'no',
+      );
+    }
+    // what they do need
+    expect(await canI('tether-gateway', ['get', 'secrets/tether-gateway', '-n', c1])).toBe('yes');
+    expect(await canI('tether-proxy-server', ['create', 'subjectaccessreviews.authorization.k8s.io'])).toBe(
+      'yes',
+    );
+    expect(
+      await canI('tether-hub-controllers', [
+        'update',
+        'certificatesigningrequests.certificates.k8s.io',
+        '--subresource=approval',
+      ]),
+    ).toBe('yes');
+  });
+
+  it('tether init --dry-run prints what init applied', async () => {
+    const { stdout } = await tether(['init', '--dry-run', `--kubeconfig=${hubKc()}`]);
+    const objects = parseAllDocuments(stdout).map(
+      (d) => d.toJS() as { kind: string; metadata: { name: string; namespace?: string } },
+    );
+    const names = objects.map((o) => `${o.kind}/${o.metadata.namespace ?? ''}/${o.metadata.name}`);
+    for (const expected of [
+      `Deployment/${hubNamespace}/tether-hub-controllers`,
+      `Deployment/${hubNamespace}/tether-proxy-server`,
+      `Deployment/${hubNamespace}/tether-gateway`,
+      'APIService//v1alpha1.cluster.core.oam.dev',
+      `Secret/${hubNamespace}/tether-proxy-server-tls`,
+      'CustomResourceDefinition//managedclusters.cluster.open-cluster-management.io',
+    ])
+      expect(names).toContain(expected);
+    for (const o of objects.filter((x) => x.kind === 'Deployment')) {
+      await kubectl(hubKc(), ['-n', hubNamespace, 'get', 'deployment', o.metadata.name, '-o', 'name']);
+    }
+  });
+
+  it('tether unjoin removes the agent and everything join installed', async () => {
+    const c = cluster(1);
+    const t = Date.now();
+    await tether(['unjoin', `--cluster-name=${c.name}`, `--kubeconfig=${c.kubeconfigPath}`]);
+    measured.unjoin = `${((Date.now() - t) / 1000).toFixed(1)} s`;
+    await expect(kubectl(c.kubeconfigPath, ['get', 'ns', AGENT_NS])).rejects.toThrow(/NotFound/);
+    expect(await kubectl(c.kubeconfigPath, ['get', 'clusterrolebindings', '-o', 'name'])).not.toContain(
+      'klusterlet-agent',
+    );
+    expect(
+      await kubectl(c.kubeconfigPath, [
+        'get',
+        'pods',
+        '-A',
+        '-l',
+        'app.kubernetes.io/part-of=tether',
+        '-o',
+        'name',
+      ]),
+    ).toBe('');
+  });
+});
