@@ -7,11 +7,12 @@
 // progress, write into a temp dir and move finished binaries into place, and take a lock so that two
 // processes (tests and `tether up`) never build the same thing twice at once.
 import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { TetherError } from '../errors.ts';
+import { withBuildLock } from './build-lock.ts';
 
 export interface ControlPlaneBinaries {
   etcd: string;
@@ -134,15 +135,6 @@ export async function ensureNodeBinaries(
   return { kubelet: path('kubelet'), kubeScheduler: path('kube-scheduler'), kubeProxy: path('kube-proxy') };
 }
 
-function pidAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 async function buildWithLock(
   names: BinaryName[],
   progress: BuildProgress,
@@ -150,42 +142,17 @@ async function buildWithLock(
 ): Promise<void> {
   const dir = cacheDir();
   mkdirSync(dir, { recursive: true });
-  const lock = join(dir, '.build.lock');
-  const started = Date.now();
-  const deadline = started + 90 * 60_000;
-  let lastNote = 0;
-  for (;;) {
-    signal?.throwIfAborted();
-    try {
-      mkdirSync(lock);
-      writeFileSync(join(lock, 'pid'), String(process.pid));
-      break;
-    } catch {
-      let holder = Number.NaN;
-      try {
-        holder = Number(readFileSync(join(lock, 'pid'), 'utf8'));
-      } catch {}
-      if (Number.isFinite(holder) && !pidAlive(holder)) {
-        rmSync(lock, { recursive: true, force: true });
-        continue;
-      }
-      if (Date.now() > deadline)
-        throw new TetherError('TETHER_TIMEOUT', `gave up waiting for the build lock ${lock}`);
-      if (Date.now() - lastNote > 30_000) {
-        progress(
-          `waiting for another tether process (pid ${holder}) that is building the Kubernetes binaries…`,
-        );
-        lastNote = Date.now();
-      }
-      await new Promise((r) => setTimeout(r, 1000));
-    }
-  }
-  try {
+  const lockOptions = {
+    what: 'the Kubernetes binaries',
+    waitMs: 90 * 60_000,
+    progress,
+    signal,
+    noteEveryMs: 30_000,
+  };
+  await withBuildLock(join(dir, '.build.lock'), lockOptions, async () => {
     const stillMissing = names.filter((n) => !locate(n));
     if (stillMissing.length > 0) await build(stillMissing, progress, signal);
-  } finally {
-    rmSync(lock, { recursive: true, force: true });
-  }
+  });
 }
 
 function versionLdflags(version: string): string {

@@ -4,11 +4,12 @@
 // (≈ 2 min on 2 cores with a cold Go build cache, seconds warm). $TETHER_HELM names an existing
 // helm instead. A lock directory keeps two processes from building it at once.
 import { execFile } from 'node:child_process';
-import { mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { TetherError } from '../errors.ts';
 import { type BuildProgress, goCommand, tetherCacheBase } from './binaries.ts';
+import { withBuildLock } from './build-lock.ts';
 
 const helmModuleDir = fileURLToPath(new URL('../../hack/helm/', import.meta.url));
 /** a cold build compiles ≈ 900 packages (client-go, oras, …) */
@@ -54,47 +55,6 @@ function ldflags(version: string): string {
   ].join(' ');
 }
 
-function pidAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-async function withBuildLock<T>(dir: string, progress: BuildProgress, fn: () => Promise<T>): Promise<T> {
-  const lock = join(dir, '.build.lock');
-  const deadline = Date.now() + LOCK_WAIT_MS;
-  let noted = false;
-  for (;;) {
-    try {
-      mkdirSync(lock);
-      writeFileSync(join(lock, 'pid'), String(process.pid));
-      break;
-    } catch {
-      let holder = Number.NaN;
-      try {
-        holder = Number(readFileSync(join(lock, 'pid'), 'utf8'));
-      } catch {}
-      if (Number.isFinite(holder) && !pidAlive(holder)) {
-        rmSync(lock, { recursive: true, force: true });
-        continue;
-      }
-      if (Date.now() > deadline)
-        throw new TetherError('TETHER_TIMEOUT', `gave up waiting for the build lock ${lock}`);
-      if (!noted) progress(`waiting for another tether process (pid ${holder}) that is building helm…`);
-      noted = true;
-      await new Promise((r) => setTimeout(r, 1000));
-    }
-  }
-  try {
-    return await fn();
-  } finally {
-    rmSync(lock, { recursive: true, force: true });
-  }
-}
-
 /** Returns the path of the pinned helm, building it from hack/helm on first use. */
 export async function ensureHelm(progress: BuildProgress = () => {}): Promise<string> {
   const explicit = process.env.TETHER_HELM;
@@ -108,38 +68,42 @@ export async function ensureHelm(progress: BuildProgress = () => {}): Promise<st
   const bin = join(dir, 'helm');
   if (isExecutableFile(bin)) return bin;
   mkdirSync(dir, { recursive: true });
-  return withBuildLock(dir, progress, async () => {
-    if (isExecutableFile(bin)) return bin;
-    const tmp = `${bin}.${process.pid}`;
-    const started = Date.now();
-    progress(`building helm ${version} from Go modules in ${helmModuleDir} (first run only)…`);
-    await new Promise<void>((resolve, reject) => {
-      execFile(
-        goCommand(),
-        ['build', '-trimpath', '-ldflags', ldflags(version), '-o', tmp, 'helm.sh/helm/v3/cmd/helm'],
-        {
-          cwd: helmModuleDir,
-          env: { ...process.env, CGO_ENABLED: '0', GOFLAGS: '-mod=readonly' },
-          timeout: BUILD_TIMEOUT_MS,
-          maxBuffer: 16 * 1024 * 1024,
-        },
-        (err, _stdout, stderr) => {
-          if (err) {
-            rmSync(tmp, { force: true });
-            reject(
-              new TetherError(
-                'TETHER_BINARY_BUILD_FAILED',
-                `go build of helm ${version} failed in ${helmModuleDir}: ${stderr.trim().split('\n').slice(-20).join('\n') || err.message}`,
-              ),
-            );
-          } else resolve();
-        },
-      );
-    });
-    renameSync(tmp, bin);
-    progress(`built helm ${version} in ${((Date.now() - started) / 1000).toFixed(1)}s`);
-    return bin;
-  });
+  return withBuildLock(
+    join(dir, '.build.lock'),
+    { what: 'helm', waitMs: LOCK_WAIT_MS, progress },
+    async () => {
+      if (isExecutableFile(bin)) return bin;
+      const tmp = `${bin}.${process.pid}`;
+      const started = Date.now();
+      progress(`building helm ${version} from Go modules in ${helmModuleDir} (first run only)…`);
+      await new Promise<void>((resolve, reject) => {
+        execFile(
+          goCommand(),
+          ['build', '-trimpath', '-ldflags', ldflags(version), '-o', tmp, 'helm.sh/helm/v3/cmd/helm'],
+          {
+            cwd: helmModuleDir,
+            env: { ...process.env, CGO_ENABLED: '0', GOFLAGS: '-mod=readonly' },
+            timeout: BUILD_TIMEOUT_MS,
+            maxBuffer: 16 * 1024 * 1024,
+          },
+          (err, _stdout, stderr) => {
+            if (err) {
+              rmSync(tmp, { force: true });
+              reject(
+                new TetherError(
+                  'TETHER_BINARY_BUILD_FAILED',
+                  `go build of helm ${version} failed in ${helmModuleDir}: ${stderr.trim().split('\n').slice(-20).join('\n') || err.message}`,
+                ),
+              );
+            } else resolve();
+          },
+        );
+      });
+      renameSync(tmp, bin);
+      progress(`built helm ${version} in ${((Date.now() - started) / 1000).toFixed(1)}s`);
+      return bin;
+    },
+  );
 }
 
 export interface HelmResult {

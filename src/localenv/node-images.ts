@@ -8,8 +8,9 @@ import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { TetherError, TimeoutError } from '../errors.ts';
+import { TetherError } from '../errors.ts';
 import { type BuildProgress, goCommand, tetherCacheBase } from './binaries.ts';
+import { withBuildLock } from './build-lock.ts';
 import { run } from './node-command.ts';
 import { PAUSE_IMAGE } from './node-configs.ts';
 
@@ -78,73 +79,43 @@ async function ensureImage(spec: ImageSpec, progress: BuildProgress): Promise<No
   mkdirSync(dir, { recursive: true });
   // two processes starting nodes on a fresh machine build each image once, not twice side by side
   // (CoreDNS alone takes minutes on 2 cores)
-  return withBuildLock(join(dir, `.build-${spec.program}.lock`), spec.program, progress, async () => {
-    if (existsSync(archive)) return { ref, archive };
-    const started = Date.now();
-    progress(`building image ${ref} from hack/${spec.program}…`);
-    const work = join(dir, `.build-${spec.program}-${process.pid}`);
-    rmSync(work, { recursive: true, force: true });
-    mkdirSync(work, { recursive: true });
-    try {
-      const bin = join(work, spec.program);
-      await run(goCommand(), ['build', '-mod=readonly', '-trimpath', '-ldflags', '-s -w', '-o', bin, '.'], {
-        cwd: programDir,
-        env: { ...process.env, CGO_ENABLED: '0' },
-        timeoutMs: spec.buildTimeoutMs ?? 300_000,
-      }).catch((err: Error) => {
-        throw new TetherError('TETHER_BINARY_BUILD_FAILED', `building hack/${spec.program}: ${err.message}`);
-      });
-      await packWithUmoci(work, bin, spec, ref);
-      const tmpTar = `${archive}.${process.pid}`;
-      await run('tar', ['-C', join(work, 'layout'), '-cf', tmpTar, '.']);
-      renameSync(tmpTar, archive);
-      progress(`built image ${ref} in ${((Date.now() - started) / 1000).toFixed(1)}s`);
-      return { ref, archive };
-    } finally {
+  return withBuildLock(
+    join(dir, `.build-${spec.program}.lock`),
+    { what: `hack/${spec.program}`, waitMs: BUILD_LOCK_WAIT_MS, progress },
+    async () => {
+      if (existsSync(archive)) return { ref, archive };
+      const started = Date.now();
+      progress(`building image ${ref} from hack/${spec.program}…`);
+      const work = join(dir, `.build-${spec.program}-${process.pid}`);
       rmSync(work, { recursive: true, force: true });
-    }
-  });
+      mkdirSync(work, { recursive: true });
+      try {
+        const bin = join(work, spec.program);
+        await run(goCommand(), ['build', '-mod=readonly', '-trimpath', '-ldflags', '-s -w', '-o', bin, '.'], {
+          cwd: programDir,
+          env: { ...process.env, CGO_ENABLED: '0' },
+          timeoutMs: spec.buildTimeoutMs ?? 300_000,
+        }).catch((err: Error) => {
+          throw new TetherError(
+            'TETHER_BINARY_BUILD_FAILED',
+            `building hack/${spec.program}: ${err.message}`,
+          );
+        });
+        await packWithUmoci(work, bin, spec, ref);
+        const tmpTar = `${archive}.${process.pid}`;
+        await run('tar', ['-C', join(work, 'layout'), '-cf', tmpTar, '.']);
+        renameSync(tmpTar, archive);
+        progress(`built image ${ref} in ${((Date.now() - started) / 1000).toFixed(1)}s`);
+        return { ref, archive };
+      } finally {
+        rmSync(work, { recursive: true, force: true });
+      }
+    },
+  );
 }
 
 /** How long a process waits for another one's image build before giving up. */
 const BUILD_LOCK_WAIT_MS = 20 * 60_000;
-
-/** Runs `fn` holding the lock directory `lock` (with the holder's pid; a dead holder's lock is taken over). */
-export async function withBuildLock<T>(
-  lock: string,
-  program: string,
-  progress: BuildProgress,
-  fn: () => Promise<T>,
-): Promise<T> {
-  const deadline = Date.now() + BUILD_LOCK_WAIT_MS;
-  let noted = false;
-  for (;;) {
-    try {
-      mkdirSync(lock);
-      writeFileSync(join(lock, 'pid'), String(process.pid));
-      break;
-    } catch {
-      let holder = Number.NaN;
-      try {
-        holder = Number(readFileSync(join(lock, 'pid'), 'utf8'));
-      } catch {}
-      if (Number.isFinite(holder) && !existsSync(`/proc/${holder}`)) {
-        rmSync(lock, { recursive: true, force: true });
-        continue;
-      }
-      if (Date.now() > deadline) throw new TimeoutError(`gave up waiting for the image build lock ${lock}`);
-      if (!noted)
-        progress(`waiting for another tether process (pid ${holder}) that is building hack/${program}…`);
-      noted = true;
-      await new Promise((r) => setTimeout(r, 500));
-    }
-  }
-  try {
-    return await fn();
-  } finally {
-    rmSync(lock, { recursive: true, force: true });
-  }
-}
 
 async function packWithUmoci(work: string, bin: string, spec: ImageSpec, ref: string): Promise<void> {
   const layout = join(work, 'layout');

@@ -1,4 +1,4 @@
-// The image build lock (src/localenv/node-images.ts): two processes starting nodes on a fresh
+// The build lock (src/localenv/build-lock.ts, used for the node images, helm and the Kubernetes binaries): two processes starting nodes on a fresh
 // machine must not build the same image side by side (CoreDNS alone takes minutes on 2 cores), and
 // a lock left by a killed process must not block the next build.
 import { spawnSync } from 'node:child_process';
@@ -6,7 +6,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { withBuildLock } from '../../src/localenv/node-images.ts';
+import { withBuildLock } from '../../src/localenv/build-lock.ts';
 
 let dir: string | undefined;
 afterEach(() => {
@@ -26,8 +26,8 @@ describe('image build lock', () => {
       return id;
     };
     const results = await Promise.all([
-      withBuildLock(lock, 'x', (l) => notes.push(l), build('a')),
-      withBuildLock(lock, 'x', (l) => notes.push(l), build('b')),
+      withBuildLock(lock, { what: 'hack/x', waitMs: 60_000, progress: (l) => notes.push(l) }, build('a')),
+      withBuildLock(lock, { what: 'hack/x', waitMs: 60_000, progress: (l) => notes.push(l) }, build('b')),
     ]);
     expect(results).toEqual(['a', 'b']);
     expect(events).toEqual(['start a', 'end a', 'start b', 'end b']);
@@ -44,12 +44,7 @@ describe('image build lock', () => {
     writeFileSync(join(lock, 'pid'), String(dead));
     const t = Date.now();
     expect(
-      await withBuildLock(
-        lock,
-        'x',
-        () => {},
-        async () => 'built',
-      ),
+      await withBuildLock(lock, { what: 'hack/x', waitMs: 60_000, progress: () => {} }, async () => 'built'),
     ).toBe('built');
     expect(Date.now() - t).toBeLessThan(2000);
   });
