@@ -64,6 +64,26 @@ describe('real nodes unsupported', () => {
     }
   });
 
+  it('refuses a name prefix that would not make DNS-label control plane names, creating nothing', async () => {
+    const parent = mkdtempSync(join(tmpdir(), 'tether-env-prefix-'));
+    try {
+      for (const namePrefix of ['Bad_', '-x', 'a'.repeat(22)]) {
+        const err = await startEnvironment({ clusters: 1, dir: join(parent, 'env'), namePrefix }).then(
+          async (e) => {
+            await e.stop();
+            throw new Error(`started with prefix ${namePrefix}`);
+          },
+          (e: unknown) => e as { code?: string; message: string },
+        );
+        expect(err.code).toBe('TETHER_INVALID_ARGUMENT');
+        expect(err.message).toContain(`name prefix "${namePrefix}"`);
+      }
+      expect(readdirSync(parent)).toEqual([]);
+    } finally {
+      rmSync(parent, { recursive: true, force: true });
+    }
+  });
+
   it('refuses more nodes than the inotify instances left allow, naming the sysctl and --processes', () => {
     expect(() =>
       checkInotifyHeadroom(3, { max: 128, inUse: 128 - 3 * INOTIFY_INSTANCES_PER_NODE }),
