@@ -1,5 +1,8 @@
 // PING keepalive for one HTTP/2 session: a peer that stops answering is declared dead within
-// pingIntervalMs + pingTimeoutMs, and the session is destroyed so reconnect logic can run.
+// pingIntervalMs + pingTimeoutMs, and the session is destroyed so reconnect logic can run. A peer
+// whose bytes keep arriving is not dead, even if its PING answer is late: on a slow or saturated
+// link the answer queues behind the data already in flight (tens of MiB with our windows), so the
+// deadline is extended for as long as the connection reads something in each pingTimeoutMs.
 // It also tells how long the peer has been silent (the age of the unanswered PING), and can send a
 // PING on demand, so the hub can fail a request to a frozen or cut-off agent in seconds instead of
 // waiting for the whole keepalive window (hub-session.ts).
@@ -13,6 +16,8 @@ export class SessionKeepalive {
   private deadline: NodeJS.Timeout | undefined;
   /** when the unanswered PING was sent (Date.now()); undefined when none is outstanding */
   private outstandingSince: number | undefined;
+  /** bytes read on the connection when the current deadline was armed */
+  private bytesReadAtArm = 0;
   private readonly answerWaiters = new Set<() => void>();
   /** when the peer last answered a PING (Date.now()); the start time until then */
   lastAnswerAt = Date.now();
@@ -74,8 +79,27 @@ export class SessionKeepalive {
     }
     this.outstandingSince = sentAt;
     this.onPingSent?.();
+    this.armDeadline();
+  }
+
+  private bytesRead(): number {
+    try {
+      return this.session.socket?.bytesRead ?? 0;
+    } catch {
+      return 0;
+    }
+  }
+
+  private armDeadline(): void {
+    this.bytesReadAtArm = this.bytesRead();
     this.deadline = setTimeout(() => {
-      this.onDead(`no PING answer within ${this.timeoutMs} ms`);
+      if (this.outstandingSince === undefined || this.session.destroyed) return;
+      // still receiving: the answer is queued behind data, not lost
+      if (this.bytesRead() > this.bytesReadAtArm) {
+        this.armDeadline();
+        return;
+      }
+      this.onDead(`no PING answer and no byte received within ${this.timeoutMs} ms`);
     }, this.timeoutMs);
     this.deadline.unref();
   }
