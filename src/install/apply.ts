@@ -2,14 +2,9 @@
 // list order (namespaces and CRDs first), YAML for `--dry-run` / `--output-file` (clusteradm's
 // habit), deletion in reverse order for `tether unjoin`. Secrets are printed as they would be
 // applied: `--dry-run` output holds the bootstrap token and keys, like clusteradm's.
-import {
-  type KubeConfig,
-  type KubernetesObject,
-  KubernetesObjectApi,
-  PatchStrategy,
-} from '@kubernetes/client-node';
+import { type KubeConfig, type KubernetesObject, KubernetesObjectApi } from '@kubernetes/client-node';
 import { stringify } from 'yaml';
-import { isNotFound } from '../kube/index.ts';
+import { applyObjects, isNotFound } from '../kube/index.ts';
 
 export const FIELD_MANAGER = 'tether-install';
 
@@ -22,12 +17,11 @@ export function describe(o: KubernetesObject): string {
   return `${o.kind} ${ns}${o.metadata?.name}`;
 }
 
-/** Server-side applies each object in order (forcing ownership: tether owns what it installs). */
+/** Server-side applies each object in order; a failure names the object and the apiserver's reason. */
 export async function applyAll(kc: KubeConfig, objects: KubernetesObject[]): Promise<void> {
-  const api = KubernetesObjectApi.makeApiClient(kc);
   for (const obj of objects) {
     try {
-      await api.patch(obj, undefined, undefined, FIELD_MANAGER, true, PatchStrategy.ServerSideApply);
+      await applyObjects(kc, [obj], FIELD_MANAGER);
     } catch (err) {
       const e = err as { code?: number; body?: unknown; message?: string };
       let reason = e.message ?? String(err);

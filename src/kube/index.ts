@@ -9,6 +9,7 @@ export {
   isNotFound,
   toApiError,
 } from './api-errors.ts';
+export { applyObjects } from './apply-objects.ts';
 export {
   type Condition,
   type ConditionStatus,

@@ -3,10 +3,9 @@
 import {
   ApiextensionsV1Api,
   type KubeConfig,
-  KubernetesObjectApi,
-  PatchStrategy,
   type V1CustomResourceDefinition,
 } from '@kubernetes/client-node';
+import { applyObjects } from '../kube/index.ts';
 import { pollUntil } from '../wait.ts';
 
 export const CRD_FIELD_MANAGER = 'tether';
@@ -16,17 +15,11 @@ export async function installCrds(
   crds: V1CustomResourceDefinition[],
   timeoutMs = 60_000,
 ): Promise<void> {
-  const objects = KubernetesObjectApi.makeApiClient(kc);
-  for (const crd of crds) {
-    await objects.patch(
-      { apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', ...crd },
-      undefined,
-      undefined,
-      CRD_FIELD_MANAGER,
-      true,
-      PatchStrategy.ServerSideApply,
-    );
-  }
+  await applyObjects(
+    kc,
+    crds.map((crd) => ({ apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', ...crd })),
+    CRD_FIELD_MANAGER,
+  );
   const ext = kc.makeApiClient(ApiextensionsV1Api);
   for (const crd of crds) {
     const name = crd.metadata?.name ?? '';

@@ -4,15 +4,9 @@
 // cluster. Owns the manifests and the wait until a query through the Service answers; the kubelet
 // side (clusterDNS, clusterDomain) is in node-configs.ts. Nothing here leaves the control plane's
 // objects: the Deployment's pod dies with the node, the objects with the control plane.
-import {
-  CoreV1Api,
-  type KubeConfig,
-  type KubernetesObject,
-  KubernetesObjectApi,
-  PatchStrategy,
-  type V1Pod,
-} from '@kubernetes/client-node';
+import { CoreV1Api, type KubeConfig, type KubernetesObject, type V1Pod } from '@kubernetes/client-node';
 import { TimeoutError } from '../errors.ts';
+import { applyObjects } from '../kube/index.ts';
 import { pollUntil } from '../wait.ts';
 import { runInNetns } from './node-command.ts';
 
@@ -188,10 +182,7 @@ export interface DeployClusterDnsOptions {
  * answers with the `kubernetes` Service's address, i.e. kube-proxy has programmed the Service too.
  */
 export async function deployClusterDns(o: DeployClusterDnsOptions): Promise<void> {
-  const objects = KubernetesObjectApi.makeApiClient(o.kc);
-  for (const obj of clusterDnsObjects(o.image)) {
-    await objects.patch(obj, undefined, undefined, FIELD_MANAGER, true, PatchStrategy.ServerSideApply);
-  }
+  await applyObjects(o.kc, clusterDnsObjects(o.image), FIELD_MANAGER);
   const core = o.kc.makeApiClient(CoreV1Api);
   let lastPod: V1Pod | undefined;
   await pollUntil(

@@ -1,32 +1,15 @@
 // Hub-side bootstrap for joining clusters (what `tether init` sets up, like clusteradm): a
 // ServiceAccount whose token lets a new agent create its ManagedCluster and its first CSR, and
 // nothing else. Plus building and storing the bootstrap kubeconfig on the managed side (`tether join`).
-import {
-  CoreV1Api,
-  type KubeConfig,
-  type KubernetesObject,
-  KubernetesObjectApi,
-  PatchStrategy,
-} from '@kubernetes/client-node';
+import { CoreV1Api, type KubeConfig, type KubernetesObject } from '@kubernetes/client-node';
 import { agentNamespace, bootstrapHubKubeconfigSecretName } from '../api/index.ts';
-import { isAlreadyExists, kubeconfigFromParts, kubeconfigToYaml } from '../kube/index.ts';
+import { applyObjects, isAlreadyExists, kubeconfigFromParts, kubeconfigToYaml } from '../kube/index.ts';
 
 export const BOOTSTRAP_NAMESPACE = 'open-cluster-management';
 export const BOOTSTRAP_SERVICE_ACCOUNT = 'cluster-bootstrap';
 export const BOOTSTRAP_CLUSTER_ROLE = 'open-cluster-management:bootstrap';
 export const BOOTSTRAP_USER = `system:serviceaccount:${BOOTSTRAP_NAMESPACE}:${BOOTSTRAP_SERVICE_ACCOUNT}`;
 const FIELD_MANAGER = 'tether-init';
-
-async function apply(kc: KubeConfig, obj: KubernetesObject): Promise<void> {
-  await KubernetesObjectApi.makeApiClient(kc).patch(
-    obj,
-    undefined,
-    undefined,
-    FIELD_MANAGER,
-    true,
-    PatchStrategy.ServerSideApply,
-  );
-}
 
 /** The bootstrap ServiceAccount, its namespace and its narrow RBAC, as objects to apply. */
 export function bootstrapIdentityObjects(): KubernetesObject[] {
@@ -66,7 +49,7 @@ export function bootstrapIdentityObjects(): KubernetesObject[] {
 
 /** Creates (idempotently) the bootstrap ServiceAccount and its narrow RBAC on the hub. */
 export async function ensureBootstrapIdentity(hub: KubeConfig): Promise<void> {
-  for (const obj of bootstrapIdentityObjects()) await apply(hub, obj);
+  await applyObjects(hub, bootstrapIdentityObjects(), FIELD_MANAGER);
 }
 
 /** A bootstrap token (TokenRequest) valid for `expirationSeconds`. */
@@ -115,11 +98,17 @@ export async function writeBootstrapSecret(
   } catch (err) {
     if (!isAlreadyExists(err)) throw err;
   }
-  await apply(managed, {
-    apiVersion: 'v1',
-    kind: 'Secret',
-    metadata: { name: bootstrapHubKubeconfigSecretName, namespace },
-    type: 'Opaque',
-    stringData: { kubeconfig: kubeconfigYaml },
-  } as KubernetesObject);
+  await applyObjects(
+    managed,
+    [
+      {
+        apiVersion: 'v1',
+        kind: 'Secret',
+        metadata: { name: bootstrapHubKubeconfigSecretName, namespace },
+        type: 'Opaque',
+        stringData: { kubeconfig: kubeconfigYaml },
+      } as KubernetesObject,
+    ],
+    FIELD_MANAGER,
+  );
 }

@@ -8,14 +8,9 @@
 //     ServiceAccount in the work's namespace (OCM's permission boundary for executors).
 // Taint keys and effects are validated by the ManagedCluster CRD schema (src/api/cluster.ts).
 // Owns installing and waiting for these objects; it must not touch RBAC.
-import {
-  KubeConfig,
-  type KubernetesObject,
-  KubernetesObjectApi,
-  PatchStrategy,
-} from '@kubernetes/client-node';
+import { KubeConfig, type KubernetesObject, KubernetesObjectApi } from '@kubernetes/client-node';
 import { type ManagedCluster, managedClusterResource, managedClustersGroup } from '../../api/index.ts';
-import { isForbidden, ResourceClient } from '../../kube/index.ts';
+import { applyObjects, isForbidden, ResourceClient } from '../../kube/index.ts';
 import { pollUntil } from '../../wait.ts';
 
 const FIELD_MANAGER = 'tether';
@@ -147,11 +142,9 @@ export function hubAdmissionObjects(): KubernetesObject[] {
  */
 export async function installHubAdmission(kc: KubeConfig, timeoutMs = 60_000): Promise<void> {
   const api = KubernetesObjectApi.makeApiClient(kc);
-  const apply = (obj: KubernetesObject) =>
-    api.patch(obj, undefined, undefined, FIELD_MANAGER, true, PatchStrategy.ServerSideApply);
-  for (const obj of hubAdmissionObjects()) await apply(obj);
+  await applyObjects(kc, hubAdmissionObjects(), FIELD_MANAGER);
   const grant = probeGrant();
-  for (const obj of grant) await apply(obj);
+  await applyObjects(kc, grant, FIELD_MANAGER);
   try {
     const clusters = new ResourceClient<ManagedCluster>(asProbeUser(kc), managedClusterResource);
     await pollUntil(
