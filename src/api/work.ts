@@ -134,23 +134,64 @@ export interface FeedbackRule {
   jsonPaths?: JsonPathFeedback[];
 }
 
+export type IgnoreFieldsCondition = 'OnSpokePresent' | 'OnSpokeChange';
+
+export const IgnoreFieldsCondition = {
+  OnSpokePresent: 'OnSpokePresent',
+  OnSpokeChange: 'OnSpokeChange',
+} as const satisfies Record<IgnoreFieldsCondition, IgnoreFieldsCondition>;
+
+/** Fields of a server-side applied object the agent leaves as the managed cluster has them. */
+export interface IgnoreField {
+  /** Defaults to OnSpokePresent on the server. */
+  condition: IgnoreFieldsCondition;
+  /** RFC 6901 pointers, e.g. `/spec/replicas`. */
+  jsonPointers?: string[];
+  /** jq path expressions, e.g. `.spec.template.spec.containers[].image`. */
+  jqPathExpressions?: string[];
+  /** Older OCM spelling of jsonPointers' purpose; kept so such works round-trip. */
+  jsonPaths?: string[];
+}
+
 export interface ServerSideApplyConfig {
   /** Defaults to `work-agent`; must start with it. */
   fieldManager?: string;
   force?: boolean;
-  ignoreFields?: { condition?: 'OnSpokePresent' | 'OnSpokeChange'; jsonPaths: string[] }[];
+  ignoreFields?: IgnoreField[];
 }
 
 export interface UpdateStrategy {
-  /** Defaults to Update on the server. */
-  type?: UpdateStrategyType;
+  /** Required by the CRD; defaults to Update on the server. */
+  type: UpdateStrategyType;
   serverSideApply?: ServerSideApplyConfig;
 }
+
+export type ConditionRuleType = 'WellKnownConditions' | 'CEL';
+
+export const ConditionRuleType = {
+  WellKnownConditions: 'WellKnownConditions',
+  CEL: 'CEL',
+} as const satisfies Record<ConditionRuleType, ConditionRuleType>;
+
+/** A condition the agent computes for one manifest from its live object. */
+export interface ConditionRule {
+  /** The condition type it sets (e.g. `Complete`); the list is keyed by it. */
+  condition: string;
+  type: ConditionRuleType;
+  celExpressions?: string[];
+  message?: string;
+  messageExpression?: string;
+}
+
+export type FeedbackScrapeType = 'Poll' | 'Watch';
 
 export interface ManifestConfigOption {
   resourceIdentifier: ResourceIdentifier;
   feedbackRules?: FeedbackRule[];
+  /** Defaults to Poll on the server. */
+  feedbackScrapeType?: FeedbackScrapeType;
   updateStrategy?: UpdateStrategy;
+  conditionRules?: ConditionRule[];
 }
 
 /** A complete Kubernetes object (apiVersion, kind, metadata, …) to apply on the managed cluster. */
@@ -199,6 +240,7 @@ export interface FeedbackValue {
 
 export interface ManifestCondition {
   resourceMeta: ManifestResourceMeta;
+  /** Always present as OCM writes it: `{}` when there are no values. */
   statusFeedback?: { values?: FeedbackValue[] };
   conditions: Condition[];
 }
@@ -247,11 +289,39 @@ export interface AppliedManifestWork {
 
 // ---- CRDs ----
 
+const dnsSubdomainPattern = '^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*)$';
+
+function dnsSubdomain(): s.JsonSchema {
+  return s.string({ pattern: dnsSubdomainPattern, minLength: 1, maxLength: 253 });
+}
+
 function resourceIdentifierSchema(): s.JsonSchema {
   return s.object(
     { group: s.string(), resource: s.string(), name: s.string(), namespace: s.string() },
     { required: ['name', 'resource'] },
   );
+}
+
+/** OCM's CEL rule on a condition rule (the schema builders have no keyword for it, so it is added here). */
+function conditionRuleSchema(): s.JsonSchema {
+  const rule = s.object(
+    {
+      condition: s.string(),
+      type: s.oneOf(Object.values(ConditionRuleType)),
+      celExpressions: s.array(s.string()),
+      message: s.string(),
+      messageExpression: s.string(),
+    },
+    { required: ['condition', 'type'] },
+  );
+  return Object.assign(rule, {
+    'x-kubernetes-validations': [
+      {
+        rule: 'self.type != \'CEL\' || self.condition != ""',
+        message: 'Condition is required for CEL rules',
+      },
+    ],
+  });
 }
 
 function manifestConfigSchema(): s.JsonSchema {
@@ -273,64 +343,77 @@ function manifestConfigSchema(): s.JsonSchema {
           { required: ['type'] },
         ),
       ),
-      updateStrategy: s.object({
-        type: s.oneOf(Object.values(UpdateStrategyType), { default: UpdateStrategyType.Update }),
-        serverSideApply: s.object({
-          fieldManager: s.string({ default: defaultWorkFieldManager, pattern: '^work-agent' }),
-          force: s.boolean(),
-          ignoreFields: s.listMap(
-            s.object(
-              {
-                condition: s.oneOf(['OnSpokePresent', 'OnSpokeChange'], { default: 'OnSpokePresent' }),
-                jsonPaths: s.array(s.string(), { minItems: 1 }),
-              },
-              { required: ['jsonPaths'] },
+      feedbackScrapeType: s.oneOf(['Poll', 'Watch'], { default: 'Poll' }),
+      updateStrategy: s.object(
+        {
+          type: s.oneOf(Object.values(UpdateStrategyType), { default: UpdateStrategyType.Update }),
+          serverSideApply: s.object({
+            fieldManager: s.string({ default: defaultWorkFieldManager, pattern: '^work-agent' }),
+            force: s.boolean(),
+            ignoreFields: s.listMap(
+              s.object(
+                {
+                  condition: s.oneOf(Object.values(IgnoreFieldsCondition), {
+                    default: IgnoreFieldsCondition.OnSpokePresent,
+                  }),
+                  jqPathExpressions: s.array(s.string()),
+                  jsonPaths: s.array(s.string()),
+                  jsonPointers: s.array(s.string()),
+                },
+                { required: ['condition'] },
+              ),
+              ['condition'],
             ),
-            ['condition'],
-          ),
-        }),
-      }),
-      // Rarely used; kept as written so newer OCM clients round-trip them.
-      conditionRules: s.array(s.unstructured()),
+          }),
+        },
+        { required: ['type'] },
+      ),
+      conditionRules: s.listMap(conditionRuleSchema(), ['condition']),
     },
     { required: ['resourceIdentifier'] },
   );
 }
 
 function manifestConditionSchema(): s.JsonSchema {
-  return s.object({
-    resourceMeta: s.object({
-      ordinal: s.integer('int32'),
-      group: s.string(),
-      version: s.string(),
-      kind: s.string(),
-      resource: s.string(),
-      name: s.string(),
-      namespace: s.string(),
-    }),
-    statusFeedback: s.object({
-      values: s.listMap(
-        s.object(
-          {
-            name: s.string(),
-            fieldValue: s.object(
-              {
-                type: s.oneOf(Object.values(FieldValueType)),
-                integer: s.integer('int64'),
-                string: s.string(),
-                boolean: s.boolean(),
-                jsonRaw: s.string({ maxLength: feedbackJsonRawMaxLength }),
-              },
-              { required: ['type'] },
-            ),
-          },
-          { required: ['name', 'fieldValue'] },
-        ),
-        ['name'],
+  return s.object(
+    {
+      resourceMeta: s.object(
+        {
+          ordinal: s.integer('int32'),
+          group: s.string(),
+          version: s.string(),
+          kind: s.string(),
+          resource: s.string(),
+          name: s.string(),
+          namespace: s.string(),
+        },
+        { required: ['ordinal'] },
       ),
-    }),
-    conditions: conditionsSchema(),
-  });
+      statusFeedback: s.object({
+        values: s.listMap(
+          s.object(
+            {
+              name: s.string(),
+              fieldValue: s.object(
+                {
+                  type: s.oneOf(Object.values(FieldValueType)),
+                  integer: s.integer('int64'),
+                  string: s.string(),
+                  boolean: s.boolean(),
+                  jsonRaw: s.string({ maxLength: feedbackJsonRawMaxLength }),
+                },
+                { required: ['type'] },
+              ),
+            },
+            { required: ['name', 'fieldValue'] },
+          ),
+          ['name'],
+        ),
+      }),
+      conditions: conditionsSchema(),
+    },
+    { required: ['conditions', 'resourceMeta'] },
+  );
 }
 
 export function manifestWorkCrd(): s.CrdManifest {
@@ -339,7 +422,6 @@ export function manifestWorkCrd(): s.CrdManifest {
     description:
       "Kubernetes objects the hub wants applied on one managed cluster. Lives in that cluster's namespace " +
       'on the hub; the work agent applies it and reports per-manifest status.',
-    shortNames: ['mw'],
     spec: s.object({
       workload: s.object({ manifests: s.array(s.embeddedResource()) }),
       deleteOption: s.object({
@@ -355,7 +437,7 @@ export function manifestWorkCrd(): s.CrdManifest {
           {
             type: s.oneOf(['ServiceAccount']),
             serviceAccount: s.object(
-              { namespace: s.string({ minLength: 1 }), name: s.string({ minLength: 1 }) },
+              { namespace: dnsSubdomain(), name: dnsSubdomain() },
               { required: ['namespace', 'name'] },
             ),
           },

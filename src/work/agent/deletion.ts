@@ -1,5 +1,7 @@
 // Removing what a ManifestWork applied: resources dropped from the work, and everything when the
-// work (or its AppliedManifestWork) is deleted. A resource is deleted only when this
+// work (or its AppliedManifestWork) is deleted. Deletion is Foreground: an object stays (terminating)
+// until the garbage collector removed its dependents (a Deployment's ReplicaSets and Pods), so the
+// records, and the work's finalizer, outlive everything the work caused. A resource is deleted only when this
 // AppliedManifestWork owns it and it is still the incarnation that was recorded (uid); when
 // another AppliedManifestWork owns it too, only our ownerReference goes. Resources whose deletion
 // is in progress (finalizers) are reported pending, so callers keep their records until the
@@ -120,7 +122,7 @@ async function deleteOne(
   if (obj.metadata?.deletionTimestamp) return true;
   try {
     await client.delete(name, namespace, {
-      propagationPolicy: 'Background',
+      propagationPolicy: 'Foreground',
       preconditions: { uid: obj.metadata?.uid },
     });
   } catch (err) {

@@ -18,36 +18,32 @@ export const feedbackStringMaxLength = 4096;
 /** Most values one manifest reports. */
 export const feedbackMaxValues = 64;
 
+/** A value absent from the live object is left out of the feedback, as OCM does (never reported as 0). */
 interface WellKnownPath {
   name: string;
   path: string;
-  /**
-   * Integer status fields the Go types write with omitempty: absent means 0 once the object has
-   * a status at all, so "0 of 3 ready" is reported instead of nothing.
-   */
-  zeroWhenAbsent?: boolean;
 }
 
 const deploymentPaths: WellKnownPath[] = [
-  { name: 'ReadyReplicas', path: '.status.readyReplicas', zeroWhenAbsent: true },
-  { name: 'Replicas', path: '.status.replicas', zeroWhenAbsent: true },
-  { name: 'AvailableReplicas', path: '.status.availableReplicas', zeroWhenAbsent: true },
+  { name: 'ReadyReplicas', path: '.status.readyReplicas' },
+  { name: 'Replicas', path: '.status.replicas' },
+  { name: 'AvailableReplicas', path: '.status.availableReplicas' },
 ];
 
 const wellKnownPaths: Record<string, WellKnownPath[]> = {
   'apps/v1/Deployment': deploymentPaths,
   'batch/v1/Job': [
     { name: 'JobComplete', path: '.status.conditions[?(@.type=="Complete")].status' },
-    { name: 'JobSucceeded', path: '.status.succeeded', zeroWhenAbsent: true },
+    { name: 'JobSucceeded', path: '.status.succeeded' },
   ],
   'v1/Pod': [
     { name: 'PodReady', path: '.status.conditions[?(@.type=="Ready")].status' },
     { name: 'PodPhase', path: '.status.phase' },
   ],
   'apps/v1/DaemonSet': [
-    { name: 'NumberReady', path: '.status.numberReady', zeroWhenAbsent: true },
-    { name: 'DesiredNumberScheduled', path: '.status.desiredNumberScheduled', zeroWhenAbsent: true },
-    { name: 'NumberAvailable', path: '.status.numberAvailable', zeroWhenAbsent: true },
+    { name: 'NumberReady', path: '.status.numberReady' },
+    { name: 'DesiredNumberScheduled', path: '.status.desiredNumberScheduled' },
+    { name: 'NumberAvailable', path: '.status.numberAvailable' },
   ],
 };
 
@@ -79,12 +75,9 @@ export function readFeedback(obj: KubeObject, rules: readonly FeedbackRule[]): F
         );
         continue;
       }
-      const hasStatus = typeof (obj as { status?: unknown }).status === 'object';
       for (const p of paths) {
         const value = evaluate(obj, p.name, p.path, errors);
         if (value) add(value);
-        else if (p.zeroWhenAbsent && hasStatus)
-          add({ name: p.name, fieldValue: { type: FieldValueType.Integer, integer: 0 } });
       }
     } else if (rule.type === FeedbackType.JSONPaths) {
       for (const p of rule.jsonPaths ?? []) {

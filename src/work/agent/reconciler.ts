@@ -9,9 +9,10 @@ import {
   type Manifest,
   type ManifestWork,
   manifestWorkFinalizer,
+  UpdateStrategyType,
 } from '../../api/index.ts';
 import { errorMessage } from '../../errors.ts';
-import type { Informer, ReconcileResult, ResourceClient } from '../../kube/index.ts';
+import type { Informer, OwnerReference, ReconcileResult, ResourceClient } from '../../kube/index.ts';
 import type { Logger } from '../../log.ts';
 import {
   type AppliedWorkStore,
@@ -21,7 +22,7 @@ import {
 } from './applied-work.ts';
 import type { ManifestApplier, ManifestOutcome } from './apply.ts';
 import type { ManagedClients } from './clients.ts';
-import { deleteAppliedResources } from './deletion.ts';
+import { deleteAppliedResources, removeOwnerReference } from './deletion.ts';
 import type { WorkFinalizer } from './finalize.ts';
 import { buildWorkStatus, statusEqual } from './status.ts';
 
@@ -216,6 +217,8 @@ export class ManifestWorkReconciler {
     const previous = applied.status?.appliedResources ?? [];
     const previousByKey = new Map(previous.map((r) => [appliedResourceKey(r), r]));
     const current = new Map<string, AppliedManifestResourceMeta>();
+    // ReadOnly objects are only read: never recorded (as OCM), and never deleted when they leave the record.
+    const readOnly = new Set<string>();
     for (const o of outcomes) {
       const { descriptor, meta } = o;
       if (!descriptor || !meta.name) continue;
@@ -227,6 +230,10 @@ export class ManifestWorkReconciler {
         name: meta.name,
       };
       const key = appliedResourceKey(entry);
+      if (o.strategy === UpdateStrategyType.ReadOnly) {
+        readOnly.add(key);
+        continue;
+      }
       if (o.live.state === 'present') {
         current.set(key, { ...entry, uid: o.live.object.metadata?.uid });
       } else {
@@ -235,7 +242,13 @@ export class ManifestWorkReconciler {
         if (kept) current.set(key, kept);
       }
     }
-    const dropped = previous.filter((r) => !current.has(appliedResourceKey(r)));
+    const dropped = previous.filter(
+      (r) => !current.has(appliedResourceKey(r)) && !readOnly.has(appliedResourceKey(r)),
+    );
+    await this.disownReadOnly(
+      previous.filter((r) => readOnly.has(appliedResourceKey(r))),
+      ownerReferenceOf(applied),
+    );
     let pending = 0;
     if (dropped.length > 0) {
       const owner = ownerReferenceOf(applied);
@@ -261,6 +274,18 @@ export class ManifestWorkReconciler {
       }
     }
     return pending;
+  }
+
+  /** Objects that turned ReadOnly leave the record; our ownerReference goes so no clean-up deletes them. */
+  private async disownReadOnly(
+    resources: readonly AppliedManifestResourceMeta[],
+    owner: OwnerReference,
+  ): Promise<void> {
+    for (const r of resources) {
+      const client = this.o.clients.forApplied(r);
+      const obj = await client.get(r.name, r.namespace);
+      if (obj) await removeOwnerReference(client, obj, owner.uid);
+    }
   }
 
   private async writeStatus(work: ManifestWork, outcomes: readonly ManifestOutcome[]): Promise<void> {

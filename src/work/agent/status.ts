@@ -107,7 +107,8 @@ export function manifestCondition(
   let conditions: Condition[] = (previous?.conditions ?? []) as Condition[];
   conditions = setCondition(conditions, appliedCondition(outcome), generation, now);
   conditions = setCondition(conditions, availableCondition(outcome), generation, now);
-  const entry: ManifestCondition = { resourceMeta: outcome.meta, conditions };
+  // OCM always writes statusFeedback, `{}` when there is nothing to report.
+  const entry: ManifestCondition = { resourceMeta: outcome.meta, statusFeedback: {}, conditions };
   const rules = outcome.config?.feedbackRules ?? [];
   if (rules.length === 0) {
     entry.conditions = conditions.filter((c) => c.type !== ManifestWorkCondition.StatusFeedbackSynced);
@@ -119,7 +120,7 @@ export function manifestCondition(
     return entry;
   }
   const { values, errors } = readFeedback(outcome.live.object, rules);
-  entry.statusFeedback = { values };
+  entry.statusFeedback = values.length > 0 ? { values } : {};
   entry.conditions = setCondition(
     conditions,
     errors.length > 0
