@@ -160,8 +160,18 @@ export interface ManagedClusterVersion {
   kubernetes?: string;
 }
 
+/** A namespace a ManagedClusterSet asks the agent to manage on the cluster (`status.managedNamespaces`). */
+export interface ClusterSetManagedNamespace {
+  /** DNS label, at most 63 characters. */
+  name: string;
+  clusterSet: string;
+  conditions?: Condition[];
+}
+
 export interface ManagedClusterStatus {
   conditions?: Condition[];
+  /** Written by OCM's hub from ManagedClusterSets; tether keeps it (no controller fills it yet). */
+  managedNamespaces?: ClusterSetManagedNamespace[];
   capacity?: ResourceList;
   allocatable?: ResourceList;
   version?: ManagedClusterVersion;
@@ -250,6 +260,18 @@ export function managedClusterCrd(): s.CrdManifest {
           name: s.string({ minLength: 1, maxLength: 253 }),
           value: s.string({ minLength: 1, maxLength: 1024 }),
         }),
+      ),
+      managedNamespaces: s.listMap(
+        s.object(
+          {
+            name: s.string({ maxLength: 63, pattern: '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$' }),
+            clusterSet: s.string(),
+            conditions: conditionsSchema(),
+          },
+          { required: ['name', 'clusterSet'] },
+        ),
+        ['clusterSet', 'name'],
+        { description: 'Namespaces ManagedClusterSets ask the agent to manage; kept as OCM writes them.' },
       ),
     }),
   });

@@ -33,6 +33,14 @@ export interface JsonSchema {
   'x-kubernetes-list-type'?: 'atomic' | 'set' | 'map';
   'x-kubernetes-list-map-keys'?: string[];
   'x-kubernetes-map-type'?: 'atomic' | 'granular';
+  /** CEL rules the API server evaluates on this node. */
+  'x-kubernetes-validations'?: CelValidation[];
+}
+
+/** One `x-kubernetes-validations` entry. */
+export interface CelValidation {
+  rule: string;
+  message?: string;
 }
 
 /** Everything but the structural keywords a builder sets itself. */
@@ -88,9 +96,13 @@ export function quantity(facets: Facets = {}): JsonSchema {
   return { ...facets, 'x-kubernetes-int-or-string': true, anyOf: [{ type: 'integer' }, { type: 'string' }] };
 }
 
-/** map[string]resource.Quantity (capacity, allocatable). */
+/** The pattern controller-gen puts on every resource.Quantity (the serialised forms Kubernetes accepts). */
+export const resourceQuantityPattern =
+  '^(\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))))?$';
+
+/** map[string]resource.Quantity (capacity, allocatable), each value checked as OCM's CRDs do. */
 export function quantityMap(facets: Facets = {}): JsonSchema {
-  return { type: 'object', ...facets, additionalProperties: quantity() };
+  return { type: 'object', ...facets, additionalProperties: quantity({ pattern: resourceQuantityPattern }) };
 }
 
 /** An object kept as written: the server neither validates nor prunes inside it. */
