@@ -1,6 +1,9 @@
-// addon.open-cluster-management.io/v1alpha1: ClusterManagementAddOn, ManagedClusterAddOn and
+// addon.open-cluster-management.io: ClusterManagementAddOn, ManagedClusterAddOn and
 // AddOnDeploymentConfig (all on the hub) — TS types, resource descriptors, CRDs and add-on names.
-// Rarely used deep parts (install strategies, rollout progress) are kept as written, not typed.
+// v1alpha1 is the storage version; v1beta1 is served next to it as OCM serves it. The two
+// ClusterManagementAddOn / ManagedClusterAddOn schemas differ, so their CRDs convert through a
+// webhook (src/addon/conversion.ts); AddOnDeploymentConfig has one schema at both versions.
+// Rarely used deep parts (install strategies, rollout progress) are typed loosely.
 
 import type { V1Toleration } from '@kubernetes/client-node';
 import type { ObjectMeta } from '../kube/types.ts';
@@ -35,6 +38,22 @@ export const addOnDeploymentConfigResource = {
   namespaced: true,
 } as const satisfies ApiResource;
 
+/** v1beta1 of the same kinds: served (converted by the webhook), not stored. */
+export const clusterManagementAddOnV1beta1Resource = {
+  ...clusterManagementAddOnResource,
+  version: 'v1beta1',
+} as const satisfies ApiResource;
+
+export const managedClusterAddOnV1beta1Resource = {
+  ...managedClusterAddOnResource,
+  version: 'v1beta1',
+} as const satisfies ApiResource;
+
+export const addOnDeploymentConfigV1beta1Resource = {
+  ...addOnDeploymentConfigResource,
+  version: 'v1beta1',
+} as const satisfies ApiResource;
+
 // ---- names ----
 
 export const AddOnCondition = {
@@ -46,7 +65,19 @@ export const AddOnCondition = {
 /** Label naming the add-on a hub object (CSR, ManifestWork, …) belongs to. */
 export const addonNameLabel = 'open-cluster-management.io/addon-name';
 
-// ---- types ----
+/** Where a v1beta1 ManagedClusterAddOn keeps v1alpha1's `spec.installNamespace` (OCM's key). */
+export const installNamespaceAnnotation = 'addon.open-cluster-management.io/v1alpha1-install-namespace';
+
+/**
+ * The name a v1beta1 `defaultConfigs` entry carries when the v1alpha1 `supportedConfigs` entry had
+ * no `defaultConfig` (OCM's sentinel; deliberately not a valid object name).
+ */
+export const reservedNoDefaultConfigName = '__reserved_no_default__';
+
+/** The signer whose v1alpha1 registrations are v1beta1 `kubeClient` registrations. */
+export const kubeApiserverClientSignerName = 'kubernetes.io/kube-apiserver-client';
+
+// ---- types (v1alpha1) ----
 
 export interface AddOnMeta {
   displayName?: string;
@@ -76,12 +107,33 @@ export interface ConfigMeta extends ConfigGroupResource {
   defaultConfig?: ConfigReferent;
 }
 
+export interface ConfigSpecHash extends ConfigReferent {
+  specHash?: string;
+}
+
+export interface InstallStrategy {
+  /** `Manual` unless set. */
+  type?: 'Manual' | 'Placements';
+  /** Placement strategies (name, namespace, configs, rolloutStrategy) are kept as written. */
+  placements?: Record<string, unknown>[];
+}
+
 export interface ClusterManagementAddOnSpec {
   addOnMeta?: AddOnMeta;
+  /** Deprecated in OCM; not served at v1beta1. */
   addOnConfiguration?: ConfigCoordinates;
   supportedConfigs?: ConfigMeta[];
-  /** `{type: 'Manual'}` unless set; placement-driven strategies are kept as written. */
-  installStrategy?: { type?: 'Manual' | 'Placements'; placements?: Record<string, unknown>[] };
+  installStrategy?: InstallStrategy;
+}
+
+export interface DefaultConfigReference extends ConfigGroupResource {
+  desiredConfig?: ConfigSpecHash;
+}
+
+export interface ClusterManagementAddOnStatus {
+  /** Spelled with a lower-case c at v1alpha1, as OCM does. */
+  defaultconfigReferences?: DefaultConfigReference[];
+  installProgressions?: Record<string, unknown>[];
 }
 
 export interface ClusterManagementAddOn {
@@ -89,7 +141,7 @@ export interface ClusterManagementAddOn {
   kind: 'ClusterManagementAddOn';
   metadata: ObjectMeta;
   spec: ClusterManagementAddOnSpec;
-  status?: Record<string, unknown>;
+  status?: ClusterManagementAddOnStatus;
 }
 
 export interface ManagedClusterAddOnSpec {
@@ -103,16 +155,28 @@ export interface RegistrationConfig {
   subject?: { user?: string; groups?: string[]; organizationUnit?: string[] };
 }
 
+export interface ConfigReference extends ConfigGroupResource {
+  /** Deprecated in OCM in favour of desiredConfig; kept in step with it. */
+  name: string;
+  namespace?: string;
+  desiredConfig?: ConfigSpecHash;
+  lastAppliedConfig?: ConfigSpecHash;
+  lastObservedGeneration?: number;
+}
+
+export type KubeClientDriver = 'csr' | 'token';
+
 export interface ManagedClusterAddOnStatus {
   conditions?: Condition[];
   relatedObjects?: { group: string; resource: string; namespace?: string; name: string }[];
   addOnMeta?: AddOnMeta;
   addOnConfiguration?: ConfigCoordinates;
   supportedConfigs?: ConfigGroupResource[];
-  configReferences?: Record<string, unknown>[];
+  configReferences?: ConfigReference[];
   namespace?: string;
   registrations?: RegistrationConfig[];
   healthCheck?: { mode?: 'Lease' | 'Customized' };
+  kubeClientDriver?: KubeClientDriver;
 }
 
 export interface ManagedClusterAddOn {
@@ -131,13 +195,24 @@ export interface ProxyConfig {
   caBundle?: string;
 }
 
+export interface ContainerResourceRequirements {
+  /** `<kind>:<name>:<container>`, kind one of deployments, daemonsets, …, pods or `*`. */
+  containerID: string;
+  resources: {
+    limits?: Record<string, string | number>;
+    requests?: Record<string, string | number>;
+    claims?: { name: string; request?: string }[];
+  };
+}
+
 export interface AddOnDeploymentConfigSpec {
   customizedVariables?: { name: string; value?: string }[];
   nodePlacement?: { nodeSelector?: Record<string, string>; tolerations?: V1Toleration[] };
   registries?: { mirror: string; source?: string }[];
   proxyConfig?: ProxyConfig;
-  /** Defaults to open-cluster-management-agent-addon. */
+  /** Defaults to open-cluster-management-agent-addon; '' means the add-on's own default. */
   agentInstallNamespace?: string;
+  resourceRequirements?: ContainerResourceRequirements[];
 }
 
 export interface AddOnDeploymentConfig {
@@ -147,131 +222,420 @@ export interface AddOnDeploymentConfig {
   spec: AddOnDeploymentConfigSpec;
 }
 
-// ---- CRDs ----
+// ---- types (v1beta1) ----
 
-const namespaceNamePattern = '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$';
-
-function namespaceName(): s.JsonSchema {
-  return s.string({ default: addonAgentNamespace, maxLength: 63, pattern: namespaceNamePattern });
+export interface ClusterManagementAddOnV1beta1 {
+  apiVersion: 'addon.open-cluster-management.io/v1beta1';
+  kind: 'ClusterManagementAddOn';
+  metadata: ObjectMeta;
+  spec: {
+    addOnMeta?: AddOnMeta;
+    defaultConfigs?: AddOnConfig[];
+    installStrategy?: InstallStrategy;
+  };
+  status?: {
+    defaultConfigReferences?: DefaultConfigReference[];
+    installProgressions?: Record<string, unknown>[];
+  };
 }
 
+export type RegistrationConfigV1beta1 =
+  | {
+      type: 'kubeClient';
+      kubeClient?: { driver?: KubeClientDriver; subject?: { user?: string; groups?: string[] } };
+    }
+  | {
+      type: 'customSigner';
+      customSigner?: {
+        signerName: string;
+        subject?: { user?: string; groups?: string[]; organizationUnits?: string[] };
+      };
+    };
+
+export interface ManagedClusterAddOnV1beta1 {
+  apiVersion: 'addon.open-cluster-management.io/v1beta1';
+  kind: 'ManagedClusterAddOn';
+  metadata: ObjectMeta;
+  spec: { configs?: AddOnConfig[] };
+  status?: Omit<
+    ManagedClusterAddOnStatus,
+    'addOnConfiguration' | 'configReferences' | 'registrations' | 'kubeClientDriver'
+  > & {
+    configReferences?: Omit<ConfigReference, 'name' | 'namespace'>[];
+    registrations?: RegistrationConfigV1beta1[];
+  };
+}
+
+// ---- CRDs ----
+
+/** Where the API server sends ConversionReviews for the two addon kinds whose schemas differ. */
+export type AddonConversionWebhook =
+  | { url: string; caBundle: string }
+  | { service: { namespace: string; name: string; port: number }; caBundle: string };
+
+/** apiextensions.k8s.io/v1 CustomResourceConversion, as on the wire. */
+export interface CrdConversion {
+  strategy: 'None' | 'Webhook';
+  webhook?: {
+    clientConfig: {
+      url?: string;
+      service?: { namespace: string; name: string; path?: string; port?: number };
+      caBundle?: string;
+    };
+    conversionReviewVersions: string[];
+  };
+}
+
+/** A CRD manifest that may carry a conversion block (schema.ts's CrdManifest has none). */
+export type CrdManifestWithConversion = s.CrdManifest & {
+  spec: s.CrdManifest['spec'] & { conversion?: CrdConversion };
+};
+
+/** Path the conversion webhook serves, as OCM's CRDs name it. */
+export const addonConversionPath = '/convert';
+
+function webhookConversion(webhook: AddonConversionWebhook): CrdConversion {
+  const clientConfig =
+    'url' in webhook
+      ? { url: new URL(addonConversionPath, webhook.url).toString(), caBundle: webhook.caBundle }
+      : { service: { ...webhook.service, path: addonConversionPath }, caBundle: webhook.caBundle };
+  return { strategy: 'Webhook', webhook: { clientConfig, conversionReviewVersions: ['v1', 'v1beta1'] } };
+}
+
+/**
+ * One CRD serving `alpha` (storage) and `beta` with their own schemas. Without a webhook the two
+ * are served with conversion None, like the CRDs in OCM's API module (which carry no conversion
+ * block): only apiVersion is rewritten, so differing fields do not carry over.
+ */
+function twoSchemaCrd(
+  alpha: s.CrdDefinition,
+  beta: s.CrdDefinition,
+  webhook: AddonConversionWebhook | undefined,
+): CrdManifestWithConversion {
+  const crd: CrdManifestWithConversion = s.defineCrd(alpha);
+  const betaVersion = s.defineCrd(beta).spec.versions[0]!;
+  crd.spec.versions.push({ ...betaVersion, storage: false });
+  if (webhook) crd.spec.conversion = webhookConversion(webhook);
+  return crd;
+}
+
+// Shared pieces, built fresh on every call.
+
+const namespaceNamePattern = '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$';
+const percentOrCountPattern = '^((100|[0-9]{1,2})%|[0-9]+)$';
+const rolloutDeadlinePattern = '^(([0-9])+[h|m|s])|None$';
+const signerNamePattern = '^([a-z0-9][a-z0-9-]*[a-z0-9]\\.)+[a-z]+\\/[a-z0-9-\\.]+$';
+const quantityPattern =
+  '^(\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))))?$';
+const containerIdPattern = '^(deployments|daemonsets|statefulsets|replicasets|jobs|cronjobs|pods|\\*):.+:.+$';
+
+const nonEmpty = (): s.JsonSchema => s.string({ minLength: 1 });
+
 function addOnMetaSchema(): s.JsonSchema {
-  return s.object({ displayName: s.string(), description: s.string() });
+  return s.object({ description: s.string(), displayName: s.string() });
 }
 
 function configCoordinatesSchema(): s.JsonSchema {
-  return s.object({ crdName: s.string(), crName: s.string(), lastObservedGeneration: s.integer('int64') });
+  return s.object({ crName: s.string(), crdName: s.string(), lastObservedGeneration: s.integer('int64') });
 }
 
 function groupResourceProperties(): Record<string, s.JsonSchema> {
-  return { group: s.string({ default: '' }), resource: s.string({ minLength: 1 }) };
+  return { group: s.string({ default: '' }), resource: nonEmpty() };
 }
 
-function referentProperties(): Record<string, s.JsonSchema> {
-  return { namespace: s.string(), name: s.string({ minLength: 1 }) };
+function referentSchema(): s.JsonSchema {
+  return s.object({ name: nonEmpty(), namespace: s.string() }, { required: ['name'] });
 }
 
-export function clusterManagementAddOnCrd(): s.CrdManifest {
-  return s.defineCrd({
-    resource: clusterManagementAddOnResource,
-    description:
-      'Registers an add-on with the hub: its metadata, the configuration kinds it accepts, how it installs.',
-    shortNames: ['cma', 'cmas'],
-    printerColumns: [
-      { name: 'DISPLAY NAME', type: 'string', jsonPath: '.spec.addOnMeta.displayName' },
-      { name: 'CRD NAME', type: 'string', jsonPath: '.spec.addOnConfiguration.crdName' },
-    ],
-    spec: s.object({
-      addOnMeta: addOnMetaSchema(),
-      addOnConfiguration: configCoordinatesSchema(),
-      supportedConfigs: s.listMap(
+function specHashSchema(): s.JsonSchema {
+  return s.object({ name: nonEmpty(), namespace: s.string(), specHash: s.string() }, { required: ['name'] });
+}
+
+/** group/resource/name/namespace: a config an add-on uses. */
+function addOnConfigSchema(): s.JsonSchema {
+  return s.object(
+    { ...groupResourceProperties(), name: nonEmpty(), namespace: s.string() },
+    { required: ['name', 'resource'] },
+  );
+}
+
+function mandatoryDecisionGroupsSchema(): s.JsonSchema {
+  return s.array(s.object({ groupIndex: s.integer('int32'), groupName: s.string() }));
+}
+
+function rolloutTimingProperties(): Record<string, s.JsonSchema> {
+  return {
+    maxFailures: s.quantity({ default: 0, pattern: percentOrCountPattern }),
+    minSuccessTime: s.string({ default: '0' }),
+    progressDeadline: s.string({ default: 'None', pattern: rolloutDeadlinePattern }),
+  };
+}
+
+function rolloutStrategySchema(): s.JsonSchema {
+  return s.object(
+    {
+      all: s.object(rolloutTimingProperties()),
+      progressive: s.object({
+        mandatoryDecisionGroups: mandatoryDecisionGroupsSchema(),
+        maxConcurrency: s.quantity({ pattern: percentOrCountPattern }),
+        ...rolloutTimingProperties(),
+      }),
+      progressivePerGroup: s.object({
+        mandatoryDecisionGroups: mandatoryDecisionGroupsSchema(),
+        ...rolloutTimingProperties(),
+      }),
+      type: s.oneOf(['All', 'Progressive', 'ProgressivePerGroup'], { default: 'All' }),
+    },
+    { default: { type: 'All' } },
+  );
+}
+
+function installStrategySchema(): s.JsonSchema {
+  return s.object(
+    {
+      placements: s.listMap(
         s.object(
           {
-            ...groupResourceProperties(),
-            defaultConfig: s.object(referentProperties(), { required: ['name'] }),
+            configs: s.array(addOnConfigSchema()),
+            name: nonEmpty(),
+            namespace: nonEmpty(),
+            rolloutStrategy: rolloutStrategySchema(),
           },
-          { required: ['resource'] },
+          { required: ['name', 'namespace'] },
         ),
-        ['group', 'resource'],
+        ['namespace', 'name'],
       ),
-      installStrategy: s.object(
-        {
-          type: s.oneOf(['Manual', 'Placements'], { default: 'Manual' }),
-          placements: s.array(s.unstructured()),
-        },
-        { default: { type: 'Manual' } },
-      ),
-    }),
-    status: s.object({
-      defaultconfigReferences: s.array(s.unstructured()),
-      installProgressions: s.array(s.unstructured()),
-    }),
-  });
+      type: s.oneOf(['Manual', 'Placements'], { default: 'Manual' }),
+    },
+    { default: { type: 'Manual' } },
+  );
 }
 
-export function managedClusterAddOnCrd(): s.CrdManifest {
+function defaultConfigReferencesSchema(): s.JsonSchema {
+  return s.array(
+    s.object({ ...groupResourceProperties(), desiredConfig: specHashSchema() }, { required: ['resource'] }),
+  );
+}
+
+function installProgressionsSchema(): s.JsonSchema {
+  return s.array(
+    s.object(
+      {
+        conditions: conditionsSchema(),
+        configReferences: s.array(
+          s.object(
+            {
+              ...groupResourceProperties(),
+              desiredConfig: specHashSchema(),
+              lastAppliedConfig: specHashSchema(),
+              lastKnownGoodConfig: specHashSchema(),
+            },
+            { required: ['resource'] },
+          ),
+        ),
+        name: nonEmpty(),
+        namespace: nonEmpty(),
+      },
+      { required: ['name', 'namespace'] },
+    ),
+  );
+}
+
+const cmaDescription =
+  'Registers an add-on with the hub: its metadata, the configuration kinds it accepts, how it installs.';
+
+export function clusterManagementAddOnCrd(webhook?: AddonConversionWebhook): CrdManifestWithConversion {
+  const displayName: s.PrinterColumn = {
+    name: 'DISPLAY NAME',
+    type: 'string',
+    jsonPath: '.spec.addOnMeta.displayName',
+  };
+  const common = { description: cmaDescription, shortNames: ['cma', 'cmas'], required: ['spec'] };
+  return twoSchemaCrd(
+    {
+      ...common,
+      resource: clusterManagementAddOnResource,
+      printerColumns: [
+        displayName,
+        { name: 'CRD NAME', type: 'string', jsonPath: '.spec.addOnConfiguration.crdName' },
+      ],
+      spec: s.object({
+        addOnConfiguration: configCoordinatesSchema(),
+        addOnMeta: addOnMetaSchema(),
+        installStrategy: installStrategySchema(),
+        supportedConfigs: s.listMap(
+          s.object(
+            { ...groupResourceProperties(), defaultConfig: referentSchema() },
+            { required: ['resource'] },
+          ),
+          ['group', 'resource'],
+        ),
+      }),
+      status: s.object({
+        defaultconfigReferences: defaultConfigReferencesSchema(),
+        installProgressions: installProgressionsSchema(),
+      }),
+    },
+    {
+      ...common,
+      resource: clusterManagementAddOnV1beta1Resource,
+      printerColumns: [displayName],
+      spec: s.object({
+        addOnMeta: addOnMetaSchema(),
+        defaultConfigs: s.listMap(addOnConfigSchema(), ['group', 'resource']),
+        installStrategy: installStrategySchema(),
+      }),
+      status: s.object({
+        defaultConfigReferences: defaultConfigReferencesSchema(),
+        installProgressions: installProgressionsSchema(),
+      }),
+    },
+    webhook,
+  );
+}
+
+function relatedObjectsSchema(): s.JsonSchema {
+  return s.array(
+    s.object(
+      { group: s.string(), name: s.string(), namespace: s.string(), resource: s.string() },
+      { required: ['group', 'name', 'resource'] },
+    ),
+  );
+}
+
+function configReferencesSchema(version: 'v1alpha1' | 'v1beta1'): s.JsonSchema {
+  const properties: Record<string, s.JsonSchema> = {
+    ...groupResourceProperties(),
+    desiredConfig: specHashSchema(),
+    lastAppliedConfig: specHashSchema(),
+    lastObservedGeneration: s.integer('int64'),
+  };
+  if (version === 'v1beta1') return s.array(s.object(properties, { required: ['resource'] }));
+  return s.array(
+    s.object({ ...properties, name: nonEmpty(), namespace: s.string() }, { required: ['name', 'resource'] }),
+  );
+}
+
+function mcaStatusProperties(): Record<string, s.JsonSchema> {
+  return {
+    addOnMeta: addOnMetaSchema(),
+    conditions: conditionsSchema(),
+    healthCheck: s.object({ mode: s.oneOf(['Lease', 'Customized'], { default: 'Lease' }) }),
+    namespace: s.string(),
+    relatedObjects: relatedObjectsSchema(),
+    supportedConfigs: s.listMap(s.object(groupResourceProperties(), { required: ['resource'] }), [
+      'group',
+      'resource',
+    ]),
+  };
+}
+
+const signerName = (): s.JsonSchema => s.string({ minLength: 5, maxLength: 571, pattern: signerNamePattern });
+const kubeClientDriver = (): s.JsonSchema => s.oneOf(['csr', 'token']);
+
+export function managedClusterAddOnCrd(webhook?: AddonConversionWebhook): CrdManifestWithConversion {
   const conditionColumn = (type: string): s.PrinterColumn => ({
     name: type,
     type: 'string',
     jsonPath: `.status.conditions[?(@.type=="${type}")].status`,
   });
-  return s.defineCrd({
-    resource: managedClusterAddOnResource,
+  const common = {
     description: "One add-on on one managed cluster; lives in that cluster's namespace on the hub.",
     shortNames: ['mca', 'mcas'],
+    required: ['spec'],
     printerColumns: [
       conditionColumn(AddOnCondition.Available),
       conditionColumn(AddOnCondition.Degraded),
       conditionColumn(AddOnCondition.Progressing),
     ],
-    spec: s.object({
-      installNamespace: namespaceName(),
-      configs: s.array(
-        s.object(
-          { ...groupResourceProperties(), ...referentProperties() },
-          { required: ['resource', 'name'] },
+  };
+  const configs = (): s.JsonSchema => s.array(addOnConfigSchema());
+  return twoSchemaCrd(
+    {
+      ...common,
+      resource: managedClusterAddOnResource,
+      spec: s.object({
+        configs: configs(),
+        installNamespace: s.string({
+          default: addonAgentNamespace,
+          maxLength: 63,
+          pattern: namespaceNamePattern,
+        }),
+      }),
+      status: s.object({
+        ...mcaStatusProperties(),
+        addOnConfiguration: configCoordinatesSchema(),
+        configReferences: configReferencesSchema('v1alpha1'),
+        kubeClientDriver: kubeClientDriver(),
+        registrations: s.array(
+          s.object(
+            {
+              signerName: signerName(),
+              subject: s.object({
+                groups: s.array(s.string()),
+                organizationUnit: s.array(s.string()),
+                user: s.string(),
+              }),
+            },
+            { required: ['signerName'] },
+          ),
         ),
-      ),
-    }),
-    status: s.object({
-      conditions: conditionsSchema(),
-      relatedObjects: s.array(
-        s.object(
-          { group: s.string(), resource: s.string(), namespace: s.string(), name: s.string() },
-          { required: ['group', 'resource', 'name'] },
+      }),
+    },
+    {
+      ...common,
+      resource: managedClusterAddOnV1beta1Resource,
+      spec: s.object({ configs: configs() }),
+      status: s.object({
+        ...mcaStatusProperties(),
+        configReferences: configReferencesSchema('v1beta1'),
+        registrations: s.array(
+          s.object(
+            {
+              customSigner: s.object(
+                {
+                  signerName: signerName(),
+                  subject: s.object({
+                    groups: s.array(s.string()),
+                    organizationUnits: s.array(s.string()),
+                    user: s.string(),
+                  }),
+                },
+                { required: ['signerName'] },
+              ),
+              kubeClient: s.object({
+                driver: kubeClientDriver(),
+                subject: s.object({ groups: s.array(s.string()), user: s.string() }),
+              }),
+              type: s.oneOf(['kubeClient', 'customSigner']),
+            },
+            { required: ['type'] },
+          ),
         ),
-      ),
-      addOnMeta: addOnMetaSchema(),
-      addOnConfiguration: configCoordinatesSchema(),
-      supportedConfigs: s.listMap(s.object(groupResourceProperties(), { required: ['resource'] }), [
-        'group',
-        'resource',
-      ]),
-      configReferences: s.array(s.unstructured()),
-      namespace: s.string(),
-      registrations: s.array(
-        s.object(
-          {
-            signerName: s.string({ minLength: 5, maxLength: 571 }),
-            subject: s.object({
-              user: s.string(),
-              groups: s.array(s.string()),
-              organizationUnit: s.array(s.string()),
-            }),
-          },
-          { required: ['signerName'] },
-        ),
-      ),
-      healthCheck: s.object({ mode: s.oneOf(['Lease', 'Customized'], { default: 'Lease' }) }),
-    }),
-  });
+      }),
+    },
+    webhook,
+  );
+}
+
+function resourceListSchema(): s.JsonSchema {
+  return { type: 'object', additionalProperties: s.quantity({ pattern: quantityPattern }) };
 }
 
 export function addOnDeploymentConfigCrd(): s.CrdManifest {
   return s.defineCrd({
     resource: addOnDeploymentConfigResource,
     description: 'Deployment settings for add-on agents: variables, node placement, image mirrors, proxy.',
+    required: ['spec'],
+    // One schema at both versions: the API server converts by rewriting apiVersion (strategy None).
+    alsoServed: [addOnDeploymentConfigV1beta1Resource.version],
     spec: s.object({
+      agentInstallNamespace: s.string({
+        default: addonAgentNamespace,
+        maxLength: 63,
+        // '' is allowed: OCM reads it as "the add-on's own default namespace".
+        pattern: '^([a-z0-9]([-a-z0-9]*[a-z0-9])?)?$',
+      }),
       customizedVariables: s.listMap(
         s.object(
           {
@@ -286,22 +650,37 @@ export function addOnDeploymentConfigCrd(): s.CrdManifest {
         nodeSelector: s.stringMap(),
         tolerations: s.array(
           s.object({
+            effect: s.string(),
             key: s.string(),
             operator: s.string(),
-            value: s.string(),
-            effect: s.string(),
             tolerationSeconds: s.integer('int64'),
+            value: s.string(),
           }),
         ),
       }),
-      registries: s.array(s.object({ mirror: s.string(), source: s.string() }, { required: ['mirror'] })),
       proxyConfig: s.object({
+        caBundle: s.bytes(),
         httpProxy: s.string(),
         httpsProxy: s.string(),
         noProxy: s.string(),
-        caBundle: s.bytes(),
       }),
-      agentInstallNamespace: namespaceName(),
+      registries: s.array(s.object({ mirror: s.string(), source: s.string() }, { required: ['mirror'] })),
+      resourceRequirements: s.listMap(
+        s.object(
+          {
+            containerID: s.string({ pattern: containerIdPattern }),
+            resources: s.object({
+              claims: s.listMap(s.object({ name: s.string(), request: s.string() }, { required: ['name'] }), [
+                'name',
+              ]),
+              limits: resourceListSchema(),
+              requests: resourceListSchema(),
+            }),
+          },
+          { required: ['containerID', 'resources'] },
+        ),
+        ['containerID'],
+      ),
     }),
   });
 }

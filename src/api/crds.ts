@@ -13,19 +13,37 @@
 
 import type { V1CustomResourceDefinition } from '@kubernetes/client-node';
 import { V1JSONSchemaProps } from '@kubernetes/client-node';
-import { addOnDeploymentConfigCrd, clusterManagementAddOnCrd, managedClusterAddOnCrd } from './addon.ts';
+import {
+  type AddonConversionWebhook,
+  addOnDeploymentConfigCrd,
+  type CrdConversion,
+  clusterManagementAddOnCrd,
+  managedClusterAddOnCrd,
+} from './addon.ts';
 import { managedServiceAccountCrd } from './authentication.ts';
 import { clusterClaimCrd, managedClusterCrd } from './cluster.ts';
 import type { CrdManifest, JsonSchema } from './schema.ts';
 import { appliedManifestWorkCrd, manifestWorkCrd } from './work.ts';
 
+/** Where the hub's CRDs send conversions; see hubCrdManifests. */
+export interface HubCrdOptions {
+  /**
+   * The addon conversion webhook (tether hub's `--webhook-*` server): ClusterManagementAddOn and
+   * ManagedClusterAddOn then convert v1alpha1 ⇄ v1beta1 through it, as OCM's hub does. Without it
+   * both versions are served with conversion None, like the CRDs of OCM's API module: v1beta1
+   * reads and writes then see v1alpha1's fields under a v1beta1 apiVersion.
+   */
+  addonConversionWebhook?: AddonConversionWebhook;
+}
+
 /** CRDs served by the hub apiserver, as plain JSON (wire form). */
-export function hubCrdManifests(): CrdManifest[] {
+export function hubCrdManifests(opts: HubCrdOptions = {}): CrdManifest[] {
+  const webhook = opts.addonConversionWebhook;
   return [
     managedClusterCrd(),
     manifestWorkCrd(),
-    clusterManagementAddOnCrd(),
-    managedClusterAddOnCrd(),
+    clusterManagementAddOnCrd(webhook),
+    managedClusterAddOnCrd(webhook),
     addOnDeploymentConfigCrd(),
     managedServiceAccountCrd(),
   ];
@@ -37,8 +55,8 @@ export function managedCrdManifests(): CrdManifest[] {
 }
 
 /** Hub CRDs as client-node models, for ApiextensionsV1Api / KubernetesObjectApi. */
-export function hubCrds(): V1CustomResourceDefinition[] {
-  return hubCrdManifests().map(toCustomResourceDefinition);
+export function hubCrds(opts: HubCrdOptions = {}): V1CustomResourceDefinition[] {
+  return hubCrdManifests(opts).map(toCustomResourceDefinition);
 }
 
 /** Managed-cluster CRDs as client-node models, for ApiextensionsV1Api / KubernetesObjectApi. */
@@ -49,6 +67,7 @@ export function managedCrds(): V1CustomResourceDefinition[] {
 /** Converts a wire-form CRD into the client-node model its serializer turns back into the same JSON. */
 export function toCustomResourceDefinition(manifest: CrdManifest): V1CustomResourceDefinition {
   const { names } = manifest.spec;
+  const conversion = (manifest.spec as { conversion?: CrdConversion }).conversion;
   return {
     apiVersion: manifest.apiVersion,
     kind: manifest.kind,
@@ -57,6 +76,8 @@ export function toCustomResourceDefinition(manifest: CrdManifest): V1CustomResou
       group: manifest.spec.group,
       names: { ...names, ...(names.shortNames ? { shortNames: [...names.shortNames] } : {}) },
       scope: manifest.spec.scope,
+      // CustomResourceConversion's model attributes are spelled as on the wire.
+      ...(conversion ? { conversion: structuredClone(conversion) } : {}),
       versions: manifest.spec.versions.map((v) => ({
         name: v.name,
         served: v.served,
