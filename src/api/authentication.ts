@@ -37,6 +37,8 @@ export const ManagedServiceAccountReason = {
   SecretCreated: 'SecretCreated',
   TokenReported: 'TokenReported',
   TokenReportFailed: 'TokenReportFailed',
+  /** Beyond OCM: the token expired and spec.rotation.enabled is false, so it is not replaced. */
+  TokenExpired: 'TokenExpired',
 } as const;
 
 /**
@@ -58,7 +60,10 @@ export const ManagedServiceAccountSecretKey = {
 // ---- types ----
 
 export interface ManagedServiceAccountRotation {
-  /** Defaults to true on the server. */
+  /**
+   * Defaults to true on the server. false: the agent issues a token for `validity` and never
+   * replaces it for its age; once expired the MSA reports TokenReported False (TokenExpired).
+   */
   enabled?: boolean;
   /** Go duration, e.g. `8640h0m0s` (the server default). */
   validity?: string;

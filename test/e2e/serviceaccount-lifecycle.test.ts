@@ -13,6 +13,7 @@ import {
   decode,
   env,
   hubSecrets,
+  isoSeconds,
   label,
   type MsaCluster,
   managedAdmin,
@@ -152,5 +153,27 @@ describe('rotation', () => {
     expect(await authenticated(first.token)).toBe(true);
     expect(await authenticated(second.token)).toBe(true);
     expect(tokenOf(await hubSecrets.get(name, fast.name))).not.toBe(first.token);
+  });
+
+  it('rotation.enabled false keeps its token (validity honoured) while an enabled MSA on the same agent rotates', async () => {
+    const fast = await msaCluster('msa-fixed');
+    await startAgent(fast, { refreshAtFraction: 0.005 });
+    const fixed = await createMsa(fast, { rotation: { enabled: false, validity: '10m' } });
+    const fixedFirst = await waitForProjection(fast, fixed.metadata.name);
+    const rotating = await createMsa(fast, { rotation: { validity: '10m' } });
+    const rotatingFirst = await waitForProjection(fast, rotating.metadata.name);
+    // The enabled one is past its refresh point (3 s); the fixed one, created earlier, is too.
+    await waitForProjection(fast, rotating.metadata.name, {
+      notToken: rotatingFirst.token,
+      timeoutMs: 15_000,
+    });
+    const now = await waitForProjection(fast, fixed.metadata.name);
+    expect(now.token).toBe(fixedFirst.token);
+    const claims = decodeTokenClaims(now.token);
+    expect((claims?.exp ?? 0) - (claims?.iat ?? 0)).toBe(600);
+    expect(now.msa.spec?.rotation?.enabled).toBe(false);
+    expect(now.msa.status?.expirationTimestamp).toBe(isoSeconds(claims?.exp));
+    expect(now.msa.status?.tokenSecretRef?.lastRefreshTimestamp).toBe(isoSeconds(claims?.iat));
+    expect(await authenticated(now.token)).toBe(true);
   });
 });

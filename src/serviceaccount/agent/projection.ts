@@ -5,7 +5,8 @@
 // A token is replaced when the Secret is missing or altered, when it is not a token of this very
 // ServiceAccount (sub, uid, audiences), when the managed apiserver's TokenReview rejects it, or at
 // `refreshAtFraction` of its real lifetime (iat → exp as issued: clusters may cap the lifetime);
-// reconcile then asks to run again exactly at the next refresh time. The reconciler only ever
+// reconcile then asks to run again exactly at the next refresh time. With spec.rotation.enabled
+// false a token is never replaced for its age: once expired it is reported (TokenExpired), not renewed. The reconciler only ever
 // deletes ServiceAccounts carrying the managed-serviceaccount label, and never adopts one without.
 import { createHash } from 'node:crypto';
 import type { KubeConfig } from '@kubernetes/client-node';
@@ -38,8 +39,8 @@ import {
   tokenAudiencesAnnotation,
   tokenExpirationSeconds,
 } from '../token.ts';
-import { refreshAtMs, staleTokenReason } from './refresh-policy.ts';
-import { failedStatus, projectedStatus } from './status.ts';
+import { expiredWithoutRotation, refreshAtMs, staleTokenReason } from './refresh-policy.ts';
+import { expiredStatus, failedStatus, projectedStatus } from './status.ts';
 import {
   type ManagedClusterEndpoint,
   mergeTokenSecret,
@@ -95,6 +96,8 @@ interface KnownToken {
 }
 
 const hashOf = (token: string) => createHash('sha256').update(token).digest('hex');
+/** spec.rotation.enabled, true unless set to false (the CRD defaults it to true). */
+const rotationEnabled = (msa: ManagedServiceAccount) => msa.spec?.rotation?.enabled !== false;
 
 export class ManagedServiceAccountProjectionReconciler {
   private readonly d: ProjectionDeps;
@@ -150,6 +153,12 @@ export class ManagedServiceAccountProjectionReconciler {
     secret = await this.writeSecret(msa, secret, token);
     if (issued) this.known.set(key, { tokenHash: hashOf(token), reviewedAt: Date.now() });
     const claims = decodeTokenClaims(token) ?? { aud: [] };
+    if (expiredWithoutRotation(claims, rotationEnabled(msa), Date.now())) {
+      const status = expiredStatus(msa, claims);
+      if (status) await this.patchStatus(msa, status);
+      // Nothing changes by itself now: an MSA or Secret event brings the key back.
+      return {};
+    }
     await this.reportProjected(msa, claims, issued);
     return { requeueAfterMs: this.nextRefreshDelay(msa, claims) };
   }
@@ -184,6 +193,7 @@ export class ManagedServiceAccountProjectionReconciler {
       audiences,
       expirationSeconds,
       refreshAtFraction: this.fractionFor(msa),
+      rotationEnabled: rotationEnabled(msa),
       knownTokenHash: known?.tokenHash,
       hash: hashOf,
       now,
@@ -191,6 +201,10 @@ export class ManagedServiceAccountProjectionReconciler {
     const token = secretToken(secret);
     if (why || !token) return why ?? 'the Secret holds no token';
     if (known && now - known.reviewedAt < reviewFreshMs) return undefined;
+    // TokenReview rejects an expired token; without rotation that is reported, not repaired.
+    if (expiredWithoutRotation(decodeTokenClaims(token) ?? { aud: [] }, rotationEnabled(msa), now)) {
+      return undefined;
+    }
     // Revocation (ServiceAccount deleted and recreated, signing key rotated) only shows here.
     try {
       const review = await reviewToken(this.d.managedKubeConfig, token, audiences);
@@ -207,9 +221,9 @@ export class ManagedServiceAccountProjectionReconciler {
     return undefined;
   }
 
-  /** rotation.enabled: false keeps a token until it expires (or stops working). */
+  /** rotation.enabled: false looks again only at expiry, to report it. */
   private fractionFor(msa: ManagedServiceAccount): number {
-    return msa.spec?.rotation?.enabled === false ? 1 : this.d.refreshAtFraction;
+    return rotationEnabled(msa) ? this.d.refreshAtFraction : 1;
   }
 
   private nextRefreshDelay(msa: ManagedServiceAccount, claims: TokenClaims): number {
