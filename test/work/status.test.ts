@@ -27,7 +27,7 @@ const t0 = new Date('2030-01-01T00:00:00Z');
 const t1 = new Date('2030-01-01T00:05:00Z');
 
 describe('work status', () => {
-  it('all applied and present: Applied and Available True with the generation', () => {
+  it('all applied and present: Applied and Available True, Progressing False, with the generation', () => {
     const status = buildWorkStatus(undefined, [ok(0, 'a'), ok(1, 'b')], 3, t0);
     expect(status.conditions).toEqual([
       {
@@ -43,6 +43,14 @@ describe('work status', () => {
         status: 'True',
         reason: 'ResourcesAvailable',
         message: 'All resources are available',
+        lastTransitionTime: '2030-01-01T00:00:00Z',
+        observedGeneration: 3,
+      },
+      {
+        type: 'Progressing',
+        status: 'False',
+        reason: 'Completed',
+        message: 'All resources are applied and available',
         lastTransitionTime: '2030-01-01T00:00:00Z',
         observedGeneration: 3,
       },
@@ -69,6 +77,7 @@ describe('work status', () => {
     expect(status.conditions?.map((c) => `${c.type}=${c.status}/${c.reason}`)).toEqual([
       'Applied=False/AppliedManifestWorkFailed',
       'Available=False/ResourcesNotAvailable',
+      'Progressing=True/Failed',
     ]);
     const m = status.resourceStatus?.manifests ?? [];
     expect(m[1]?.conditions[0]?.message).toBe('Failed to apply manifest: create ConfigMap ns/bad: invalid');

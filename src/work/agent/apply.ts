@@ -2,7 +2,7 @@
 // reading back the object that results. Update (default) creates the object, or replaces it when
 // the spec hash annotation differs from the manifest's; CreateOnly never changes an existing one;
 // ServerSideApply applies with a field manager and reports conflicts instead of forcing;
-// ReadOnly only reads. Ownership (the AppliedManifestWork ownerReference) follows the work's
+// ReadOnly only reads, and so does any manifest a Complete condition rule marked complete. Ownership (the AppliedManifestWork ownerReference) follows the work's
 // delete option. A manifest that fails reports it in its own outcome; nothing here throws for a
 // single bad manifest. Owns no state besides what it is given.
 import { createHash } from 'node:crypto';
@@ -49,6 +49,8 @@ export interface ManifestOutcome {
   unknownKind?: boolean;
   /** a server-side apply conflict: retrying the same apply changes nothing */
   applyConflict?: boolean;
+  /** complete: read back, not applied */
+  completed?: boolean;
   live: LiveState;
 }
 
@@ -62,6 +64,8 @@ export interface ApplyInput {
   likelyNew: boolean;
   /** the work's spec.executor ServiceAccount: applied only if it may (see executor.ts) */
   executor?: ExecutorServiceAccount;
+  /** a Complete condition rule held for it (or the whole work): only read, never changed or recreated */
+  completed?: boolean;
 }
 
 /** Metadata the apiserver owns; a manifest copied from a live object must not carry it. */
@@ -212,6 +216,7 @@ export class ManifestApplier {
     const target: Target = { client, name, namespace: meta.namespace, owner: input.owner, owned, required };
     const base = { meta, descriptor, config, strategy };
     try {
+      if (input.completed) return { ...base, completed: true, live: await readLive(target) };
       switch (strategy) {
         case UpdateStrategyType.ReadOnly:
           return { ...base, live: await readLive(target) };

@@ -26,6 +26,8 @@ export interface DeletionResult {
   failed: AppliedManifestResourceMeta[];
   /** one message per failed resource */
   errors: string[];
+  /** deleted by this call (for events) */
+  deleted: AppliedManifestResourceMeta[];
 }
 
 const appliedWorkApiVersion = apiVersionOf(appliedManifestWorkResource);
@@ -80,13 +82,15 @@ export async function deleteAppliedResources(
   clients: ManagedClients,
   log: Logger,
 ): Promise<DeletionResult> {
-  const result: DeletionResult = { pending: [], failed: [], errors: [] };
+  const result: DeletionResult = { pending: [], failed: [], errors: [], deleted: [] };
   for (const resource of resources) {
     const what = `${resource.resource}${resource.group ? `.${resource.group}` : ''} ${
       resource.namespace ? `${resource.namespace}/` : ''
     }${resource.name}`;
     try {
-      if (await deleteOne(resource, owner, clients, log)) result.pending.push(resource);
+      const { pending, deleted } = await deleteOne(resource, owner, clients, log);
+      if (pending) result.pending.push(resource);
+      if (deleted) result.deleted.push(resource);
     } catch (err) {
       result.failed.push(resource);
       result.errors.push(`delete ${what}: ${errorMessage(err)}`);
@@ -95,31 +99,32 @@ export async function deleteAppliedResources(
   return result;
 }
 
-/** true when the resource is still there and must be looked at again. */
+/** pending: the resource is still there and must be looked at again; deleted: this call deleted it. */
 async function deleteOne(
   resource: AppliedManifestResourceMeta,
   owner: OwnerReference,
   clients: ManagedClients,
   log: Logger,
-): Promise<boolean> {
+): Promise<{ pending: boolean; deleted: boolean }> {
+  const skipped = { pending: false, deleted: false };
   const client = clients.forApplied(resource);
   const { name, namespace } = resource;
   const obj = await client.get(name, namespace);
-  if (!obj) return false;
+  if (!obj) return skipped;
   const owners = obj.metadata?.ownerReferences;
   // Not ours (orphaned by the delete option, read-only, or taken over): leave it alone.
-  if (!owners?.some((o) => o.uid === owner.uid)) return false;
+  if (!owners?.some((o) => o.uid === owner.uid)) return skipped;
   if (hasOtherAppliedWorkOwner(owners, owner.uid)) {
     await removeOwnerReference(client, obj, owner.uid);
     log.info(
       { resource: resource.resource, namespace, name },
       'another work still owns it: dropped our ownerReference',
     );
-    return false;
+    return skipped;
   }
   // A different incarnation than the one we recorded is not ours to delete.
-  if (resource.uid && obj.metadata?.uid !== resource.uid) return false;
-  if (obj.metadata?.deletionTimestamp) return true;
+  if (resource.uid && obj.metadata?.uid !== resource.uid) return skipped;
+  if (obj.metadata?.deletionTimestamp) return { pending: true, deleted: false };
   try {
     await client.delete(name, namespace, {
       propagationPolicy: 'Foreground',
@@ -127,11 +132,16 @@ async function deleteOne(
     });
   } catch (err) {
     // Gone meanwhile, or the uid precondition failed (recreated by someone else).
-    if (isNotFound(err) || isConflict(err)) return false;
+    if (isNotFound(err) || isConflict(err)) return skipped;
     throw err;
   }
   log.info({ resource: resource.resource, namespace, name }, 'deleted applied resource');
   // Most objects go at once; look again so only those held by finalizers stay pending.
   const after = await client.get(name, namespace);
-  return after !== undefined && after.metadata?.uid === obj.metadata?.uid;
+  return { pending: after !== undefined && after.metadata?.uid === obj.metadata?.uid, deleted: true };
+}
+
+/** OCM's ResourceDeleted event message. */
+export function resourceDeletedMessage(r: AppliedManifestResourceMeta, because: string): string {
+  return `Deleted resource ${r.group ?? ''}/${r.version}, Resource=${r.resource} with key ${r.namespace ?? ''}/${r.name} because ${because}.`;
 }

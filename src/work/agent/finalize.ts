@@ -3,13 +3,29 @@
 // keep both objects until the apiserver has really removed them. (2) An AppliedManifestWork
 // deleted on the managed cluster: remove its resources and let it go (a live ManifestWork then
 // gets a fresh one). (3) An AppliedManifestWork whose ManifestWork vanished while nobody removed
-// it (the agent was away): after a grace period it is deleted like (2). Owns no state.
-import { type AppliedManifestWork, type ManifestWork, manifestWorkFinalizer } from '../../api/index.ts';
-import { formatTime, isNotFound, type ResourceClient } from '../../kube/index.ts';
+// it (the agent was away): after a grace period it is deleted like (2). While (1) runs, the work
+// carries OCM's Deleting condition; each resource removed is a ResourceDeleted event on the hub.
+// Owns no state.
+import {
+  type AppliedManifestWork,
+  type ManifestWork,
+  ManifestWorkCondition,
+  ManifestWorkReason,
+  manifestWorkFinalizer,
+} from '../../api/index.ts';
+import {
+  type Condition,
+  findCondition,
+  formatTime,
+  isNotFound,
+  type ResourceClient,
+  setCondition,
+} from '../../kube/index.ts';
 import type { Logger } from '../../log.ts';
 import { type AppliedWorkStore, ownerReferenceOf } from './applied-work.ts';
 import type { ManagedClients } from './clients.ts';
-import { deleteAppliedResources } from './deletion.ts';
+import { deleteAppliedResources, resourceDeletedMessage } from './deletion.ts';
+import { maxEventsPerWorkPerPass, type WorkEventRecorder } from './events.ts';
 
 /** How soon to look again at resources still terminating. */
 const pendingRecheckMs = 1000;
@@ -26,6 +42,8 @@ export interface WorkFinalizerOptions {
   clients: ManagedClients;
   evictionGracePeriodMs: number;
   log: Logger;
+  /** hub events about the work (ResourceDeleted); none when absent */
+  events?: WorkEventRecorder;
 }
 
 export class WorkFinalizer {
@@ -41,10 +59,11 @@ export class WorkFinalizer {
   async finalizeWork(work: ManifestWork): Promise<FinalizeOutcome> {
     const name = work.metadata.name ?? '';
     if (!(work.metadata.finalizers ?? []).includes(manifestWorkFinalizer)) return {};
+    await this.markDeleting(work);
     // Read it fresh: the cache may not have seen our last step yet.
     const applied = await this.o.applied.get(name);
     if (applied) {
-      const outcome = await this.releaseAppliedWork(applied, `manifestwork ${name} is being deleted`);
+      const outcome = await this.releaseAppliedWork(applied, `manifestwork ${name} is being deleted`, work);
       if (outcome.requeueAfterMs !== undefined) return outcome;
     }
     await this.removeWorkFinalizer(work);
@@ -58,10 +77,24 @@ export class WorkFinalizer {
    * is marked deleted (so everyone sees it is going), keeps only those in its record, and the
    * caller is asked to look again.
    */
-  async releaseAppliedWork(applied: AppliedManifestWork, why: string): Promise<FinalizeOutcome> {
+  async releaseAppliedWork(
+    applied: AppliedManifestWork,
+    why: string,
+    work?: ManifestWork,
+  ): Promise<FinalizeOutcome> {
     const resources = applied.status?.appliedResources ?? [];
     const owner = ownerReferenceOf(applied);
-    const { pending, errors } = await deleteAppliedResources(resources, owner, this.o.clients, this.o.log);
+    const { pending, errors, deleted } = await deleteAppliedResources(
+      resources,
+      owner,
+      this.o.clients,
+      this.o.log,
+    );
+    if (work && this.o.events) {
+      for (const r of deleted.slice(0, maxEventsPerWorkPerPass)) {
+        await this.o.events.record(work, 'ResourceDeleted', resourceDeletedMessage(r, why));
+      }
+    }
     if (errors.length > 0) throw new Error(`cleaning up ${applied.metadata.name}: ${errors.join('; ')}`);
     const deleting = Boolean(applied.metadata.deletionTimestamp);
     if (pending.length > 0) {
@@ -108,6 +141,31 @@ export class WorkFinalizer {
     this.evictionStarts.delete(workName);
     this.o.log.info({ work: workName }, 'eviction grace period over: deleting the AppliedManifestWork');
     return this.releaseAppliedWork(applied, `manifestwork ${workName} is gone`);
+  }
+
+  /** OCM's Deleting condition on a work whose deletion the agent is carrying out (written once). */
+  private async markDeleting(work: ManifestWork): Promise<void> {
+    const conditions = (work.status?.conditions ?? []) as Condition[];
+    if (findCondition(conditions, ManifestWorkCondition.Deleting)?.status === 'True') return;
+    const next = setCondition(
+      conditions,
+      {
+        type: ManifestWorkCondition.Deleting,
+        status: 'True',
+        reason: ManifestWorkReason.ManifestWorkDeleting,
+        message: 'The work agent is deleting the resources this work applied',
+      },
+      work.metadata.generation,
+    );
+    try {
+      await this.o.works.patchStatus(
+        work.metadata.name ?? '',
+        { status: { conditions: next } },
+        this.o.clusterName,
+      );
+    } catch (err) {
+      if (!isNotFound(err)) throw err;
+    }
   }
 
   private async removeWorkFinalizer(work: ManifestWork): Promise<void> {

@@ -1,7 +1,7 @@
 // The work agent (OCM work/v1, managed side): watches the ManifestWorks in its cluster namespace
 // on the hub and applies them to the managed cluster, keeping an AppliedManifestWork per work and
 // reporting status back. Needs on the hub only what the hub grants a cluster in its namespace
-// (manifestworks get/list/watch/update/patch, manifestworks/status); on the managed cluster it
+// (manifestworks get/list/watch/update/patch, manifestworks/status, create events); on the managed cluster it
 // needs admin and create on subjectaccessreviews (works with spec.executor, see executor.ts). Public surface: startWorkAgent. Must not touch other namespaces on the hub.
 import type { KubeConfig } from '@kubernetes/client-node';
 import {
@@ -17,6 +17,7 @@ import { AppliedWorkStore, ensureAppliedManifestWorkCrd, hubHashOf, workNameOf }
 import { ManifestApplier } from './apply.ts';
 import { ManagedClients } from './clients.ts';
 import { ManagedDiscovery } from './discovery.ts';
+import { WorkEventRecorder } from './events.ts';
 import { ExecutorAuthorizer } from './executor.ts';
 import { WorkFinalizer } from './finalize.ts';
 import { ManifestWorkReconciler } from './reconciler.ts';
@@ -76,7 +77,9 @@ export async function startWorkAgent(opts: WorkAgentOptions): Promise<WorkAgent>
   const appliedInformer = new Informer<AppliedManifestWork>(appliedClient, { log });
   const applied = new AppliedWorkStore(managedKc, hubHash, opts.agentId);
   const clients = new ManagedClients(managedKc);
+  const events = new WorkEventRecorder(hubKc, opts.clusterName, log);
   const finalizer = new WorkFinalizer({
+    events,
     works,
     clusterName: opts.clusterName,
     applied,
@@ -95,6 +98,7 @@ export async function startWorkAgent(opts: WorkAgentOptions): Promise<WorkAgent>
     clients,
     resyncIntervalMs: opts.statusSyncIntervalMs ?? 30_000,
     log,
+    events,
   });
 
   // Both caches key by work name. AppliedManifestWorks count when they are this hub's and either

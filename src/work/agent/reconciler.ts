@@ -8,6 +8,8 @@ import {
   type AppliedManifestWork,
   type Manifest,
   type ManifestWork,
+  ManifestWorkCondition,
+  ManifestWorkReason,
   manifestWorkFinalizer,
   UpdateStrategyType,
 } from '../../api/index.ts';
@@ -22,9 +24,10 @@ import {
 } from './applied-work.ts';
 import type { ManifestApplier, ManifestOutcome } from './apply.ts';
 import type { ManagedClients } from './clients.ts';
-import { deleteAppliedResources, removeOwnerReference } from './deletion.ts';
+import { deleteAppliedResources, removeOwnerReference, resourceDeletedMessage } from './deletion.ts';
+import { maxEventsPerWorkPerPass, type WorkEventRecorder } from './events.ts';
 import type { WorkFinalizer } from './finalize.ts';
-import { buildWorkStatus, statusEqual } from './status.ts';
+import { buildWorkStatus, isManifestComplete, statusEqual } from './status.ts';
 
 export interface ReconcilerOptions {
   clusterName: string;
@@ -38,6 +41,8 @@ export interface ReconcilerOptions {
   /** re-apply and re-read status this often even when nothing changed */
   resyncIntervalMs: number;
   log: Logger;
+  /** hub events about works (ResourceDeleted); none when absent */
+  events?: WorkEventRecorder;
 }
 
 /** What the last full pass of a work established. */
@@ -175,8 +180,14 @@ export class ManifestWorkReconciler {
     );
     const owner = ownerReferenceOf(applied);
     const outcomes: ManifestOutcome[] = [];
+    // A complete work is no longer updated at all; otherwise each complete manifest is not.
+    const workComplete = isWorkComplete(work);
+    const previous = work.status?.resourceStatus?.manifests ?? [];
     for (const [ordinal, manifest] of manifests.entries()) {
+      const completed =
+        workComplete || isManifestComplete(previous.find((m) => m.resourceMeta.ordinal === ordinal));
       const outcome = await this.o.applier.apply({
+        completed,
         ordinal,
         manifest,
         configs: work.spec?.manifestConfigs ?? [],
@@ -253,6 +264,15 @@ export class ManifestWorkReconciler {
     if (dropped.length > 0) {
       const owner = ownerReferenceOf(applied);
       const result = await deleteAppliedResources(dropped, owner, this.o.clients, this.o.log);
+      if (this.o.events) {
+        for (const r of result.deleted.slice(0, maxEventsPerWorkPerPass)) {
+          await this.o.events.record(
+            work,
+            'ResourceDeleted',
+            resourceDeletedMessage(r, `it is removed from manifestwork ${work.metadata.name}`),
+          );
+        }
+      }
       pending = result.pending.length;
       if (result.errors.length > 0) {
         this.o.log.warn(
@@ -289,10 +309,20 @@ export class ManifestWorkReconciler {
   }
 
   private async writeStatus(work: ManifestWork, outcomes: readonly ManifestOutcome[]): Promise<void> {
-    const status = buildWorkStatus(work.status, outcomes, work.metadata.generation);
+    const status = buildWorkStatus(work.status, outcomes, work.metadata.generation, new Date(), work.spec);
     if (statusEqual(work.status, status)) return;
     await this.o.works.patchStatus(work.metadata.name ?? '', { status }, this.o.clusterName);
   }
+}
+
+/** The work's Complete condition (aggregated from its Complete rules) is True. */
+function isWorkComplete(work: ManifestWork): boolean {
+  return (work.status?.conditions ?? []).some(
+    (c) =>
+      c.type === ManifestWorkCondition.Complete &&
+      c.status === 'True' &&
+      c.reason === ManifestWorkReason.ManifestsComplete,
+  );
 }
 
 /** group/namespace/name of a manifest, as recorded in appliedResources (before discovery knows the plural). */

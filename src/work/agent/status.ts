@@ -1,6 +1,7 @@
 // The ManifestWork status the agent reports to the hub: per manifest its resourceMeta, Applied /
-// Available / StatusFeedbackSynced conditions and feedback values; for the work, Applied and
-// Available aggregated over the manifests, with observedGeneration. Pure functions over apply
+// Available / StatusFeedbackSynced conditions, the conditions its condition rules set, and
+// feedback values; for the work, Applied and Available aggregated over the manifests, plus
+// Progressing, rule aggregates and Degraded (work-conditions.ts), with observedGeneration. Pure functions over apply
 // outcomes and the status last written, so transition times only move when a status changes and
 // an unchanged status is recognised (statusEqual) and never rewritten.
 import { isDeepStrictEqual } from 'node:util';
@@ -9,11 +10,20 @@ import {
   type ManifestResourceMeta,
   ManifestWorkCondition,
   ManifestWorkReason,
+  type ManifestWorkSpec,
   type ManifestWorkStatus,
 } from '../../api/index.ts';
-import { type Condition, type ConditionUpdate, setCondition } from '../../kube/index.ts';
+import { type Condition, type ConditionUpdate, removeCondition, setCondition } from '../../kube/index.ts';
 import type { ManifestOutcome } from './apply.ts';
+import { conditionRuleReasons, evaluateConditionRules } from './condition-rules.ts';
 import { readFeedback } from './feedback.ts';
+import {
+  aggregateRuleConditions,
+  staleAggregates,
+  unsupportedConfiguration,
+  workDegraded,
+  workProgressing,
+} from './work-conditions.ts';
 
 /** Longest condition message written; apiserver messages can be long (and the CRD caps them). */
 const messageMaxLength = 4096;
@@ -97,6 +107,37 @@ function availableCondition(outcome: ManifestOutcome): ConditionUpdate {
   }
 }
 
+/**
+ * The conditions the manifest's rules set. Evaluated on the live object; kept as they were while it
+ * cannot be read; a Complete that was True stays so (a completed manifest is not evaluated again);
+ * conditions of rules that were removed go.
+ */
+function ruleConditions(
+  outcome: ManifestOutcome,
+  conditions: Condition[],
+  generation: number | undefined,
+  now: Date,
+): Condition[] {
+  const rules = outcome.config?.conditionRules ?? [];
+  const ruleTypes = new Set(rules.map((r) => r.condition));
+  let next = conditions.filter((c) => !conditionRuleReasons.has(c.reason) || ruleTypes.has(c.type));
+  if (outcome.live.state !== 'present') return next;
+  for (const update of evaluateConditionRules(rules, outcome.live.object)) {
+    const previous = next.find((c) => c.type === update.type);
+    if (update.type === ManifestWorkCondition.Complete && previous?.status === 'True') continue;
+    next = setCondition(next, update, generation, now);
+  }
+  return next;
+}
+
+/** Whether a manifest's status says it completed (a Complete rule held): it is no longer updated. */
+export function isManifestComplete(entry: ManifestCondition | undefined): boolean {
+  return (entry?.conditions ?? []).some(
+    (c) =>
+      c.type === ManifestWorkCondition.Complete && c.status === 'True' && conditionRuleReasons.has(c.reason),
+  );
+}
+
 /** The status entry of one manifest, keeping transition times (and feedback when unreadable) from `previous`. */
 export function manifestCondition(
   outcome: ManifestOutcome,
@@ -107,6 +148,7 @@ export function manifestCondition(
   let conditions: Condition[] = (previous?.conditions ?? []) as Condition[];
   conditions = setCondition(conditions, appliedCondition(outcome), generation, now);
   conditions = setCondition(conditions, availableCondition(outcome), generation, now);
+  conditions = ruleConditions(outcome, conditions, generation, now);
   // OCM always writes statusFeedback, `{}` when there is nothing to report.
   const entry: ManifestCondition = { resourceMeta: outcome.meta, statusFeedback: {}, conditions };
   const rules = outcome.config?.feedbackRules ?? [];
@@ -200,6 +242,7 @@ export function buildWorkStatus(
   outcomes: readonly ManifestOutcome[],
   generation: number | undefined,
   now: Date = new Date(),
+  spec?: ManifestWorkSpec,
 ): ManifestWorkStatus {
   const previousManifests = previous?.resourceStatus?.manifests ?? [];
   const manifests = outcomes.map((o) =>
@@ -208,7 +251,22 @@ export function buildWorkStatus(
   let conditions = (previous?.conditions ?? []) as Condition[];
   conditions = setCondition(conditions, workApplied(manifests), generation, now);
   conditions = setCondition(conditions, workAvailable(manifests), generation, now);
+  conditions = setCondition(conditions, workProgressing(manifests), generation, now);
+  const aggregates = aggregateRuleConditions(manifests);
+  for (const type of staleAggregates(conditions, aggregates)) conditions = removeCondition(conditions, type);
+  for (const update of aggregates) conditions = setCondition(conditions, update, generation, now);
+  const degraded = workDegraded(unsupportedConfiguration(spec));
+  if (degraded) conditions = setCondition(conditions, degraded, generation, now);
+  else if (findUnsupported(conditions))
+    conditions = removeCondition(conditions, ManifestWorkCondition.Degraded);
   return { conditions, resourceStatus: { manifests } };
+}
+
+function findUnsupported(conditions: readonly Condition[]): boolean {
+  return conditions.some(
+    (c) =>
+      c.type === ManifestWorkCondition.Degraded && c.reason === ManifestWorkReason.UnsupportedConfiguration,
+  );
 }
 
 /** Same status as far as the apiserver would store it (undefined fields dropped, key order ignored). */
