@@ -8,3 +8,4 @@ export {
   reviewConversion,
   startAddonConversionWebhook,
 } from './conversion-webhook.ts';
+export { type LoopbackConversionWebhook, startLoopbackConversionWebhook } from './loopback-webhook.ts';

@@ -1,6 +1,8 @@
 // `tether hub`: every hub controller in one process ("singleton mode"): registration (accept, CSR
-// approval, lease watchdog, taints, cleanup) and the ManagedServiceAccount hub controller.
+// approval, lease watchdog, taints, cleanup), the ManagedServiceAccount hub controller, and (with
+// --webhook-tls-*) the addon group's v1alpha1 ⇄ v1beta1 CRD conversion webhook.
 import { type Command, Option } from 'commander';
+import { type AddonConversionWebhookServer, startAddonConversionWebhook } from '../addon/index.ts';
 import { InvalidArgumentError } from '../errors.ts';
 import { logger } from '../log.ts';
 import { startOpsServer } from '../ops.ts';
@@ -18,12 +20,48 @@ interface HubFlags {
   leaderElect: boolean;
   opsPort: number;
   opsBindAddress: string;
+  webhookBindAddress: string;
+  webhookPort: number;
+  webhookTlsCertFile?: string;
+  webhookTlsPrivateKeyFile?: string;
+}
+
+/** OCM's cluster-manager-addon-webhook port; the CRDs' conversion service points here. */
+export const DEFAULT_WEBHOOK_PORT = 9443;
+
+/** Starts the conversion webhook when its certificate is given; a flag that cannot work stops startup. */
+async function startWebhook(flags: HubFlags): Promise<AddonConversionWebhookServer | undefined> {
+  if (Boolean(flags.webhookTlsCertFile) !== Boolean(flags.webhookTlsPrivateKeyFile))
+    throw new InvalidArgumentError('--webhook-tls-cert-file and --webhook-tls-private-key-file go together');
+  if (!flags.webhookTlsCertFile) return undefined;
+  const certPem = readPemFlag('--webhook-tls-cert-file', flags.webhookTlsCertFile, 'CERTIFICATE');
+  const keyPem = readPemFlag('--webhook-tls-private-key-file', flags.webhookTlsPrivateKeyFile, 'PRIVATE KEY');
+  try {
+    return await startAddonConversionWebhook({
+      host: flags.webhookBindAddress,
+      port: flags.webhookPort,
+      certPem,
+      keyPem,
+      log: logger('addon-conversion-webhook'),
+    });
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'EADDRINUSE' || code === 'EADDRNOTAVAIL' || code === 'EACCES')
+      throw new InvalidArgumentError(
+        `--webhook-bind-address ${flags.webhookBindAddress} --webhook-port ${flags.webhookPort}: cannot listen (${code})`,
+      );
+    throw new InvalidArgumentError(
+      `--webhook-tls-cert-file / --webhook-tls-private-key-file: not a usable certificate and key (${(err as Error).message})`,
+    );
+  }
 }
 
 export function registerHubCommand(program: Command): void {
   program
     .command('hub')
-    .description('run the hub controllers: registration and managed service accounts')
+    .description(
+      'run the hub controllers: registration, managed service accounts, and the addon conversion webhook',
+    )
     .addOption(new Option('--kubeconfig <path>', 'kubeconfig of the hub').env('KUBECONFIG'))
     .addOption(
       new Option(
@@ -46,11 +84,34 @@ export function registerHubCommand(program: Command): void {
         .argParser(positiveInt('--ops-port', 65535)),
     )
     .addOption(opsBindOption())
+    .addOption(
+      new Option('--webhook-bind-address <ip>', 'address the addon conversion webhook listens on')
+        .env('TETHER_WEBHOOK_BIND_ADDRESS')
+        .default('0.0.0.0'),
+    )
+    .addOption(
+      new Option('--webhook-port <port>', 'port of the addon conversion webhook (0 = random)')
+        .env('TETHER_WEBHOOK_PORT')
+        .default(DEFAULT_WEBHOOK_PORT)
+        .argParser(positiveInt('--webhook-port', 65535)),
+    )
+    .addOption(
+      new Option(
+        '--webhook-tls-cert-file <path>',
+        'serving certificate of the addon conversion webhook (POST /convert); without it no webhook is served',
+      ).env('TETHER_WEBHOOK_TLS_CERT_FILE'),
+    )
+    .addOption(
+      new Option('--webhook-tls-private-key-file <path>', 'key of --webhook-tls-cert-file').env(
+        'TETHER_WEBHOOK_TLS_PRIVATE_KEY_FILE',
+      ),
+    )
     .action(async (flags: HubFlags) => {
       if (Boolean(flags.signerCert) !== Boolean(flags.signerKey))
         throw new InvalidArgumentError('--signer-cert and --signer-key go together');
       const hub = kubeconfigFlag(flags.kubeconfig, 'hub');
       const log = logger('hub');
+      const webhook = await startWebhook(flags);
       const registration = await startRegistrationHub({
         hubKubeConfig: hub,
         autoApprovedCsrUsers: (flags.autoApprovedCsrUsers ?? '')
@@ -79,9 +140,14 @@ export function registerHubCommand(program: Command): void {
           detail: registration.isLeader() ? 'leading' : 'standing by (another replica leads)',
         }),
       });
-      log.info({ opsPort: ops.port, identity: registration.identity }, 'hub started');
+      log.info(
+        { opsPort: ops.port, webhookPort: webhook?.port, identity: registration.identity },
+        webhook
+          ? 'hub started'
+          : 'hub started (no addon conversion webhook: --webhook-tls-cert-file not given)',
+      );
       await untilSignal();
-      await Promise.all([registration.stop(), serviceaccounts.stop()]);
+      await Promise.all([registration.stop(), serviceaccounts.stop(), webhook?.close()]);
       await ops.close();
     });
 }

@@ -13,6 +13,7 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { type LoopbackConversionWebhook, startLoopbackConversionWebhook } from '../addon/index.ts';
 import { hubCrds, managedCrds } from '../api/index.ts';
 import { TetherError } from '../errors.ts';
 import { type BuildProgress, type ControlPlaneBinaries, ensureBinaries } from './binaries.ts';
@@ -159,7 +160,20 @@ export async function startEnvironment(opts: EnvironmentOptions): Promise<Enviro
   const prefix = opts.namePrefix ?? '';
   const hubName = `${prefix}hub`;
   const names = [hubName, ...Array.from({ length: opts.clusters }, (_, i) => `${prefix}cluster${i + 1}`)];
-  const crdsFor = (name: string) => (name === hubName ? hubCrds() : managedCrds());
+  // Control planes on this host convert the addon kinds v1alpha1 ⇄ v1beta1 through a webhook this
+  // process serves on loopback (it lives exactly as long as the environment). With real nodes the
+  // CRDs keep conversion None for now.
+  let conversionWebhook: LoopbackConversionWebhook | undefined;
+  if (!opts.nodes) {
+    try {
+      conversionWebhook = await startLoopbackConversionWebhook();
+    } catch (err) {
+      releaseDirectory(stateDir, pidFile);
+      throw err;
+    }
+  }
+  const hubCrdSet = hubCrds({ addonConversionWebhook: conversionWebhook?.webhook });
+  const crdsFor = (name: string) => (name === hubName ? hubCrdSet : managedCrds());
   let nodeClusters: NodeClusters | undefined;
   let results: Array<PromiseSettledResult<ControlPlane>>;
   if (opts.nodes) {
@@ -178,6 +192,7 @@ export async function startEnvironment(opts: EnvironmentOptions): Promise<Enviro
       results = nodeClusters.controlPlanes.map((value) => ({ status: 'fulfilled', value }));
     } catch (err) {
       // startNodeClusters removed everything it had started
+      await conversionWebhook?.server.close();
       releaseDirectory(stateDir, pidFile);
       throw err;
     }
@@ -207,6 +222,7 @@ export async function startEnvironment(opts: EnvironmentOptions): Promise<Enviro
     // nodes before their control planes, then the networks (node-environment.ts)
     if (nodeClusters) await nodeClusters.stop();
     else await Promise.all(started.map((cp) => cp.stop()));
+    await conversionWebhook?.server.close();
     for (const f of written) rmSync(f, { force: true });
     releaseDirectory(stateDir, pidFile);
   };
