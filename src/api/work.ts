@@ -33,6 +33,10 @@ export const ManifestWorkCondition = {
   Available: 'Available',
   Progressing: 'Progressing',
   Degraded: 'Degraded',
+  /** Set by `Complete` condition rules; a complete manifest is no longer updated. */
+  Complete: 'Complete',
+  /** Work only, while the agent removes what a deleted work applied. */
+  Deleting: 'Deleting',
   /** Per manifest only: whether feedback rules could be evaluated. */
   StatusFeedbackSynced: 'StatusFeedbackSynced',
 } as const;
@@ -47,6 +51,15 @@ export const ManifestWorkReason = {
   Applying: 'Applying',
   Completed: 'Completed',
   Failed: 'Failed',
+  /** Complete: every manifest with a Complete rule is complete. */
+  ManifestsComplete: 'ManifestsComplete',
+  ManifestsNotComplete: 'ManifestsNotComplete',
+  /** Degraded: whether some manifest's state does not match what the work asks for. */
+  ManifestsDegraded: 'ManifestsDegraded',
+  ManifestsNotDegraded: 'ManifestsNotDegraded',
+  ManifestWorkDeleting: 'ManifestWorkDeleting',
+  /** A spec field this agent cannot honour (named in the message); the work is applied without it. */
+  UnsupportedConfiguration: 'UnsupportedConfiguration',
   // manifest level
   AppliedManifestComplete: 'AppliedManifestComplete',
   AppliedManifestFailed: 'AppliedManifestFailed',
@@ -58,7 +71,15 @@ export const ManifestWorkReason = {
   StatusFeedbackSynced: 'StatusFeedbackSynced',
   NoStatusFeedbackSynced: 'NoStatusFeedbackSynced',
   StatusFeedbackSyncFailed: 'StatusFeedbackSyncFailed',
+  // condition rules (every reason a rule sets starts with ConditionRule)
+  ConditionRuleEvaluated: 'ConditionRuleEvaluated',
+  ConditionRuleInvalid: 'ConditionRuleInvalid',
+  ConditionRuleExpressionError: 'ConditionRuleExpressionError',
+  ConditionRuleInternalError: 'ConditionRuleInternalError',
 } as const;
+
+/** Label ManifestWorkReplicaSet puts on the works it owns; those are not garbage collected by TTL. */
+export const manifestWorkReplicaSetLabel = 'work.open-cluster-management.io/manifestworkreplicaset';
 
 /** On a ManifestWork: the hub waits for the agent to remove what it applied. */
 export const manifestWorkFinalizer = 'cluster.open-cluster-management.io/manifest-work-cleanup';
