@@ -26,6 +26,21 @@ export interface FactVersion {
   fields: FactField[];
 }
 
+/** The conversion block of a tether CRD, as on the wire. */
+interface TetherConversion {
+  strategy: string;
+  webhook?: {
+    clientConfig: { service?: Record<string, unknown> };
+    conversionReviewVersions: string[];
+  };
+}
+
+export interface FactConversion {
+  strategy: string;
+  service?: Record<string, unknown>;
+  conversionReviewVersions?: string[];
+}
+
 export interface FactCrd {
   kind: string;
   crdName: string;
@@ -36,7 +51,7 @@ export interface FactCrd {
   shortNames: string[];
   categories: string[];
   scope: string;
-  conversion: { strategy: string } | null;
+  conversion: FactConversion | null;
   versions: FactVersion[];
 }
 
@@ -230,8 +245,24 @@ export function compareWithFacts(facts: ApiFacts, served: readonly CrdManifest[]
     crd('listKind', f.listKind, names.listKind);
     crd('shortNames', [...f.shortNames].sort(), [...(names.shortNames ?? [])].sort());
     crd('categories', [...f.categories].sort(), [...categories].sort());
-    const conversion = (ours.spec as { conversion?: { strategy: string } }).conversion;
+    const conversion = (ours.spec as { conversion?: TetherConversion }).conversion;
     crd('conversion', f.conversion?.strategy ?? 'None', conversion?.strategy ?? 'None');
+    if (f.conversion && conversion?.webhook) {
+      const service = conversion.webhook.clientConfig.service;
+      crd(
+        'conversion reviewVersions',
+        f.conversion.conversionReviewVersions,
+        conversion.webhook.conversionReviewVersions,
+      );
+      // The namespace is a template in OCM's manifest; name, port and path are fixed there.
+      if (service) {
+        crd(
+          'conversion service',
+          { ...f.conversion.service, namespace: undefined },
+          { ...service, namespace: undefined },
+        );
+      }
+    }
     const mine = new Map(ours.spec.versions.map((v) => [v.name, v]));
     for (const fv of f.versions) {
       const tv = mine.get(fv.name);

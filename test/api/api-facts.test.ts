@@ -50,40 +50,29 @@ const allowed: Allowed[] = [
 ];
 
 /**
- * PENDING — differences other engineers are removing right now (issue 13): the addon kinds
- * (v1beta1 served next to v1alpha1, conversion, schema; src/api/addon.ts and crds.ts). The
- * integrator deletes these entries when those fixes land; a stale pending entry only warns.
+ * PENDING — differences someone is removing right now, listed here so this test stays green in
+ * between; each entry names who and why. A stale pending entry only warns. Empty: the ManifestWork
+ * and addon fixes of issue 13 have landed.
  */
-const pending: Allowed[] = [
-  ...['ClusterManagementAddOn', 'ManagedClusterAddOn'].map(
-    (kind): Allowed => ({
-      kind,
-      path: crdPath,
-      aspect: 'conversion',
-      why: 'pending: OCM converts v1alpha1 ⇄ v1beta1 with a webhook',
-    }),
-  ),
-  ...['ClusterManagementAddOn', 'ManagedClusterAddOn', 'AddOnDeploymentConfig'].flatMap((kind): Allowed[] => [
-    { kind, path: crdPath, aspect: 'version v1beta1', why: 'pending: v1beta1 not served yet' },
-    { kind, path: crdPath, aspect: 'rootRequired', why: 'pending: spec required as in OCM' },
-    { kind, path: 'spec', aspect: 'required', why: 'pending: spec required as in OCM' },
-  ]),
-  ...[
-    'spec.installStrategy.placements*',
-    'status.defaultconfigReferences*',
-    'status.installProgressions*',
-  ].map(
-    (path): Allowed => ({ kind: 'ClusterManagementAddOn', path, aspect: '*', why: 'pending: addon schema' }),
-  ),
-  ...['status.configReferences*', 'status.kubeClientDriver', 'status.registrations[].signerName'].map(
-    (path): Allowed => ({ kind: 'ManagedClusterAddOn', path, aspect: '*', why: 'pending: addon schema' }),
-  ),
-  ...['spec.agentInstallNamespace', 'spec.resourceRequirements*'].map(
-    (path): Allowed => ({ kind: 'AddOnDeploymentConfig', path, aspect: '*', why: 'pending: addon schema' }),
-  ),
-];
+const pending: Allowed[] = [];
 
-const served = () => [...hubCrdManifests(), ...managedCrdManifests()];
+/**
+ * The CRDs as `tether hub` installs them in a cluster: the addon kinds convert through the hub's
+ * conversion webhook Service, as OCM's cluster-manager does.
+ */
+const served = () => [
+  ...hubCrdManifests({
+    addonConversionWebhook: {
+      service: {
+        namespace: 'open-cluster-management-hub',
+        name: 'cluster-manager-addon-webhook',
+        port: 9443,
+      },
+      caBundle: Buffer.from('CA').toString('base64'),
+    },
+  }),
+  ...managedCrdManifests(),
+];
 
 describe("tether's CRDs against OCM's published API", () => {
   const differences = compareWithFacts(facts, served());
@@ -121,6 +110,18 @@ describe("tether's CRDs against OCM's published API", () => {
       expect.arrayContaining([
         'ClusterClaim (crd) shortNames: OCM [], tether ["cc"]',
         'ClusterClaim v1alpha1 spec.value maxLength: OCM 1024, tether 2048',
+      ]),
+    );
+  });
+
+  it('compare conversion: addon CRDs installed without the webhook are reported', () => {
+    const lines = compareWithFacts(facts, [...hubCrdManifests(), ...managedCrdManifests()]).map(
+      formatDifference,
+    );
+    expect(lines).toEqual(
+      expect.arrayContaining([
+        'ClusterManagementAddOn (crd) conversion: OCM "Webhook", tether "None"',
+        'ManagedClusterAddOn (crd) conversion: OCM "Webhook", tether "None"',
       ]),
     );
   });
