@@ -30,12 +30,19 @@ export function registerClusterCommands(program: Command, get: Command): void {
           );
         }
       }
+      const unapproved: string[] = [];
       for (const name of opts.clusters) {
         const result = await approveClusterCsrs(hub, name, { skipApproveCheck: opts.skipApproveCheck });
         const n = result.approved.length;
         process.stdout.write(`accepted ${name}${n > 0 ? ` (approved ${n} CSR${n === 1 ? '' : 's'})` : ''}\n`);
+        if (result.ambiguous) process.stdout.write(`  no CSR approved: ${result.ambiguous}\n`);
         for (const s of result.skipped) process.stdout.write(`  not approved: CSR ${s.name}: ${s.problem}\n`);
+        if (n + result.alreadyApproved.length === 0) unapproved.push(name);
       }
+      // As clusteradm's accept (without --wait): hubAcceptsClient is set, but it is an error that
+      // no certificate was approved for the cluster yet; run accept again once its agent asked.
+      for (const name of unapproved) process.stderr.write(`no csr is approved yet for cluster ${name}\n`);
+      if (unapproved.length > 0) process.exitCode = 1;
     });
 
   get

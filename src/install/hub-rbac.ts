@@ -1,10 +1,12 @@
 // What each hub component may do on the hub, as ClusterRoles and Roles (pure data). Each rule is
 // there because the component's code makes that call; nothing is granted "just in case":
 //   - controllers (`tether hub`): ManagedClusters and their status, CSR approval for
-//     kube-apiserver-client, a namespace + RBAC per accepted cluster (escalate/bind: it grants the
-//     cluster's agents rights it does not use itself, as OCM's registration controller does), cluster
-//     leases and its own leader lease, cleanup of a deleted cluster's works/addons/service accounts,
-//     ManagedServiceAccount TTLs;
+//     kube-apiserver-client (renewals only after a SubjectAccessReview of the requester's `renew`
+//     right), a namespace + RBAC per accepted cluster and the shared
+//     `open-cluster-management:managedcluster:*` ClusterRoles those RoleBindings point at
+//     (escalate/bind: it grants the cluster's agents rights it does not use itself, as OCM's
+//     registration controller does), cluster leases and its own leader lease, cleanup of a deleted
+//     cluster's works/addons/service accounts, ManagedServiceAccount TTLs, events;
 //   - proxy-server: watch ManagedClusters (which clusters may connect), TokenReview and
 //     SubjectAccessReview for CONNECT callers;
 //   - gateway: an aggregated apiserver (system:auth-delegator, the extension-apiserver-authentication
@@ -93,6 +95,7 @@ export function controllersRules(): Rule[] {
       verbs: [...write, 'escalate', 'bind'],
     },
     { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: write },
+    { apiGroups: ['authorization.k8s.io'], resources: ['subjectaccessreviews'], verbs: ['create'] },
     {
       apiGroups: [workApiGroup],
       resources: [manifestWorkResource.plural],

@@ -1,15 +1,53 @@
-// Hub-side bootstrap for joining clusters (what `tether init` sets up, like clusteradm): a
-// ServiceAccount whose token lets a new agent create its ManagedCluster and its first CSR, and
-// nothing else. Plus building and storing the bootstrap kubeconfig on the managed side (`tether join`).
+// Hub-side bootstrap for joining clusters (what `tether init` sets up, with OCM's and clusteradm's
+// names): ServiceAccount `open-cluster-management/agent-registration-bootstrap` (clusteradm's `get
+// token` asks a TokenRequest of it), ClusterRole `system:open-cluster-management:bootstrap` and
+// ClusterRoleBinding `cluster-bootstrap`, binding that ServiceAccount and the bootstrap-token group
+// `system:bootstrappers:managedcluster` (clusteradm's `--use-bootstrap-token`). The role is OCM's
+// bootstrap role, narrowed where OCM's agents do not need more: ManagedClusters get/list/watch/create
+// (no update), CSRs create/get/list/watch, `managedclustersets/join`, and `get` of only the
+// ConfigMaps a joining agent reads (cluster-info, kube-root-ca.crt, ca-bundle-configmap).
+// Plus building and storing the bootstrap kubeconfig on the managed side (`tether join`).
 import { CoreV1Api, type KubeConfig, type KubernetesObject } from '@kubernetes/client-node';
 import { agentNamespace, bootstrapHubKubeconfigSecretName } from '../api/index.ts';
 import { applyObjects, isAlreadyExists, kubeconfigFromParts, kubeconfigToYaml } from '../kube/index.ts';
 
 export const BOOTSTRAP_NAMESPACE = 'open-cluster-management';
-export const BOOTSTRAP_SERVICE_ACCOUNT = 'cluster-bootstrap';
-export const BOOTSTRAP_CLUSTER_ROLE = 'open-cluster-management:bootstrap';
+export const BOOTSTRAP_SERVICE_ACCOUNT = 'agent-registration-bootstrap';
+export const BOOTSTRAP_CLUSTER_ROLE = 'system:open-cluster-management:bootstrap';
+export const BOOTSTRAP_CLUSTER_ROLE_BINDING = 'cluster-bootstrap';
+/** The group of bootstrap tokens made for joining clusters (`auth-extra-groups`). */
+export const BOOTSTRAP_TOKEN_GROUP = 'system:bootstrappers:managedcluster';
 export const BOOTSTRAP_USER = `system:serviceaccount:${BOOTSTRAP_NAMESPACE}:${BOOTSTRAP_SERVICE_ACCOUNT}`;
+/** Lifetime of a bootstrap token when none is asked for (clusteradm's `get token`). */
+export const BOOTSTRAP_TOKEN_DEFAULT_SECONDS = 3600;
 const FIELD_MANAGER = 'tether-init';
+
+/** The rules of the bootstrap ClusterRole. */
+export function bootstrapClusterRoleRules() {
+  return [
+    {
+      apiGroups: ['certificates.k8s.io'],
+      resources: ['certificatesigningrequests'],
+      verbs: ['create', 'get', 'list', 'watch'],
+    },
+    {
+      apiGroups: ['cluster.open-cluster-management.io'],
+      resources: ['managedclusters'],
+      verbs: ['get', 'list', 'watch', 'create'],
+    },
+    {
+      apiGroups: ['cluster.open-cluster-management.io'],
+      resources: ['managedclustersets/join'],
+      verbs: ['create'],
+    },
+    {
+      apiGroups: [''],
+      resources: ['configmaps'],
+      verbs: ['get'],
+      resourceNames: ['cluster-info', 'kube-root-ca.crt', 'ca-bundle-configmap'],
+    },
+  ];
+}
 
 /** The bootstrap ServiceAccount, its namespace and its narrow RBAC, as objects to apply. */
 export function bootstrapIdentityObjects(): KubernetesObject[] {
@@ -24,25 +62,17 @@ export function bootstrapIdentityObjects(): KubernetesObject[] {
       apiVersion: 'rbac.authorization.k8s.io/v1',
       kind: 'ClusterRole',
       metadata: { name: BOOTSTRAP_CLUSTER_ROLE },
-      rules: [
-        {
-          apiGroups: ['certificates.k8s.io'],
-          resources: ['certificatesigningrequests'],
-          verbs: ['create', 'get', 'list', 'watch'],
-        },
-        {
-          apiGroups: ['cluster.open-cluster-management.io'],
-          resources: ['managedclusters'],
-          verbs: ['create', 'get'],
-        },
-      ],
+      rules: bootstrapClusterRoleRules(),
     } as KubernetesObject,
     {
       apiVersion: 'rbac.authorization.k8s.io/v1',
       kind: 'ClusterRoleBinding',
-      metadata: { name: BOOTSTRAP_CLUSTER_ROLE },
+      metadata: { name: BOOTSTRAP_CLUSTER_ROLE_BINDING },
       roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: BOOTSTRAP_CLUSTER_ROLE },
-      subjects: [{ kind: 'ServiceAccount', name: BOOTSTRAP_SERVICE_ACCOUNT, namespace: BOOTSTRAP_NAMESPACE }],
+      subjects: [
+        { kind: 'ServiceAccount', name: BOOTSTRAP_SERVICE_ACCOUNT, namespace: BOOTSTRAP_NAMESPACE },
+        { apiGroup: 'rbac.authorization.k8s.io', kind: 'Group', name: BOOTSTRAP_TOKEN_GROUP },
+      ],
     } as KubernetesObject,
   ];
 }

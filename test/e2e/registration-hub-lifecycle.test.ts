@@ -16,6 +16,7 @@ import { type Condition, formatMicroTime, ResourceClient, setCondition } from '.
 import {
   clusterRbacName,
   hubLeaderLeaseName,
+  hubLeaderLeaseNamespace,
   ManagedClusterDeleting,
 } from '../../src/registration/hub/index.ts';
 import {
@@ -73,12 +74,14 @@ describe('lease watchdog and taints', () => {
     );
     await waitFor(() => admin.leases.get(managedClusterLeaseName, name), 'the hub to create the lease');
 
+    // When the last renewal was sent: the deadline counts from its renewTime, stamped after this.
+    let renewedAt = 0;
     await waitFor(async () => {
+      renewedAt = Date.now();
       await agent.renew(name);
       await agent.report(name, 'True');
       return true;
     }, 'agent to report Available');
-    const renewedAt = Date.now();
     await waitFor(
       async () => taintKeys(await admin.clusters.get(name)).length === 0,
       'taints removed once Available',
@@ -169,7 +172,7 @@ describe('two hub replicas', () => {
     }[] = [];
     const replicaCleanups = new Cleanups();
     cleanups.add(() => replicaCleanups.run());
-    cleanups.add(() => admin.leases.delete(lease, 'kube-system', { ignoreNotFound: true }));
+    cleanups.add(() => admin.leases.delete(lease, hubLeaderLeaseNamespace, { ignoreNotFound: true }));
     for (const identity of ['replica-a', 'replica-b']) {
       const log = capturingLogger();
       const leaderElection = {
@@ -191,7 +194,14 @@ describe('two hub replicas', () => {
       return leaders.length === 1 && leaders[0];
     }, 'exactly one leader');
     const follower = replicas.find((r) => r !== leader)!;
-    expect((await admin.leases.get(lease, 'kube-system'))?.spec?.holderIdentity).toBe(leader.hub.identity);
+    // OCM's registration controller's lease place (overridable: this test names its own lease).
+    expect([hubLeaderLeaseNamespace, hubLeaderLeaseName]).toEqual([
+      'open-cluster-management-hub',
+      'registration-controller-lock',
+    ]);
+    expect((await admin.leases.get(lease, hubLeaderLeaseNamespace))?.spec?.holderIdentity).toBe(
+      leader.hub.identity,
+    );
 
     // Clusters are created after this file's own hub, but under the replicas' scope only.
     const first = await createCluster(cleanups, electionScope);

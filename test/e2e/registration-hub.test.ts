@@ -20,7 +20,10 @@ import {
   approveClusterCsrs,
   CsrApprovalReason,
   clusterRbacName,
+  manifestWorkCleanupFinalizer,
+  manualApprovalMessage,
   namespaceRbacName,
+  sharedClusterRoleName,
 } from '../../src/registration/hub/index.ts';
 import { clusterRules } from '../../src/registration/hub/rbac.ts';
 import { agentSubject } from '../../src/tunnel/identity.ts';
@@ -46,13 +49,16 @@ const fileCleanups = new Cleanups();
 const cleanups = new Cleanups();
 const bootstrapUser = uniqueName('tether-e2e-bootstrap');
 const strangerUser = uniqueName('tether-e2e-stranger');
+/** A bootstrap-token user as clusteradm's accept takes it (not auto-approved here). */
+const tokenUser = `system:bootstrap:${uniqueName('t').slice(-6)}`;
+const tokenGroup = 'system:bootstrappers:managedcluster';
 const hubClientSigner = 'tether.dev/hub-client';
 const signerCa = await createCertificateAuthority('tether e2e hub-client signer');
 const grants = ['registration', 'work', 'serviceaccount'] as const;
 
 beforeAll(async () => {
   // Bootstrap users may create CSRs and nothing else, as with a real bootstrap kubeconfig.
-  await allowCsrRequests(fileCleanups, [bootstrapUser, strangerUser]);
+  await allowCsrRequests(fileCleanups, [bootstrapUser, strangerUser, tokenUser]);
   await startScopedHub(fileCleanups, scope, {
     autoApprovedCsrUsers: [bootstrapUser],
     signer: { certPem: signerCa.certPem, keyPem: signerCa.keyPem, signerName: hubClientSigner },
@@ -62,6 +68,13 @@ afterEach(() => cleanups.run());
 afterAll(() => fileCleanups.run());
 
 const expectForbidden = (call: Promise<unknown>) => expect(call).rejects.toSatisfy(isForbidden);
+
+/** Renew the cluster's lease as the agent does (get + update: OCM grants no patch on leases). */
+async function renewLease(agent: ReturnType<typeof clientsFor>, cluster: string) {
+  const lease = await agent.leases.get(managedClusterLeaseName, cluster);
+  if (!lease) throw new Error(`no lease in ${cluster}`);
+  return agent.leases.replace({ ...lease, spec: { ...lease.spec, renewTime: formatMicroTime(new Date()) } });
+}
 
 async function waitAccepted(cluster: string) {
   await waitFor(
@@ -87,9 +100,16 @@ describe('accepting a ManagedCluster', () => {
       { apiGroup: 'rbac.authorization.k8s.io', kind: 'Group', name: clusterAgentGroups(mine)[0] },
     ]);
     for (const grant of grants) {
-      expect(await admin.roles.get(namespaceRbacName(mine, grant), mine)).toBeDefined();
-      expect(await admin.roleBindings.get(namespaceRbacName(mine, grant), mine)).toBeDefined();
+      const roleBinding = await admin.roleBindings.get(namespaceRbacName(mine, grant), mine);
+      expect(roleBinding).toMatchObject({
+        roleRef: { kind: 'ClusterRole', name: sharedClusterRoleName(grant) },
+        subjects: [{ kind: 'Group', name: clusterAgentGroups(mine)[0] }],
+      });
+      expect(await admin.clusterRoles.get(sharedClusterRoleName(grant))).toBeDefined();
+      expect(await admin.roles.get(namespaceRbacName(mine, grant), mine)).toBeUndefined();
     }
+    const workBinding = await admin.roleBindings.get(namespaceRbacName(mine, 'work'), mine);
+    expect(workBinding?.metadata?.finalizers).toEqual([manifestWorkCleanupFinalizer]);
     expect(await admin.leases.get(managedClusterLeaseName, mine)).toBeDefined();
 
     const agent = clientsFor(await agentKubeconfig(mine));
@@ -99,11 +119,7 @@ describe('accepting a ManagedCluster', () => {
       `${mine}'s identity to patch its own status`,
     );
     expect((await agent.clusters.list({ fieldSelector: `metadata.name=${mine}` })).items).toHaveLength(1);
-    await agent.leases.patchMerge(
-      managedClusterLeaseName,
-      { spec: { renewTime: formatMicroTime(new Date()) } },
-      mine,
-    );
+    await waitFor(() => renewLease(agent, mine), `${mine}'s identity to renew its lease`);
     await agent.secrets.list({ namespace: mine });
 
     await expectForbidden(agent.clusters.get(other));
@@ -119,12 +135,7 @@ describe('accepting a ManagedCluster', () => {
     const name = await createCluster(cleanups, scope);
     await waitAccepted(name);
     const agent = clientsFor(await agentKubeconfig(name));
-    const renew = () =>
-      agent.leases.patchMerge(
-        managedClusterLeaseName,
-        { spec: { renewTime: formatMicroTime(new Date()) } },
-        name,
-      );
+    const renew = () => renewLease(agent, name);
     await waitFor(renew, `${name}'s identity to renew its lease`);
 
     await admin.clusters.patchMerge(name, { spec: { hubAcceptsClient: false } });
@@ -178,10 +189,16 @@ describe('CSR approval', () => {
     const otherCluster = uniqueName('reg');
     const bootstrap = clientsFor(await kubeconfigAs({ commonName: bootstrapUser }));
     const stranger = clientsFor(await kubeconfigAs({ commonName: strangerUser }));
+    const token = clientsFor(await kubeconfigAs({ commonName: tokenUser, organizations: [tokenGroup] }));
     const mine = agentSubject(name, 'agent1');
     const waiting = await waitFor(
-      () => requestCertificate(cleanups, stranger.csrs, { subject: mine, cluster: name }),
+      () => requestCertificate(cleanups, token.csrs, { subject: mine, cluster: name }),
       'CSR',
+    );
+    // Not a requester clusteradm's accept approves for: left pending, reported.
+    const strangers = await waitFor(
+      () => requestCertificate(cleanups, stranger.csrs, { subject: mine, cluster: name }),
+      "a stranger's CSR",
     );
     const invalid = {
       wrongOrg: { ...mine, organizations: [...mine.organizations, 'tether-e2e:cluster-admins'] },
@@ -208,15 +225,24 @@ describe('CSR approval', () => {
       cluster: sentinelCluster,
     });
     await waitFor(async () => approvalOf(await admin.csrs.get(sentinel)), 'the last CSR approved');
-    for (const csr of [waiting, ...invalidCsrs])
+    for (const csr of [waiting, strangers, ...invalidCsrs])
       expect(approvalOf(await admin.csrs.get(csr))).toBeUndefined();
 
     const result = await approveClusterCsrs(admin.clusters.kubeconfig, name);
     expect(result.approved).toEqual([waiting]);
-    expect(result.skipped.map((s) => s.name).sort()).toEqual([...invalidCsrs].sort());
+    expect(result.skipped.map((s) => s.name).sort()).toEqual([...invalidCsrs, strangers].sort());
+    expect(result.skipped.find((s) => s.name === strangers)?.problem).toContain('not a bootstrap identity');
     expect(result.accepted).toBe(true);
-    expect(approvalOf(await admin.csrs.get(waiting))).toMatchObject({ reason: CsrApprovalReason.Manual });
-    for (const csr of invalidCsrs) expect(approvalOf(await admin.csrs.get(csr))).toBeUndefined();
+    // As clusteradm writes it, with tether as argv0.
+    expect(approvalOf(await admin.csrs.get(waiting))).toMatchObject({
+      status: 'True',
+      reason: 'tether Approve',
+      message: manualApprovalMessage,
+    });
+    expect(CsrApprovalReason.Manual).toBe('tether Approve');
+    expect(manualApprovalMessage).toBe('This CSR was approved by tether certificate approve.');
+    for (const csr of [strangers, ...invalidCsrs])
+      expect(approvalOf(await admin.csrs.get(csr))).toBeUndefined();
     expect((await admin.clusters.get(name))?.spec.hubAcceptsClient).toBe(true);
     await waitAccepted(name);
   });

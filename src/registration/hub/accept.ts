@@ -1,10 +1,16 @@
-// ManagedClusterAcceptReconciler: what `spec.hubAcceptsClient` grants. Every cluster the hub sees
-// gets the api-resource-cleanup finalizer and a ClusterRole/Binding reading its own ManagedCluster.
-// Accepted: the cluster namespace, the full ClusterRole, one Role + RoleBinding per agent concern in
-// the namespace, the managed-cluster-lease, and HubAcceptedManagedCluster True. Denied after being
-// accepted: the namespace grants go, the ClusterRole shrinks back, HubAcceptedManagedCluster False
-// (a cluster never accepted gets no condition, as in OCM). Deletion is not handled here
-// (deletion.ts), but removeClusterResources is: it owns the objects it knows how to name.
+// ManagedClusterAcceptReconciler: what `spec.hubAcceptsClient` grants, in OCM's shape (rbac.ts).
+// Once per hub: the shared ClusterRoles the namespace RoleBindings point at. Every cluster the hub
+// sees gets the api-resource-cleanup finalizer and its ClusterRole/Binding (reading its own
+// ManagedCluster). Accepted: the cluster namespace, the full ClusterRole, one RoleBinding per agent
+// concern, the managed-cluster-lease, HubAcceptedManagedCluster True and a ManagedClusterAccepted
+// event. Denied after being accepted: the RoleBindings go, the ClusterRole shrinks back,
+// HubAcceptedManagedCluster False and a ManagedClusterDenied event (a cluster never accepted gets no
+// condition, as in OCM).
+//
+// The work RoleBinding carries the manifest-work-cleanup finalizer: deleting it (deny, delete)
+// leaves it in force while ManifestWorks remain in the namespace, so the work agent can still
+// release its finalizers on them; the hub drops the finalizer once none is left. Deletion is not
+// handled here (deletion.ts), but removeClusterResources is: it owns the objects it knows how to name.
 import {
   clusterNameLabel,
   type ManagedCluster,
@@ -12,11 +18,21 @@ import {
   ManagedClusterReason,
   managedClusterFinalizer,
   managedClusterLeaseName,
+  managedClusterResource,
+  manifestWorkResource,
 } from '../../api/index.ts';
-import { isConditionTrue, type KubeObject, type Lease, ResourceClient } from '../../kube/index.ts';
+import {
+  isConditionTrue,
+  isNotFound,
+  type KubeObject,
+  type Lease,
+  type ReconcileResult,
+  ResourceClient,
+  toApiError,
+} from '../../kube/index.ts';
 import { type HubContext, setClusterConditions, setClusterFinalizer } from './context.ts';
 import { ensureClusterLease } from './lease.ts';
-import { clusterRbac } from './rbac.ts';
+import { clusterRbac, sharedClusterRoles } from './rbac.ts';
 import {
   clusterRbacName,
   clusterRoleBindingResource,
@@ -24,6 +40,7 @@ import {
   hubAcceptedMessage,
   hubDeniedMessage,
   hubFieldManager,
+  manifestWorkCleanupFinalizer,
   namespaceGrants,
   namespaceRbacName,
   namespaceResource,
@@ -36,6 +53,9 @@ import {
 const apply = { fieldManager: hubFieldManager, force: true };
 const gone = { ignoreNotFound: true };
 
+/** While a deleted work RoleBinding waits for the namespace's ManifestWorks to go, look this often. */
+const workCleanupPollMs = 30_000;
+
 export class ManagedClusterAcceptReconciler {
   private readonly ctx: HubContext;
   private readonly leases: ResourceClient<Lease>;
@@ -44,6 +64,8 @@ export class ManagedClusterAcceptReconciler {
   private readonly clusterRoleBindings: ResourceClient<RbacBinding>;
   private readonly roles: ResourceClient<RbacRole>;
   private readonly roleBindings: ResourceClient<RbacBinding>;
+  private readonly works: ResourceClient<KubeObject>;
+  private sharedRolesApplied: Promise<void> | undefined;
 
   constructor(ctx: HubContext, leases: ResourceClient<Lease>) {
     this.ctx = ctx;
@@ -54,23 +76,25 @@ export class ManagedClusterAcceptReconciler {
     this.clusterRoleBindings = new ResourceClient<RbacBinding>(kc, clusterRoleBindingResource);
     this.roles = new ResourceClient<RbacRole>(kc, roleResource);
     this.roleBindings = new ResourceClient<RbacBinding>(kc, roleBindingResource);
+    this.works = new ResourceClient<KubeObject>(kc, manifestWorkResource);
   }
 
   /** Bring a cluster that is not being deleted in line with spec.hubAcceptsClient. */
-  async reconcile(cluster: ManagedCluster): Promise<void> {
+  async reconcile(cluster: ManagedCluster): Promise<ReconcileResult | undefined> {
     const name = cluster.metadata.name ?? '';
     const { clusters } = this.ctx;
     const live = cluster.metadata.finalizers?.includes(managedClusterFinalizer)
       ? cluster
       : await setClusterFinalizer(clusters, name, managedClusterFinalizer, true);
-    if (!live || live.metadata.deletionTimestamp) return;
+    if (!live || live.metadata.deletionTimestamp) return undefined;
+    await this.ensureSharedClusterRoles();
     const accepted = live.spec?.hubAcceptsClient === true;
+    const wasAccepted = isConditionTrue(live.status?.conditions, ManagedClusterCondition.HubAccepted);
     const rbac = clusterRbac(name, accepted);
-    // Bindings after the roles they name, so a binding never points at a missing or stale role.
     await this.clusterRoles.apply(rbac.clusterRole, apply);
     await this.clusterRoleBindings.apply(rbac.clusterRoleBinding, apply);
     if (!accepted) {
-      await this.removeNamespaceGrants(name);
+      const waiting = await this.removeNamespaceGrants(name);
       await setClusterConditions(
         clusters,
         name,
@@ -87,11 +111,18 @@ export class ManagedClusterAcceptReconciler {
             : [],
         live,
       );
-      return;
+      if (wasAccepted) {
+        await this.ctx.events.record(
+          clusterSubject(live),
+          'ManagedClusterDenied',
+          `managed cluster ${name} is denied by hub cluster admin`,
+        );
+      }
+      return waiting ? { requeueAfterMs: workCleanupPollMs } : undefined;
     }
     await this.namespaces.apply({ metadata: { name, labels: { [clusterNameLabel]: name } } }, apply);
-    for (const role of rbac.roles) await this.roles.apply(role, apply);
-    for (const binding of rbac.roleBindings) await this.roleBindings.apply(binding, apply);
+    let recreate = false;
+    for (const binding of rbac.roleBindings) recreate = (await this.applyRoleBinding(binding)) || recreate;
     const lease = this.ctx.leaseInformer.getByName(managedClusterLeaseName, name);
     await ensureClusterLease(this.leases, live, lease);
     await setClusterConditions(
@@ -107,21 +138,95 @@ export class ManagedClusterAcceptReconciler {
       ],
       live,
     );
+    if (!wasAccepted) {
+      await this.ctx.events.record(
+        clusterSubject(live),
+        'ManagedClusterAccepted',
+        `managed cluster ${name} is accepted by hub cluster admin`,
+      );
+    }
+    return recreate ? { requeueAfterMs: 200 } : undefined;
   }
 
-  /** Take away the namespace grants (bindings first: a role without binding grants nothing). */
-  async removeNamespaceGrants(name: string): Promise<void> {
+  /** The shared ClusterRoles, applied by the first reconcile (again after a failure). */
+  private async ensureSharedClusterRoles(): Promise<void> {
+    this.sharedRolesApplied ??= (async () => {
+      for (const role of sharedClusterRoles()) await this.clusterRoles.apply(role, apply);
+    })();
+    try {
+      await this.sharedRolesApplied;
+    } catch (err) {
+      this.sharedRolesApplied = undefined;
+      throw err;
+    }
+  }
+
+  /**
+   * Apply one namespace RoleBinding; true when it must be applied again shortly: it was on its way
+   * out (a deny before this accept), so its cleanup finalizer was released to let the deletion end.
+   */
+  private async applyRoleBinding(binding: RbacBinding): Promise<boolean> {
+    const { name = '', namespace = '' } = binding.metadata ?? {};
+    try {
+      const applied = await this.roleBindings.apply(binding, apply);
+      if (!applied.metadata?.deletionTimestamp) return false;
+      await this.releaseWorkCleanup(namespace, applied);
+      return true;
+    } catch (err) {
+      // roleRef is immutable: a binding from before the shared ClusterRoles (to a per-cluster Role
+      // of the same name) is replaced, and that Role removed.
+      if (toApiError(err)?.status !== 422) throw err;
+      await this.roleBindings.delete(name, namespace, gone);
+      await this.roles.delete(name, namespace, gone);
+      await this.roleBindings.apply(binding, apply);
+      return false;
+    }
+  }
+
+  /**
+   * Take away the namespace grants. The work binding stays in force (Terminating) while
+   * ManifestWorks remain in the namespace; true while it does.
+   */
+  async removeNamespaceGrants(name: string): Promise<boolean> {
     for (const grant of namespaceGrants) {
       await this.roleBindings.delete(namespaceRbacName(name, grant), name, gone);
     }
-    for (const grant of namespaceGrants) await this.roles.delete(namespaceRbacName(name, grant), name, gone);
+    const work = await this.roleBindings.get(namespaceRbacName(name, 'work'), name);
+    if (!work) return false;
+    if ((await this.works.list({ namespace: name })).items.length > 0) return true;
+    await this.releaseWorkCleanup(name, work);
+    return false;
   }
 
-  /** Remove everything accepting created: RBAC, then the cluster namespace (and the lease in it). */
+  private async releaseWorkCleanup(namespace: string, binding: RbacBinding): Promise<void> {
+    const finalizers = binding.metadata?.finalizers ?? [];
+    if (!finalizers.includes(manifestWorkCleanupFinalizer)) return;
+    try {
+      await this.roleBindings.patchMerge(
+        binding.metadata?.name ?? '',
+        {
+          metadata: {
+            resourceVersion: binding.metadata?.resourceVersion,
+            finalizers: finalizers.filter((f) => f !== manifestWorkCleanupFinalizer),
+          },
+        },
+        namespace,
+      );
+    } catch (err) {
+      if (!isNotFound(err)) throw err;
+    }
+  }
+
+  /**
+   * Remove everything accepting created: RBAC, then the cluster namespace (and the lease in it).
+   * The caller has seen the namespace's ManifestWorks gone.
+   */
   async removeClusterResources(name: string): Promise<void> {
+    if (await this.removeNamespaceGrants(name)) {
+      throw new Error(`ManifestWorks remain in namespace ${name}: its work RoleBinding stays`);
+    }
     await this.clusterRoleBindings.delete(clusterRbacName(name), undefined, gone);
     await this.clusterRoles.delete(clusterRbacName(name), undefined, gone);
-    await this.removeNamespaceGrants(name);
     // Only a namespace that is the cluster's (labelled when accepted); never one it merely shares a name with.
     const namespace = await this.namespaces.get(name);
     if (namespace?.metadata?.labels?.[clusterNameLabel] !== name) return;
@@ -130,4 +235,13 @@ export class ManagedClusterAcceptReconciler {
       preconditions: { uid: namespace.metadata.uid },
     });
   }
+}
+
+function clusterSubject(cluster: ManagedCluster) {
+  return {
+    apiVersion: `${managedClusterResource.group}/${managedClusterResource.version}`,
+    kind: managedClusterResource.kind,
+    name: cluster.metadata.name ?? '',
+    uid: cluster.metadata.uid,
+  };
 }

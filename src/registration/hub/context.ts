@@ -16,6 +16,7 @@ import {
   setCondition,
 } from '../../kube/index.ts';
 import type { Logger } from '../../log.ts';
+import type { HubEventRecorder } from './events.ts';
 
 export interface HubContext {
   kubeconfig: KubeConfig;
@@ -24,6 +25,7 @@ export interface HubContext {
   clusterInformer: Informer<ManagedCluster>;
   /** every `managed-cluster-lease`, in all namespaces */
   leaseInformer: Informer<Lease>;
+  events: HubEventRecorder;
   log: Logger;
 }
 

@@ -19,6 +19,7 @@ import { ManagedClusterAcceptReconciler } from './accept.ts';
 import { clusterClient, clusterNameProblem, type HubContext } from './context.ts';
 import { ClusterCsrApprovingReconciler, clusterCsrSelector } from './csr-approval.ts';
 import { ManagedClusterDeletionReconciler } from './deletion.ts';
+import { HubEventRecorder } from './events.ts';
 import { ManagedClusterLeaseReconciler } from './lease.ts';
 import { type CertificateSigningRequest, certificateSigningRequestResource } from './resources.ts';
 import { ClusterCsrSigningReconciler, type HubSignerLimits } from './signer.ts';
@@ -62,6 +63,7 @@ export function startHubControllers(o: HubControllerOptions): HubControllers {
       ...informerOptions('leases'),
       fieldSelector: `metadata.name=${managedClusterLeaseName}`,
     }),
+    events: new HubEventRecorder(kubeconfig, log.child({ component: 'events' })),
     log,
   };
   // Shared by several controllers: started (and stopped) here, not by any one of them.
@@ -119,6 +121,7 @@ export function startHubControllers(o: HubControllerOptions): HubControllers {
   const approver = new ClusterCsrApprovingReconciler(kubeconfig, csrInformer, {
     autoApprovedUsers: o.autoApprovedCsrUsers,
     signerNames: o.approvedSignerNames,
+    events: ctx.events,
     log: log.child({ controller: 'csr-approving' }),
   });
   // One worker: CSRs are rare, and approving them in arrival order keeps the log easy to follow.

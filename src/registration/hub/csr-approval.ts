@@ -1,14 +1,19 @@
 // ClusterCsrApprovingReconciler: approves the CSRs of managed-cluster agents the policy in
-// csr-policy.ts allows (renewals by the same identity, bootstrap requests of listed users for
-// clusters that have not joined), and approveClusterCsrs: the human path behind `tether accept`,
-// which approves bootstrap requests of clusters that have not joined (all but foreign requests with
-// skipApproveCheck, the admin's rebootstrap). Only CSRs carrying the cluster-name
-// label are looked at; nothing is ever denied, so other approvers stay free to decide the rest.
+// csr-policy.ts allows (renewals by the same identity that still may `renew`
+// register.open-cluster-management.io managedclusters/clientcertificates, checked with a
+// SubjectAccessReview as OCM does; bootstrap requests of listed users for clusters that have not
+// joined), recording a ManagedClusterCSRAutoApproved event; and approveClusterCsrs: the human path
+// behind `tether accept`, which approves as clusteradm's `accept --clusters` does (its requester
+// rules, one requester CN, reason `tether Approve`), never a request by another cluster's identity,
+// nor a bootstrap request for a cluster that has joined unless skipApproveCheck (the admin's
+// rebootstrap). Only CSRs carrying the cluster-name label are looked at; nothing is ever denied, so
+// other approvers stay free to decide the rest.
 //
 // Approval goes through client-node's CertificatesV1Api: the `approval` subresource is not one
 // ResourceClient writes (it has `status` only). A fresh read precedes every approval, so a CSR
 // someone else decided meanwhile is left alone, and the write carries the resourceVersion read.
 import {
+  AuthorizationV1Api,
   CertificatesV1Api,
   type KubeConfig,
   V1CertificateSigningRequestCondition,
@@ -30,13 +35,17 @@ import {
   classifyCsrRequest,
   isCsrApproved,
   isCsrDecided,
+  manualApprovalProblem,
 } from './csr-policy.ts';
+import type { HubEventRecorder } from './events.ts';
+import { clientCertificateRenewal } from './rbac.ts';
 import {
   type CertificateSigningRequest,
   CsrApprovalReason,
   certificateSigningRequestResource,
   hubFieldManager,
   kubeApiserverClientSignerName,
+  manualApprovalMessage,
 } from './resources.ts';
 
 /** Label selector of the CSRs the approver watches. */
@@ -105,10 +114,43 @@ export async function hasClusterJoined(
   return items.some((c) => c.metadata?.name !== exceptCsr && isCsrApproved(c));
 }
 
+/**
+ * Whether the requester of `csr` may still `renew` the client certificate of `cluster` (OCM's
+ * check before approving a renewal): a SubjectAccessReview as the requester, groups and extra
+ * included. A denied or deleted cluster has lost that rule.
+ */
+export async function mayRenewClientCertificate(
+  kubeconfig: KubeConfig,
+  csr: CertificateSigningRequest,
+  cluster: string,
+): Promise<boolean> {
+  const review = await kubeconfig.makeApiClient(AuthorizationV1Api).createSubjectAccessReview({
+    body: {
+      apiVersion: 'authorization.k8s.io/v1',
+      kind: 'SubjectAccessReview',
+      spec: {
+        user: csr.spec.username,
+        uid: csr.spec.uid,
+        groups: csr.spec.groups,
+        extra: csr.spec.extra,
+        resourceAttributes: {
+          group: clientCertificateRenewal.group,
+          resource: clientCertificateRenewal.resource,
+          subresource: clientCertificateRenewal.subresource,
+          verb: clientCertificateRenewal.verb,
+          name: cluster,
+        },
+      },
+    },
+  });
+  return review.status?.allowed === true;
+}
+
 export interface ClusterCsrApproverOptions {
   autoApprovedUsers: readonly string[];
   /** signers whose cluster CSRs may be approved (kube-apiserver-client, plus the built-in signer's) */
   signerNames: readonly string[];
+  events?: HubEventRecorder;
   log: Logger;
 }
 
@@ -154,8 +196,28 @@ export class ClusterCsrApprovingReconciler {
       );
       return;
     }
+    if (
+      request.kind === 'renewal' &&
+      !(await mayRenewClientCertificate(this.kubeconfig, csr, check.identity.cluster))
+    ) {
+      log.info(
+        { cluster: check.identity.cluster, requester: csr.spec.username },
+        'renewal CSR left alone: the requester may not renew managedclusters/clientcertificates (cluster denied or deleted)',
+      );
+      return;
+    }
     if (await approveCsr(this.kubeconfig, name, approval)) {
       log.info({ cluster: check.identity.cluster, user: check.identity.user }, approval.message);
+      await this.options.events?.record(
+        {
+          apiVersion: `${certificateSigningRequestResource.group}/${certificateSigningRequestResource.version}`,
+          kind: certificateSigningRequestResource.kind,
+          name,
+          uid: csr.metadata?.uid,
+        },
+        'ManagedClusterCSRAutoApproved',
+        `managed cluster csr "${name}" is auto approved by hub csr controller`,
+      );
     }
   }
 }
@@ -164,9 +226,9 @@ export interface ApproveClusterCsrsOptions {
   /** signers whose CSRs may be approved (default kubernetes.io/kube-apiserver-client) */
   signerNames?: readonly string[];
   /**
-   * Approve bootstrap requests of a cluster that has joined already (clusteradm's
-   * --skip-approve-check): the hub admin's rebootstrap. Requests by another cluster's identity
-   * stay refused.
+   * clusteradm's --skip-approve-check: any requester, and bootstrap requests of a cluster that has
+   * joined already (the hub admin's rebootstrap). Requests by another cluster's identity stay
+   * refused.
    */
   skipApproveCheck?: boolean;
 }
@@ -174,17 +236,25 @@ export interface ApproveClusterCsrsOptions {
 export interface ApproveClusterCsrsResult {
   /** CSRs this call approved */
   approved: string[];
+  /** CSRs approved before this call (clusteradm counts them as approved) */
+  alreadyApproved: string[];
   /** pending CSRs labelled for the cluster that were not approved, and why */
   skipped: { name: string; problem: string }[];
+  /** set when the eligible CSRs name more than one requester CN: then none is approved */
+  ambiguous?: string;
   /** false when there is no ManagedCluster of that name (yet) to accept */
   accepted: boolean;
 }
 
 /**
- * What a hub admin's `tether accept <cluster>` does: approve every pending CSR labelled for the
- * cluster whose subject is a valid agent identity of that cluster and whose requester may have it
- * (bootstrap requests while the cluster has not joined; renewals; see options.skipApproveCheck), then
- * set spec.hubAcceptsClient on its ManagedCluster. Other pending CSRs are reported, not denied.
+ * What a hub admin's `tether accept <cluster>` does, as clusteradm's `accept --clusters`: among the
+ * CSRs labelled for the cluster, Denied ones are skipped and Approved ones count; a pending one is
+ * eligible when its requester is a bootstrap identity clusteradm accepts (see
+ * manualApprovalProblem; any with skipApproveCheck), and on top of clusteradm, when its subject is
+ * a valid agent identity of that cluster, it is not requested by another cluster's identity, and
+ * the cluster has not joined (unless skipApproveCheck). When the eligible CSRs name more than one
+ * requester CN nothing is approved. Each approval is an Approved condition (reason `tether
+ * Approve`) through the /approval subresource; then spec.hubAcceptsClient is merge-patched true.
  */
 export async function approveClusterCsrs(
   hubKubeConfig: KubeConfig,
@@ -197,10 +267,20 @@ export async function approveClusterCsrs(
     certificateSigningRequestResource,
   );
   const { items } = await csrs.list({ labelSelector: `${clusterNameLabel}=${clusterName}` });
-  const result: ApproveClusterCsrsResult = { approved: [], skipped: [], accepted: false };
+  const result: ApproveClusterCsrsResult = {
+    approved: [],
+    alreadyApproved: [],
+    skipped: [],
+    accepted: false,
+  };
   const joined = options.skipApproveCheck ? false : await hasClusterJoined(hubKubeConfig, clusterName);
+  const eligible: { name: string; user: string }[] = [];
   for (const csr of items) {
     const name = csr.metadata?.name ?? '';
+    if (isCsrApproved(csr)) {
+      result.alreadyApproved.push(name);
+      continue;
+    }
     if (isCsrDecided(csr)) continue;
     const check = checkClusterCsr(csr, signerNames);
     if (!check.ok) {
@@ -219,9 +299,20 @@ export async function approveClusterCsrs(
       });
       continue;
     }
-    const message = `agent ${check.identity.agent} of cluster ${clusterName}, approved by a hub admin`;
-    if (await approveCsr(hubKubeConfig, name, { reason: CsrApprovalReason.Manual, message })) {
-      result.approved.push(name);
+    const problem = options.skipApproveCheck ? undefined : manualApprovalProblem(csr);
+    if (problem) {
+      result.skipped.push({ name, problem });
+      continue;
+    }
+    eligible.push({ name, user: check.identity.user });
+  }
+  const requesters = [...new Set(eligible.map((e) => e.user))];
+  if (requesters.length > 1) {
+    result.ambiguous = `the pending CSRs of ${clusterName} name ${requesters.length} different agents (${requesters.join(', ')}): approve one by hand (kubectl certificate approve) or deny the others`;
+  } else {
+    for (const { name } of eligible) {
+      const approval = { reason: CsrApprovalReason.Manual, message: manualApprovalMessage };
+      if (await approveCsr(hubKubeConfig, name, approval)) result.approved.push(name);
     }
   }
   const cluster = await patchCluster(clusterClient(hubKubeConfig), clusterName, 'object', (mc) =>

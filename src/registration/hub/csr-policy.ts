@@ -111,6 +111,32 @@ export function classifyCsrRequest(csr: CertificateSigningRequest, identity: Clu
   return { kind: 'bootstrap', requester };
 }
 
+/** Requesters clusteradm's `accept` approves for (besides any `system:bootstrap:` token user). */
+export const manualApprovalUsers: readonly string[] = [
+  'system:serviceaccount:open-cluster-management:agent-registration-bootstrap',
+  'system:serviceaccount:open-cluster-management-hub:grpc-server-sa',
+];
+/** One of these must be among the requester's groups. */
+export const manualApprovalGroups: readonly string[] = [
+  'system:bootstrappers:managedcluster',
+  'system:serviceaccounts:open-cluster-management',
+  'system:serviceaccounts:open-cluster-management-hub',
+];
+const bootstrapTokenUserPrefix = 'system:bootstrap:';
+
+/**
+ * Why `tether accept` (like clusteradm's `accept` without --skip-approve-check) leaves `csr` alone,
+ * or undefined when its requester is eligible: a bootstrap-token user or one of
+ * manualApprovalUsers, in one of manualApprovalGroups.
+ */
+export function manualApprovalProblem(csr: CertificateSigningRequest): string | undefined {
+  const user = csr.spec.username ?? '';
+  const groups = csr.spec.groups ?? [];
+  const userOk = user.startsWith(bootstrapTokenUserPrefix) || manualApprovalUsers.includes(user);
+  if (userOk && groups.some((g) => manualApprovalGroups.includes(g))) return undefined;
+  return `requested by ${user || 'an unknown user'}, not a bootstrap identity clusteradm accepts (a ${bootstrapTokenUserPrefix}<token> user or ${manualApprovalUsers.join(', ')}, in a group of ${manualApprovalGroups.join(', ')}); to approve it anyway, pass --skip-approve-check`;
+}
+
 /**
  * The reason to approve a valid cluster CSR without a human, or undefined when it must wait:
  * a renewal by the very identity it names, or a bootstrap request by a listed user for a cluster

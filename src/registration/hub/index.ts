@@ -8,7 +8,8 @@
 // clusterroles, clusterrolebindings, roles, rolebindings get/create/patch/delete (and the
 // escalate/bind that granting the agents' rules implies, or those rules itself); leases in all
 // cluster namespaces and in the election namespace; manifestworks and managedclusteraddons
-// list/watch/delete; certificatesigningrequests list/watch/get, /approval update and `approve` on
+// list/watch/delete; events create; subjectaccessreviews create (renewal approval);
+// certificatesigningrequests list/watch/get, /approval update and `approve` on
 // the signers it approves for (kubernetes.io/kube-apiserver-client, plus the built-in signer's
 // name), and with the built-in signer /status update and `sign` on its signer name.
 // clusterLabelSelector scopes the ManagedCluster reconcilers only; CSR approval is hub-wide.
@@ -16,11 +17,16 @@ import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { errorMessage, InvalidArgumentError } from '../../errors.ts';
-import { LeaderElector } from '../../kube/index.ts';
+import { isAlreadyExists, type KubeObject, LeaderElector, ResourceClient } from '../../kube/index.ts';
 import { type Logger, logger } from '../../log.ts';
 import { loadCertificateAuthority } from '../../pki/index.ts';
 import { type HubControllers, startHubControllers } from './controllers.ts';
-import { hubLeaderLeaseName, kubeApiserverClientSignerName } from './resources.ts';
+import {
+  hubLeaderLeaseName,
+  hubLeaderLeaseNamespace,
+  kubeApiserverClientSignerName,
+  namespaceResource,
+} from './resources.ts';
 
 export {
   type ApproveClusterCsrsOptions,
@@ -28,15 +34,19 @@ export {
   approveClusterCsrs,
 } from './csr-approval.ts';
 export { type ClusterCsrIdentity, checkClusterCsr } from './csr-policy.ts';
-export { type ClusterRbac, clusterRbac } from './rbac.ts';
+export { type ClusterRbac, clientCertificateRenewal, clusterRbac, sharedClusterRoles } from './rbac.ts';
 export {
   CsrApprovalReason,
   clusterRbacName,
   hubFieldManager,
   hubLeaderLeaseName,
+  hubLeaderLeaseNamespace,
   kubeApiserverClientSignerName,
   ManagedClusterDeleting,
+  manifestWorkCleanupFinalizer,
+  manualApprovalMessage,
   namespaceRbacName,
+  sharedClusterRoleName,
 } from './resources.ts';
 
 export interface HubSignerOptions {
@@ -52,9 +62,9 @@ export interface HubSignerOptions {
 }
 
 export interface HubLeaderElectionOptions {
-  /** namespace of the Lease (default kube-system) */
+  /** namespace of the Lease (default open-cluster-management-hub, as OCM's) */
   namespace?: string;
-  /** name of the Lease (default tether-registration-hub) */
+  /** name of the Lease (default registration-controller-lock, OCM's registration controller's) */
   name?: string;
   /** this replica, unique among replicas (default hostname + random suffix) */
   identity?: string;
@@ -123,9 +133,11 @@ export async function startRegistrationHub(opts: RegistrationHubOptions): Promis
   }
 
   let controllers: HubControllers | undefined;
+  const electionNamespace = election.namespace ?? hubLeaderLeaseNamespace;
+  await ensureElectionNamespace(opts.hubKubeConfig, electionNamespace, log);
   const elector = new LeaderElector({
     kubeconfig: opts.hubKubeConfig,
-    namespace: election.namespace ?? 'kube-system',
+    namespace: electionNamespace,
     name: election.name ?? hubLeaderLeaseName,
     identity,
     leaseDurationSeconds: election.leaseDurationSeconds,
@@ -144,6 +156,21 @@ export async function startRegistrationHub(opts: RegistrationHubOptions): Promis
   });
   elector.start();
   return { identity, isLeader: () => elector.isLeader(), stop: () => elector.stop() };
+}
+
+/**
+ * The Lease's namespace must exist before anyone can campaign: `tether init` creates it, a hub run
+ * by hand against a fresh cluster creates it here. Only a log line when that is not allowed.
+ */
+async function ensureElectionNamespace(kubeconfig: KubeConfig, name: string, log: Logger): Promise<void> {
+  const namespaces = new ResourceClient<KubeObject>(kubeconfig, namespaceResource);
+  try {
+    await namespaces.create({ metadata: { name } });
+  } catch (err) {
+    if (!isAlreadyExists(err)) {
+      log.warn({ namespace: name, err: errorMessage(err) }, 'cannot create the leader election namespace');
+    }
+  }
 }
 
 async function loadSigner(options: HubSignerOptions) {

@@ -4,7 +4,10 @@
 // becomes Unknown (ManagedClusterLeaseUpdateStopped). No polling: each reconcile asks the work
 // queue to come back exactly at the deadline, and every renewal the informer sees re-arms it.
 // The hub only ever takes Available away; setting it True again is the agent's job.
-// renewTime is the agent's clock against ours, as in OCM (the ClockSynced condition reports skew).
+// renewTime is the agent's clock against ours, as in OCM: each renewal this hub sees arrive sets
+// ManagedClusterConditionClockSynced — True when renewTime is within one lease duration of the
+// hub's now, False (ManagedClusterClockOutOfSync) otherwise — with an event when it changes. The
+// first lease a hub process sees is only remembered: it may be an old renewal, not a skewed clock.
 import {
   clusterNameLabel,
   defaultLeaseDurationSeconds,
@@ -12,6 +15,7 @@ import {
   ManagedClusterCondition,
   ManagedClusterReason,
   managedClusterLeaseName,
+  managedClusterResource,
 } from '../../api/index.ts';
 import {
   findCondition,
@@ -23,7 +27,15 @@ import {
   type ResourceClient,
 } from '../../kube/index.ts';
 import { type HubContext, setClusterConditions } from './context.ts';
-import { leaseStoppedMessage } from './resources.ts';
+import { clockOutOfSyncMessage, clockSyncedMessage, leaseStoppedMessage } from './resources.ts';
+
+/** Whether a renewal stamped `renewTime` and seen at `now` shows the clocks agree (OCM's rule). */
+export function isClockSynced(renewTime: string, now: number, leaseDurationSeconds: number): boolean {
+  const renewedAt = Date.parse(renewTime);
+  if (Number.isNaN(renewedAt)) return false;
+  const durationMs = leaseDurationSeconds * 1000;
+  return now - renewedAt < durationMs && renewedAt - now < durationMs;
+}
 
 /**
  * When (ms since the epoch) the cluster counts as gone quiet: the lease's last renewal (or
@@ -65,6 +77,8 @@ export class ManagedClusterLeaseReconciler {
   private readonly ctx: HubContext;
   private readonly leases: ResourceClient<Lease>;
   private readonly graceFactor: number;
+  /** the last renewTime seen per cluster: a different one is a renewal that just arrived */
+  private readonly seenRenewals = new Map<string, string>();
 
   constructor(ctx: HubContext, leases: ResourceClient<Lease>, graceFactor: number) {
     this.ctx = ctx;
@@ -72,13 +86,54 @@ export class ManagedClusterLeaseReconciler {
     this.graceFactor = graceFactor;
   }
 
+  private async checkClock(cluster: ManagedCluster, lease: Lease): Promise<void> {
+    const name = cluster.metadata.name ?? '';
+    const renewTime = lease.spec?.renewTime;
+    if (!renewTime) return;
+    const previous = this.seenRenewals.get(name);
+    this.seenRenewals.set(name, renewTime);
+    if (previous === undefined || previous === renewTime) return;
+    const duration = cluster.spec?.leaseDurationSeconds || defaultLeaseDurationSeconds;
+    const synced = isClockSynced(renewTime, Date.now(), duration);
+    const status = synced ? 'True' : 'False';
+    const before = findCondition(cluster.status?.conditions, ManagedClusterCondition.ClockSynced);
+    if (before?.status === status) return;
+    await setClusterConditions(
+      this.ctx.clusters,
+      name,
+      [
+        {
+          type: ManagedClusterCondition.ClockSynced,
+          status,
+          reason: synced
+            ? ManagedClusterReason.ManagedClusterClockSynced
+            : ManagedClusterReason.ManagedClusterClockOutOfSync,
+          message: synced ? clockSyncedMessage : clockOutOfSyncMessage,
+        },
+      ],
+      cluster,
+    );
+    await this.ctx.events.record(
+      {
+        apiVersion: `${managedClusterResource.group}/${managedClusterResource.version}`,
+        kind: managedClusterResource.kind,
+        name,
+        uid: cluster.metadata.uid,
+      },
+      'ManagedClusterClockSyncedConditionUpdated',
+      `update managed cluster "${name}" clock synced condition to ${status}.`,
+    );
+  }
+
   /** `name` is the cluster's (and its namespace's) name. */
   async reconcile(name: string): Promise<ReconcileResult | undefined> {
     const cluster = this.ctx.clusterInformer.getByName(name);
     if (!cluster || cluster.metadata.deletionTimestamp || cluster.spec?.hubAcceptsClient !== true) {
+      this.seenRenewals.delete(name);
       return undefined;
     }
     const lease = this.ctx.leaseInformer.getByName(managedClusterLeaseName, name);
+    if (lease) await this.checkClock(cluster, lease);
     if (!lease) {
       try {
         await ensureClusterLease(this.leases, cluster, undefined);

@@ -1,16 +1,26 @@
-// The RBAC one managed cluster's agents get on the hub, as plain objects (no I/O). Every grant is
-// bound to the cluster's group `system:open-cluster-management:<cluster>`, which only certificates
-// the hub approved for that cluster carry (see csr-policy.ts), and names only that cluster's
-// objects: its own ManagedCluster (resourceNames) and objects in its own namespace (Roles).
+// The RBAC one managed cluster's agents get on the hub, as plain objects (no I/O), in OCM's shape:
+//   - per cluster, ClusterRole + ClusterRoleBinding `open-cluster-management:managedcluster:<cluster>`
+//     (its own ManagedCluster and status, CSRs, `renew` of register.open-cluster-management.io
+//     `managedclusters/clientcertificates`, which the CSR approver checks before approving a renewal);
+//   - shared ClusterRoles the hub creates once, `open-cluster-management:managedcluster:registration`
+//     and `…:work`, bound in each cluster namespace by RoleBindings
+//     `open-cluster-management:managedcluster:<cluster>:registration|work`; the work binding carries
+//     the manifest-work-cleanup finalizer (see accept.ts).
+// Every binding names the cluster's group `system:open-cluster-management:<cluster>`, which only
+// certificates the hub approved for that cluster carry (see csr-policy.ts). OCM also binds the group
+// `open-cluster-management:<cluster>` for its AWS IRSA / gRPC drivers; tether has neither, so it
+// does not bind a group no tether identity carries.
 //
 // RBAC matches resourceNames on list and watch only when the request names one object with
 // `fieldSelector=metadata.name=<cluster>`: agents list and watch their ManagedCluster that way.
 // CSRs cannot be restricted by name (they are created with generated names); the CSR approver is
 // what keeps a cluster from obtaining another cluster's identity.
 import {
+  addonApiGroup,
   authenticationApiGroup,
   clusterApiGroup,
   clusterNameLabel,
+  managedClusterAddOnResource,
   managedClusterResource,
   managedServiceAccountResource,
   manifestWorkResource,
@@ -21,28 +31,38 @@ import {
   certificateSigningRequestResource,
   clusterGroup,
   clusterRbacName,
+  manifestWorkCleanupFinalizer,
   type NamespaceGrant,
   namespaceGrants,
   namespaceRbacName,
   type PolicyRule,
   type RbacBinding,
   type RbacRole,
+  sharedClusterRoleName,
 } from './resources.ts';
 
 const rbacApiGroup = 'rbac.authorization.k8s.io';
 const readVerbs = ['get', 'list', 'watch'];
-const writeVerbs = ['get', 'list', 'watch', 'update', 'patch'];
-const statusVerbs = ['get', 'update', 'patch'];
+
+/** API group and resource of the permission a renewal CSR's requester must hold (OCM's). */
+export const clientCertificateRenewal = {
+  group: 'register.open-cluster-management.io',
+  resource: 'managedclusters',
+  subresource: 'clientcertificates',
+  verb: 'renew',
+} as const;
 
 export interface ClusterRbac {
   clusterRole: RbacRole;
   clusterRoleBinding: RbacBinding;
   /** empty when the cluster is not accepted: those grants are removed */
-  roles: RbacRole[];
   roleBindings: RbacBinding[];
 }
 
-/** The ClusterRole rules of a cluster's agents: full when accepted, read-own-cluster otherwise. */
+/**
+ * The per-cluster ClusterRole rules: OCM's when accepted; read-own-cluster otherwise (so a denied
+ * agent sees that it is denied, and can neither renew its certificate nor write its status).
+ */
 export function clusterRules(cluster: string, accepted: boolean): PolicyRule[] {
   const clusters = managedClusterResource.plural;
   if (!accepted) {
@@ -51,41 +71,79 @@ export function clusterRules(cluster: string, accepted: boolean): PolicyRule[] {
     ];
   }
   return [
-    { apiGroups: [clusterApiGroup], resources: [clusters], verbs: writeVerbs, resourceNames: [cluster] },
-    {
-      apiGroups: [clusterApiGroup],
-      resources: [`${clusters}/status`],
-      verbs: statusVerbs,
-      resourceNames: [cluster],
-    },
     {
       apiGroups: [certificateSigningRequestResource.group],
       resources: [certificateSigningRequestResource.plural],
       verbs: ['create', 'get', 'list', 'watch'],
     },
+    {
+      apiGroups: [clientCertificateRenewal.group],
+      resources: [`${clientCertificateRenewal.resource}/${clientCertificateRenewal.subresource}`],
+      verbs: [clientCertificateRenewal.verb],
+    },
+    // OCM grants update, not patch. tether's registration agent writes
+    // spec.managedClusterClientConfigs with a merge patch, so patch stays until it uses update.
+    {
+      apiGroups: [clusterApiGroup],
+      resources: [clusters],
+      verbs: ['get', 'list', 'watch', 'update', 'patch'],
+      resourceNames: [cluster],
+    },
+    {
+      apiGroups: [clusterApiGroup],
+      resources: [`${clusters}/status`],
+      verbs: ['patch', 'update'],
+      resourceNames: [cluster],
+    },
   ];
 }
 
-/** The Role rules each agent concern gets in the cluster namespace. */
-export function namespaceRules(grant: NamespaceGrant): PolicyRule[] {
+/** The rules of the shared ClusterRole each agent concern is bound to in its cluster namespace. */
+export function sharedClusterRoleRules(grant: NamespaceGrant): PolicyRule[] {
   switch (grant) {
-    case 'registration':
+    case 'registration': {
+      const addons = managedClusterAddOnResource.plural;
       return [
-        { apiGroups: [leaseResource.group], resources: [leaseResource.plural], verbs: writeVerbs },
-        { apiGroups: ['', 'events.k8s.io'], resources: ['events'], verbs: ['create', 'patch'] },
+        // OCM's: no create (the hub creates the lease on accept), no patch.
+        {
+          apiGroups: [leaseResource.group],
+          resources: [leaseResource.plural],
+          verbs: ['get', 'list', 'watch', 'update'],
+        },
+        // OCM's registration agent watches its add-ons; without these it never syncs and exits.
+        { apiGroups: [addonApiGroup], resources: [addons], verbs: readVerbs },
+        { apiGroups: [addonApiGroup], resources: [`${addons}/status`], verbs: ['patch', 'update'] },
+        { apiGroups: ['events.k8s.io'], resources: ['events'], verbs: ['list', 'watch', 'create'] },
       ];
+    }
     case 'work': {
       const works = manifestWorkResource.plural;
       return [
-        { apiGroups: [workApiGroup], resources: [works], verbs: writeVerbs },
-        { apiGroups: [workApiGroup], resources: [`${works}/status`], verbs: statusVerbs },
+        { apiGroups: ['', 'events.k8s.io'], resources: ['events'], verbs: ['create', 'patch', 'update'] },
+        {
+          apiGroups: [workApiGroup],
+          resources: [works],
+          verbs: ['get', 'list', 'watch', 'update', 'patch', 'delete'],
+        },
+        { apiGroups: [workApiGroup], resources: [`${works}/status`], verbs: ['patch', 'update'] },
       ];
     }
+    // tether extension, not OCM: the ManagedServiceAccount agent runs on the registration identity
+    // today (in OCM it is an add-on with its own registration). It goes when the add-on framework
+    // gives that agent its own identity.
     case 'serviceaccount': {
       const accounts = managedServiceAccountResource.plural;
       return [
-        { apiGroups: [authenticationApiGroup], resources: [accounts], verbs: writeVerbs },
-        { apiGroups: [authenticationApiGroup], resources: [`${accounts}/status`], verbs: statusVerbs },
+        {
+          apiGroups: [authenticationApiGroup],
+          resources: [accounts],
+          verbs: ['get', 'list', 'watch', 'update', 'patch'],
+        },
+        {
+          apiGroups: [authenticationApiGroup],
+          resources: [`${accounts}/status`],
+          verbs: ['get', 'update', 'patch'],
+        },
         {
           apiGroups: [''],
           resources: ['secrets'],
@@ -96,7 +154,15 @@ export function namespaceRules(grant: NamespaceGrant): PolicyRule[] {
   }
 }
 
-/** Every RBAC object the hub keeps for `cluster`, as it should be now. */
+/** The shared ClusterRoles (one per grant), created once by the hub, labelled as OCM labels them. */
+export function sharedClusterRoles(): RbacRole[] {
+  return namespaceGrants.map((grant) => ({
+    metadata: { name: sharedClusterRoleName(grant), labels: { [clusterNameLabel]: '' } },
+    rules: sharedClusterRoleRules(grant),
+  }));
+}
+
+/** Every per-cluster RBAC object the hub keeps for `cluster`, as it should be now. */
 export function clusterRbac(cluster: string, accepted: boolean): ClusterRbac {
   const labels = { [clusterNameLabel]: cluster };
   const subjects = [{ apiGroup: rbacApiGroup, kind: 'Group', name: clusterGroup(cluster) }] as const;
@@ -108,18 +174,17 @@ export function clusterRbac(cluster: string, accepted: boolean): ClusterRbac {
     subjects: [...subjects],
   };
   const grants = accepted ? namespaceGrants : [];
-  const meta = (grant: NamespaceGrant) => ({
-    name: namespaceRbacName(cluster, grant),
-    namespace: cluster,
-    labels,
-  });
   return {
     clusterRole,
     clusterRoleBinding,
-    roles: grants.map((grant) => ({ metadata: meta(grant), rules: namespaceRules(grant) })),
     roleBindings: grants.map((grant) => ({
-      metadata: meta(grant),
-      roleRef: { apiGroup: rbacApiGroup, kind: 'Role', name: namespaceRbacName(cluster, grant) },
+      metadata: {
+        name: namespaceRbacName(cluster, grant),
+        namespace: cluster,
+        labels,
+        ...(grant === 'work' ? { finalizers: [manifestWorkCleanupFinalizer] } : {}),
+      },
+      roleRef: { apiGroup: rbacApiGroup, kind: 'ClusterRole', name: sharedClusterRoleName(grant) },
       subjects: [...subjects],
     })),
   };

@@ -85,6 +85,7 @@ export interface CertificateSigningRequest extends KubeObject {
     username?: string;
     uid?: string;
     groups?: string[];
+    extra?: Record<string, string[]>;
   };
   status?: {
     conditions?: CsrCondition[];
@@ -100,9 +101,12 @@ export const kubeApiserverClientSignerName = 'kubernetes.io/kube-apiserver-clien
 export const CsrApprovalReason = {
   /** renewals by the same identity, bootstrap requests of listed users (OCM's reason) */
   Auto: 'AutoApprovedByHubCSRApprovingController',
-  /** approveClusterCsrs (`tether accept`) */
-  Manual: 'ApprovedByTether',
+  /** approveClusterCsrs (`tether accept`), written as clusteradm writes `<argv0> Approve` */
+  Manual: 'tether Approve',
 } as const;
+
+/** Message on the Approved condition `tether accept` writes (clusteradm's, with our argv0). */
+export const manualApprovalMessage = 'This CSR was approved by tether certificate approve.';
 
 /** OCM's condition on a ManagedCluster being deleted (clusterv1.ManagedClusterConditionDeleting). */
 export const ManagedClusterDeleting = {
@@ -119,25 +123,56 @@ export const ManagedClusterDeleting = {
 export const hubAcceptedMessage = 'Accepted by hub cluster admin';
 export const hubDeniedMessage = 'Denied by hub cluster admin';
 export const leaseStoppedMessage = 'Registration agent stopped updating its lease.';
+/** Messages OCM writes with ManagedClusterConditionClockSynced. */
+export const clockSyncedMessage = 'The clock of the managed cluster is synced with the hub.';
+export const clockOutOfSyncMessage =
+  'The clock of hub and agent is out of sync. This may cause the Unknown status and affect agent functionalities.';
 
 /** Field manager of every server-side apply and patch the registration hub makes. */
 export const hubFieldManager = 'tether-registration-hub';
 
-/** Lease the hub replicas elect their leader on (in kube-system unless told otherwise). */
-export const hubLeaderLeaseName = 'tether-registration-hub';
+/**
+ * Lease the hub replicas elect their leader on: OCM's registration controller's (library-go names
+ * it `<component>-lock`), in OCM's hub namespace, so an operator finds it where OCM keeps it.
+ */
+export const hubLeaderLeaseName = 'registration-controller-lock';
+export const hubLeaderLeaseNamespace = 'open-cluster-management-hub';
+
+/** Who the hub's Kubernetes Events say reported them. */
+export const hubEventComponent = 'registration-controller';
 
 /** ClusterRole and ClusterRoleBinding of one cluster's agents (OCM's name). */
 export function clusterRbacName(cluster: string): string {
   return `open-cluster-management:managedcluster:${cluster}`;
 }
 
-/** Roles and RoleBindings in the cluster namespace, one per agent concern. */
+/**
+ * RoleBindings in the cluster namespace, one per agent concern, each to a shared ClusterRole
+ * (sharedClusterRoleName). `serviceaccount` is a tether extension (see rbac.ts).
+ */
 export const namespaceGrants = ['registration', 'work', 'serviceaccount'] as const;
 export type NamespaceGrant = (typeof namespaceGrants)[number];
 
+/** `open-cluster-management:managedcluster:<cluster>:<grant>` (OCM's RoleBinding names). */
 export function namespaceRbacName(cluster: string, grant: NamespaceGrant): string {
   return `${clusterRbacName(cluster)}:${grant}`;
 }
+
+/**
+ * The ClusterRole every cluster's RoleBinding of `grant` points at, created once by the hub: OCM's
+ * `open-cluster-management:managedcluster:registration|work`; tether's own for `serviceaccount`.
+ */
+export function sharedClusterRoleName(grant: NamespaceGrant): string {
+  return grant === 'serviceaccount'
+    ? 'tether:managedcluster:serviceaccount'
+    : `open-cluster-management:managedcluster:${grant}`;
+}
+
+/**
+ * On the work RoleBinding (OCM's): held until the cluster namespace has no ManifestWork left, so the
+ * work agent keeps the rights to release its finalizers on works after a deny or a delete.
+ */
+export const manifestWorkCleanupFinalizer = 'cluster.open-cluster-management.io/manifest-work-cleanup';
 
 /** The group every certificate of this cluster's agents carries (and all its grants are bound to). */
 export function clusterGroup(cluster: string): string {

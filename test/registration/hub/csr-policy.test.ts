@@ -10,6 +10,7 @@ import {
   checkClusterCsr,
   classifyCsrRequest,
   isCsrDecided,
+  manualApprovalProblem,
 } from '../../../src/registration/hub/csr-policy.ts';
 import {
   type CertificateSigningRequest,
@@ -178,5 +179,38 @@ describe('isCsrDecided', () => {
     expect(isCsrDecided(withConditions('Approved'))).toBe(true);
     expect(isCsrDecided(withConditions('Denied'))).toBe(true);
     expect(isCsrDecided(withConditions('Failed'))).toBe(false);
+  });
+});
+
+describe('manualApprovalProblem (clusteradm accept --clusters eligibility)', () => {
+  const by = (username: string, groups: string[]) =>
+    ({
+      spec: { request: '', signerName: kubeApiserverClientSignerName, username, groups },
+    }) as CertificateSigningRequest;
+
+  it("accepts clusteradm's bootstrap requesters in clusteradm's groups", () => {
+    expect(
+      manualApprovalProblem(by('system:bootstrap:abc123', ['system:bootstrappers:managedcluster'])),
+    ).toBeUndefined();
+    const sa = 'system:serviceaccount:open-cluster-management:agent-registration-bootstrap';
+    expect(manualApprovalProblem(by(sa, ['system:serviceaccounts:open-cluster-management']))).toBeUndefined();
+    const grpc = 'system:serviceaccount:open-cluster-management-hub:grpc-server-sa';
+    expect(
+      manualApprovalProblem(by(grpc, ['system:serviceaccounts:open-cluster-management-hub'])),
+    ).toBeUndefined();
+  });
+
+  it('refuses other users, and eligible users without an eligible group', () => {
+    expect(manualApprovalProblem(by('alice', ['system:bootstrappers:managedcluster']))).toContain('alice');
+    expect(
+      manualApprovalProblem(
+        by('system:serviceaccount:open-cluster-management:cluster-bootstrap', [
+          'system:serviceaccounts:open-cluster-management',
+        ]),
+      ),
+    ).toBeDefined();
+    expect(manualApprovalProblem(by('system:bootstrap:abc123', ['system:authenticated']))).toContain(
+      '--skip-approve-check',
+    );
   });
 });

@@ -5,37 +5,83 @@ import { type Condition, type ManagedCluster, ManagedClusterTaint } from '../../
 import type { Lease } from '../../../src/kube/index.ts';
 import { clusterNameProblem } from '../../../src/registration/hub/context.ts';
 import { remainingMessage } from '../../../src/registration/hub/deletion.ts';
-import { leaseDeadline } from '../../../src/registration/hub/lease.ts';
-import { clusterRbac } from '../../../src/registration/hub/rbac.ts';
+import { isClockSynced, leaseDeadline } from '../../../src/registration/hub/lease.ts';
+import { clusterRbac, sharedClusterRoles } from '../../../src/registration/hub/rbac.ts';
 import type { CertificateSigningRequest } from '../../../src/registration/hub/resources.ts';
 import { certificateValiditySeconds } from '../../../src/registration/hub/signer.ts';
 import { desiredTaints } from '../../../src/registration/hub/taints.ts';
 
 describe('clusterRbac', () => {
-  it('binds everything to the cluster group and names only the cluster own ManagedCluster', () => {
+  const group = {
+    apiGroup: 'rbac.authorization.k8s.io',
+    kind: 'Group',
+    name: 'system:open-cluster-management:c1',
+  };
+
+  it("binds OCM's names to the cluster group and names only the cluster's own ManagedCluster", () => {
     const rbac = clusterRbac('c1', true);
-    const subjects = [
-      { apiGroup: 'rbac.authorization.k8s.io', kind: 'Group', name: 'system:open-cluster-management:c1' },
-    ];
-    expect(rbac.clusterRoleBinding.subjects).toEqual(subjects);
-    for (const binding of rbac.roleBindings) expect(binding.subjects).toEqual(subjects);
+    expect(rbac.clusterRole.metadata?.name).toBe('open-cluster-management:managedcluster:c1');
+    expect(rbac.clusterRoleBinding.subjects).toEqual([group]);
     const clusterRules = rbac.clusterRole.rules.filter((r) =>
       r.resources.some((x) => x.startsWith('managedclusters')),
     );
-    expect(clusterRules.map((r) => r.resourceNames)).toEqual([['c1'], ['c1']]);
-    expect(rbac.roles.map((r) => [r.metadata?.name, r.metadata?.namespace])).toEqual([
-      ['open-cluster-management:managedcluster:c1:registration', 'c1'],
-      ['open-cluster-management:managedcluster:c1:work', 'c1'],
-      ['open-cluster-management:managedcluster:c1:serviceaccount', 'c1'],
+    expect(clusterRules.map((r) => [r.apiGroups[0], r.resources[0], r.resourceNames])).toEqual([
+      ['register.open-cluster-management.io', 'managedclusters/clientcertificates', undefined],
+      ['cluster.open-cluster-management.io', 'managedclusters', ['c1']],
+      ['cluster.open-cluster-management.io', 'managedclusters/status', ['c1']],
     ]);
-    // No wildcard anywhere.
-    const all = [...rbac.clusterRole.rules, ...rbac.roles.flatMap((r) => r.rules)];
+    expect(clusterRules[0]?.verbs).toEqual(['renew']);
+    expect(
+      rbac.roleBindings.map((b) => [b.metadata?.name, b.metadata?.namespace, b.roleRef.kind, b.roleRef.name]),
+    ).toEqual([
+      [
+        'open-cluster-management:managedcluster:c1:registration',
+        'c1',
+        'ClusterRole',
+        'open-cluster-management:managedcluster:registration',
+      ],
+      [
+        'open-cluster-management:managedcluster:c1:work',
+        'c1',
+        'ClusterRole',
+        'open-cluster-management:managedcluster:work',
+      ],
+      [
+        'open-cluster-management:managedcluster:c1:serviceaccount',
+        'c1',
+        'ClusterRole',
+        'tether:managedcluster:serviceaccount',
+      ],
+    ]);
+    for (const binding of rbac.roleBindings) expect(binding.subjects).toEqual([group]);
+    const finalizers = rbac.roleBindings.map((b) => b.metadata?.finalizers ?? []);
+    expect(finalizers).toEqual([[], ['cluster.open-cluster-management.io/manifest-work-cleanup'], []]);
+  });
+
+  it('shared ClusterRoles: what OCM grants agents, add-ons included, and no wildcard', () => {
+    const roles = sharedClusterRoles();
+    expect(roles.map((r) => r.metadata?.name)).toEqual([
+      'open-cluster-management:managedcluster:registration',
+      'open-cluster-management:managedcluster:work',
+      'tether:managedcluster:serviceaccount',
+    ]);
+    const registration = roles[0]?.rules ?? [];
+    expect(registration).toContainEqual({
+      apiGroups: ['addon.open-cluster-management.io'],
+      resources: ['managedclusteraddons'],
+      verbs: ['get', 'list', 'watch'],
+    });
+    expect(registration).toContainEqual({
+      apiGroups: ['addon.open-cluster-management.io'],
+      resources: ['managedclusteraddons/status'],
+      verbs: ['patch', 'update'],
+    });
+    const all = [...clusterRbac('c1', true).clusterRole.rules, ...roles.flatMap((r) => r.rules)];
     expect(all.flatMap((r) => [...r.verbs, ...r.resources, ...r.apiGroups])).not.toContain('*');
   });
 
   it('denied: no namespace grants, and only reading its own ManagedCluster', () => {
     const rbac = clusterRbac('c1', false);
-    expect(rbac.roles).toEqual([]);
     expect(rbac.roleBindings).toEqual([]);
     expect(rbac.clusterRole.rules).toEqual([
       {
@@ -45,6 +91,17 @@ describe('clusterRbac', () => {
         resourceNames: ['c1'],
       },
     ]);
+  });
+});
+
+describe('isClockSynced', () => {
+  const now = Date.parse('2024-05-01T10:00:00Z');
+  it('is true within one lease duration either way, false beyond', () => {
+    expect(isClockSynced('2024-05-01T10:00:30.000000Z', now, 60)).toBe(true);
+    expect(isClockSynced('2024-05-01T09:59:30.000000Z', now, 60)).toBe(true);
+    expect(isClockSynced('2024-05-01T10:01:01.000000Z', now, 60)).toBe(false);
+    expect(isClockSynced('2024-05-01T09:58:59.000000Z', now, 60)).toBe(false);
+    expect(isClockSynced('not a time', now, 60)).toBe(false);
   });
 });
 
