@@ -37,8 +37,6 @@ export const ManagedServiceAccountReason = {
   SecretCreated: 'SecretCreated',
   TokenReported: 'TokenReported',
   TokenReportFailed: 'TokenReportFailed',
-  /** Beyond OCM: the token expired and spec.rotation.enabled is false, so it is not replaced. */
-  TokenExpired: 'TokenExpired',
 } as const;
 
 /**
@@ -61,8 +59,8 @@ export const ManagedServiceAccountSecretKey = {
 
 export interface ManagedServiceAccountRotation {
   /**
-   * Defaults to true on the server. false: the agent issues a token for `validity` and never
-   * replaces it for its age; once expired the MSA reports TokenReported False (TokenExpired).
+   * Defaults to true on the server. Deprecated in OCM and ignored: every token is rotated before
+   * it expires regardless of this field.
    */
   enabled?: boolean;
   /** Go duration, e.g. `8640h0m0s` (the server default). */

@@ -155,25 +155,18 @@ describe('rotation', () => {
     expect(tokenOf(await hubSecrets.get(name, fast.name))).not.toBe(first.token);
   });
 
-  it('rotation.enabled false keeps its token (validity honoured) while an enabled MSA on the same agent rotates', async () => {
-    const fast = await msaCluster('msa-fixed');
+  it('rotation.enabled false rotates like any MSA (OCM deprecated the field): new token at the fraction, same validity', async () => {
+    const fast = await msaCluster('msa-enabled-false');
     await startAgent(fast, { refreshAtFraction: 0.005 });
-    const fixed = await createMsa(fast, { rotation: { enabled: false, validity: '10m' } });
-    const fixedFirst = await waitForProjection(fast, fixed.metadata.name);
-    const rotating = await createMsa(fast, { rotation: { validity: '10m' } });
-    const rotatingFirst = await waitForProjection(fast, rotating.metadata.name);
-    // The enabled one is past its refresh point (3 s); the fixed one, created earlier, is too.
-    await waitForProjection(fast, rotating.metadata.name, {
-      notToken: rotatingFirst.token,
-      timeoutMs: 15_000,
-    });
-    const now = await waitForProjection(fast, fixed.metadata.name);
-    expect(now.token).toBe(fixedFirst.token);
-    const claims = decodeTokenClaims(now.token);
+    const msa = await createMsa(fast, { rotation: { enabled: false, validity: '10m' } });
+    const name = msa.metadata.name;
+    const first = await waitForProjection(fast, name);
+    const second = await waitForProjection(fast, name, { notToken: first.token, timeoutMs: 15_000 });
+    expect(second.msa.spec?.rotation?.enabled).toBe(false);
+    const claims = decodeTokenClaims(second.token);
     expect((claims?.exp ?? 0) - (claims?.iat ?? 0)).toBe(600);
-    expect(now.msa.spec?.rotation?.enabled).toBe(false);
-    expect(now.msa.status?.expirationTimestamp).toBe(isoSeconds(claims?.exp));
-    expect(now.msa.status?.tokenSecretRef?.lastRefreshTimestamp).toBe(isoSeconds(claims?.iat));
-    expect(await authenticated(now.token)).toBe(true);
+    expect(second.msa.status?.expirationTimestamp).toBe(isoSeconds(claims?.exp));
+    expect(second.msa.status?.conditions?.find((c) => c.type === 'TokenReported')?.status).toBe('True');
+    expect(await authenticated(second.token)).toBe(true);
   });
 });

@@ -4,7 +4,6 @@ import { describe, expect, it } from 'vitest';
 import type { ManagedServiceAccount } from '../../src/api/index.ts';
 import { createCertificateAuthority } from '../../src/pki/index.ts';
 import {
-  expiredWithoutRotation,
   refreshAtMs,
   staleTokenReason,
   type TokenFacts,
@@ -33,7 +32,6 @@ const facts = (over: Partial<TokenFacts> = {}): TokenFacts => ({
   audiences: [],
   expirationSeconds: 600,
   refreshAtFraction: 0.8,
-  rotationEnabled: true,
   knownTokenHash: undefined,
   hash,
   now: (iat + 100) * 1000,
@@ -80,30 +78,5 @@ describe('staleTokenReason', () => {
     expect(staleTokenReason(facts({ secret: tampered }))).toMatch(/ca.crt were changed/);
     expect(staleTokenReason(facts({ secret: withToken('opaque') }))).toMatch(/not a JWT/);
     expect(staleTokenReason(facts({ secret: withToken(jwt({ sub: username })) }))).toMatch(/no iat\/exp/);
-  });
-
-  it('rotation.enabled false keeps a token past the fraction and past its expiry', () => {
-    const off = { rotationEnabled: false, refreshAtFraction: 1 };
-    expect(staleTokenReason(facts({ ...off, now: (iat + 599) * 1000 }))).toBeUndefined();
-    expect(staleTokenReason(facts({ ...off, now: (iat + 600) * 1000 }))).toBeUndefined();
-    expect(staleTokenReason(facts({ ...off, now: (iat + 86_400) * 1000 }))).toBeUndefined();
-    expect(
-      staleTokenReason(facts({ rotationEnabled: true, refreshAtFraction: 1, now: (iat + 600) * 1000 })),
-    ).toMatch(/due for rotation/);
-  });
-
-  it('rotation.enabled false still replaces what was asked for: a missing Secret, a shortened validity', () => {
-    expect(staleTokenReason(facts({ rotationEnabled: false, secret: undefined }))).toMatch(/no token Secret/);
-    expect(staleTokenReason(facts({ rotationEnabled: false, expirationSeconds: 300 }))).toMatch(/shortened/);
-  });
-});
-
-describe('expiredWithoutRotation', () => {
-  const c = { aud: [], iat, exp: iat + 600 };
-  it('is true only with rotation disabled, from exp on', () => {
-    expect(expiredWithoutRotation(c, false, (iat + 599) * 1000)).toBe(false);
-    expect(expiredWithoutRotation(c, false, (iat + 600) * 1000)).toBe(true);
-    expect(expiredWithoutRotation(c, true, (iat + 6000) * 1000)).toBe(false);
-    expect(expiredWithoutRotation({ aud: [] }, false, (iat + 6000) * 1000)).toBe(false);
   });
 });

@@ -1,7 +1,7 @@
 // The MSA status the agent writes: conditions through setCondition, times from the token.
 import { describe, expect, it } from 'vitest';
 import type { ManagedServiceAccount } from '../../src/api/index.ts';
-import { expiredStatus, failedStatus, projectedStatus } from '../../src/serviceaccount/agent/status.ts';
+import { failedStatus, projectedStatus } from '../../src/serviceaccount/agent/status.ts';
 
 const msa = (status?: ManagedServiceAccount['status']): ManagedServiceAccount => ({
   apiVersion: 'authentication.open-cluster-management.io/v1beta1',
@@ -61,19 +61,5 @@ describe('failedStatus', () => {
     expect(c).toMatchObject({ type: 'TokenReported', status: 'False', reason: 'TokenReportFailed' });
     expect(c?.message.length).toBe(1024);
     expect(failedStatus(msa(status), 'x'.repeat(5000))).toBeUndefined();
-  });
-});
-
-describe('expiredStatus', () => {
-  it('turns TokenReported False (TokenExpired) with how to get a new token, keeping the expiry', () => {
-    const reported = projectedStatus(msa(), claims, details);
-    const status = expiredStatus(msa(reported), claims, new Date('2026-01-02T00:00:01Z'));
-    const condition = status?.conditions?.find((c) => c.type === 'TokenReported');
-    expect([condition?.status, condition?.reason]).toEqual(['False', 'TokenExpired']);
-    expect(condition?.message).toContain('expired at 2026-01-02T00:00:00Z');
-    expect(condition?.message).toContain('set spec.rotation.enabled to true, or delete the Secret');
-    expect(status?.conditions?.find((c) => c.type === 'SecretCreated')?.status).toBe('True');
-    expect(status?.expirationTimestamp).toBe('2026-01-02T00:00:00Z');
-    expect(expiredStatus(msa({ ...reported, ...status }), claims)).toBeUndefined();
   });
 });

@@ -5,8 +5,9 @@
 // A token is replaced when the Secret is missing or altered, when it is not a token of this very
 // ServiceAccount (sub, uid, audiences), when the managed apiserver's TokenReview rejects it, or at
 // `refreshAtFraction` of its real lifetime (iat → exp as issued: clusters may cap the lifetime);
-// reconcile then asks to run again exactly at the next refresh time. With spec.rotation.enabled
-// false a token is never replaced for its age: once expired it is reported (TokenExpired), not renewed. The reconciler only ever
+// reconcile then asks to run again exactly at the next refresh time. spec.rotation.enabled changes
+// nothing: OCM deprecated it ("all ServiceAccount tokens will be rotated before they expire
+// regardless of this field"). The reconciler only ever
 // deletes ServiceAccounts carrying the managed-serviceaccount label, and never adopts one without.
 import { createHash } from 'node:crypto';
 import type { KubeConfig } from '@kubernetes/client-node';
@@ -39,8 +40,8 @@ import {
   tokenAudiencesAnnotation,
   tokenExpirationSeconds,
 } from '../token.ts';
-import { expiredWithoutRotation, refreshAtMs, staleTokenReason } from './refresh-policy.ts';
-import { expiredStatus, failedStatus, projectedStatus } from './status.ts';
+import { refreshAtMs, staleTokenReason } from './refresh-policy.ts';
+import { failedStatus, projectedStatus } from './status.ts';
 import {
   type ManagedClusterEndpoint,
   mergeTokenSecret,
@@ -96,8 +97,6 @@ interface KnownToken {
 }
 
 const hashOf = (token: string) => createHash('sha256').update(token).digest('hex');
-/** spec.rotation.enabled, true unless set to false (the CRD defaults it to true). */
-const rotationEnabled = (msa: ManagedServiceAccount) => msa.spec?.rotation?.enabled !== false;
 
 export class ManagedServiceAccountProjectionReconciler {
   private readonly d: ProjectionDeps;
@@ -138,7 +137,7 @@ export class ManagedServiceAccountProjectionReconciler {
     const audiences = this.audiencesFor(msa);
     const account = await this.ensureServiceAccount(name);
     let secret = await this.currentSecret(key, name);
-    const why = await this.refreshReason(key, secret, account, audiences, expirationSeconds, msa);
+    const why = await this.refreshReason(key, secret, account, audiences, expirationSeconds);
     let issued: IssuedToken | undefined;
     let token = secretToken(secret);
     if (why || !token) {
@@ -153,14 +152,8 @@ export class ManagedServiceAccountProjectionReconciler {
     secret = await this.writeSecret(msa, secret, token);
     if (issued) this.known.set(key, { tokenHash: hashOf(token), reviewedAt: Date.now() });
     const claims = decodeTokenClaims(token) ?? { aud: [] };
-    if (expiredWithoutRotation(claims, rotationEnabled(msa), Date.now())) {
-      const status = expiredStatus(msa, claims);
-      if (status) await this.patchStatus(msa, status);
-      // Nothing changes by itself now: an MSA or Secret event brings the key back.
-      return {};
-    }
     await this.reportProjected(msa, claims, issued);
-    return { requeueAfterMs: this.nextRefreshDelay(msa, claims) };
+    return { requeueAfterMs: this.nextRefreshDelay(claims) };
   }
 
   private audiencesFor(msa: ManagedServiceAccount): string[] {
@@ -180,7 +173,6 @@ export class ManagedServiceAccountProjectionReconciler {
     account: ServiceAccount,
     audiences: readonly string[],
     expirationSeconds: number,
-    msa: ManagedServiceAccount,
   ): Promise<string | undefined> {
     const known = this.known.get(key);
     const username = serviceAccountUsername(this.d.installNamespace, account.metadata.name ?? '');
@@ -192,8 +184,7 @@ export class ManagedServiceAccountProjectionReconciler {
       serviceAccountUid: account.metadata.uid,
       audiences,
       expirationSeconds,
-      refreshAtFraction: this.fractionFor(msa),
-      rotationEnabled: rotationEnabled(msa),
+      refreshAtFraction: this.d.refreshAtFraction,
       knownTokenHash: known?.tokenHash,
       hash: hashOf,
       now,
@@ -201,10 +192,6 @@ export class ManagedServiceAccountProjectionReconciler {
     const token = secretToken(secret);
     if (why || !token) return why ?? 'the Secret holds no token';
     if (known && now - known.reviewedAt < reviewFreshMs) return undefined;
-    // TokenReview rejects an expired token; without rotation that is reported, not repaired.
-    if (expiredWithoutRotation(decodeTokenClaims(token) ?? { aud: [] }, rotationEnabled(msa), now)) {
-      return undefined;
-    }
     // Revocation (ServiceAccount deleted and recreated, signing key rotated) only shows here.
     try {
       const review = await reviewToken(this.d.managedKubeConfig, token, audiences);
@@ -221,13 +208,8 @@ export class ManagedServiceAccountProjectionReconciler {
     return undefined;
   }
 
-  /** rotation.enabled: false looks again only at expiry, to report it. */
-  private fractionFor(msa: ManagedServiceAccount): number {
-    return rotationEnabled(msa) ? this.d.refreshAtFraction : 1;
-  }
-
-  private nextRefreshDelay(msa: ManagedServiceAccount, claims: TokenClaims): number {
-    const delay = Math.ceil(refreshAtMs(claims, this.fractionFor(msa)) - Date.now());
+  private nextRefreshDelay(claims: TokenClaims): number {
+    const delay = Math.ceil(refreshAtMs(claims, this.d.refreshAtFraction) - Date.now());
     return Math.min(Math.max(delay, minRequeueMs), maxRequeueMs);
   }
 

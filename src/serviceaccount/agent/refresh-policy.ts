@@ -19,12 +19,6 @@ export interface TokenFacts {
   expirationSeconds: number;
   /** fraction of the lifetime after which to refresh (1 = at expiry) */
   refreshAtFraction: number;
-  /**
-   * spec.rotation.enabled: false means a token is never replaced for its age — not at the fraction,
-   * not at expiry. Repairs (missing or altered Secret, another account's token, a shortened
-   * validity) still issue a new one: those are asked for, not rotation.
-   */
-  rotationEnabled: boolean;
   /** sha256 of the token this agent last wrote or verified for the key, if it remembers one */
   knownTokenHash: string | undefined;
   hash(token: string): string;
@@ -60,13 +54,6 @@ export function staleTokenReason(f: TokenFacts): string | undefined {
   if (claims.iat === undefined || claims.exp === undefined) return 'the token has no iat/exp';
   // A shorter validity applies at once; a longer one (or a lifetime the apiserver capped) waits.
   if (claims.exp - claims.iat > f.expirationSeconds + 1) return 'spec.rotation.validity was shortened';
-  if (f.rotationEnabled && f.now >= refreshAtMs(claims, f.refreshAtFraction)) {
-    return 'the token is due for rotation';
-  }
+  if (f.now >= refreshAtMs(claims, f.refreshAtFraction)) return 'the token is due for rotation';
   return undefined;
-}
-
-/** A kept token past its `exp` under rotation.enabled: false: reported expired, not replaced. */
-export function expiredWithoutRotation(claims: TokenClaims, rotationEnabled: boolean, now: number): boolean {
-  return !rotationEnabled && claims.exp !== undefined && now >= claims.exp * 1000;
 }

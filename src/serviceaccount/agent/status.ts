@@ -83,34 +83,3 @@ export function failedStatus(
   );
   return conditionsEqualIgnoringTime(msa.status?.conditions, conditions) ? undefined : { conditions };
 }
-
-/**
- * Status of a token that expired while spec.rotation.enabled is false: TokenReported False
- * (TokenExpired, saying how to get a new one); expirationTimestamp and tokenSecretRef keep
- * describing the expired token.
- */
-export function expiredStatus(
-  msa: ManagedServiceAccount,
-  claims: TokenClaims,
-  now: Date = new Date(),
-): ManagedServiceAccountStatus | undefined {
-  const where = `${msa.metadata.namespace}/${msa.metadata.name}`;
-  const conditions = setCondition(
-    msa.status?.conditions,
-    {
-      type: ManagedServiceAccountCondition.TokenReported,
-      status: 'False',
-      reason: ManagedServiceAccountReason.TokenExpired,
-      message:
-        `the token in Secret ${where} expired at ${at(claims.exp)} and spec.rotation.enabled is false, so ` +
-        'the agent does not replace it: set spec.rotation.enabled to true, or delete the Secret, for a new token',
-    },
-    msa.metadata.generation,
-    now,
-  );
-  const expirationTimestamp = at(claims.exp);
-  const unchanged =
-    conditionsEqualIgnoringTime(msa.status?.conditions, conditions) &&
-    msa.status?.expirationTimestamp === expirationTimestamp;
-  return unchanged ? undefined : { conditions, expirationTimestamp };
-}
