@@ -4,7 +4,6 @@
 // the new one whenever it rotates; the proxy-agent (with --proxy-server) rotates in place: tunnels
 // with the new certificate first, then the old ones drain. /metrics serves the proxy-agent's
 // tether_agent_* series and the process metrics from the start (before the hub issues a cert).
-import { hostname } from 'node:os';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { type Command, Option } from 'commander';
 import { collectDefaultMetrics, Registry } from 'prom-client';
@@ -16,7 +15,11 @@ import { startOpsServer } from '../ops.ts';
 import { type AgentTls, ProxyAgent } from '../proxy-agent/agent.ts';
 import { createProxyAgentMetrics } from '../proxy-agent/metrics.ts';
 import { parseExport, parseHostPort, targetPolicy } from '../proxy-agent/targets.ts';
-import { type RegistrationAgent, startRegistrationAgent } from '../registration/agent/index.ts';
+import {
+  type RegistrationAgent,
+  resolveAgentName,
+  startRegistrationAgent,
+} from '../registration/agent/index.ts';
 import { startServiceAccountAgent } from '../serviceaccount/index.ts';
 import { startWorkAgent } from '../work/agent/index.ts';
 import { readPemFlag } from './files.ts';
@@ -30,7 +33,7 @@ const collect = (value: string, prev: string[] = []): string[] => [
 
 interface AgentFlags {
   clusterName: string;
-  agentName: string;
+  agentName?: string;
   kubeconfig?: string;
   bootstrapKubeconfig?: string;
   agentNamespace: string;
@@ -70,9 +73,10 @@ export function registerAgentCommand(program: Command): void {
         .makeOptionMandatory(),
     )
     .addOption(
-      new Option('--agent-name <name>', 'this agent (certificate CN suffix)')
-        .env('TETHER_AGENT_NAME')
-        .default(hostname()),
+      new Option(
+        '--agent-name <name>',
+        'this agent (certificate CN suffix); default: the one kept in hub-kubeconfig-secret, else a new random one',
+      ).env('TETHER_AGENT_NAME'),
     )
     .addOption(new Option('--kubeconfig <path>', 'kubeconfig of this managed cluster').env('KUBECONFIG'))
     .addOption(
@@ -134,9 +138,11 @@ export function registerAgentCommand(program: Command): void {
         .argParser(collect),
     )
     .addOption(
-      new Option('--ops-port <port>', '/healthz, /readyz, /metrics (0 = random)')
+      // Default 0: two agents on one host (one per managed cluster) must not collide; the bound
+      // port is logged. In a pod the install passes a fixed --ops-port for the probes.
+      new Option('--ops-port <port>', '/healthz, /readyz, /metrics (default 0 = a free port, logged)')
         .env('TETHER_OPS_PORT')
-        .default(8095)
+        .default(0)
         .argParser(positiveInt('--ops-port', 65535)),
     )
     .addOption(opsBindOption())
@@ -156,7 +162,7 @@ export function registerAgentCommand(program: Command): void {
 
 async function runAgent(flags: AgentFlags): Promise<void> {
   const managed = kubeconfigFlag(flags.kubeconfig, 'managed cluster');
-  const log = logger('agent', { cluster: flags.clusterName, agent: flags.agentName });
+  const log0 = logger('agent', { cluster: flags.clusterName });
   const exportsList = (flags.export ?? []).map(parseExport);
   const managedServer = new URL(managed.getCurrentCluster()?.server ?? '');
   const apiserver = parseHostPort(
@@ -203,6 +209,18 @@ async function runAgent(flags: AgentFlags): Promise<void> {
     },
   });
 
+  log0.info({ opsAddress: `${flags.opsBindAddress}:${ops.port}` }, 'ops endpoint listening');
+  // Before any hub-facing component: the work agent and the proxy-agent carry the same name.
+  const agentName =
+    flags.agentName ??
+    (await resolveAgentName({
+      managedKubeConfig: managed,
+      clusterName: flags.clusterName,
+      agentNamespace: flags.agentNamespace,
+      log: log0,
+    }));
+  const log = log0.child({ agent: agentName });
+
   const proxyTls = (hub: KubeConfig): AgentTls => {
     const user = hub.getCurrentUser();
     return {
@@ -222,7 +240,7 @@ async function runAgent(flags: AgentFlags): Promise<void> {
     }
     proxyAgent = new ProxyAgent({
       cluster: flags.clusterName,
-      agentId: flags.agentName,
+      agentId: agentName,
       servers: proxyServers,
       tls,
       resolveTarget: targetPolicy(apiserver, exportsList),
@@ -240,7 +258,7 @@ async function runAgent(flags: AgentFlags): Promise<void> {
       next.push(
         await startWorkAgent({
           clusterName: flags.clusterName,
-          agentId: flags.agentName,
+          agentId: agentName,
           hubKubeConfig: hub,
           managedKubeConfig: managed,
         }),
@@ -261,7 +279,7 @@ async function runAgent(flags: AgentFlags): Promise<void> {
 
   registration = await startRegistrationAgent({
     clusterName: flags.clusterName,
-    agentName: flags.agentName,
+    agentName,
     managedKubeConfig: managed,
     bootstrapKubeconfigPath: flags.bootstrapKubeconfig,
     agentNamespace: flags.agentNamespace,

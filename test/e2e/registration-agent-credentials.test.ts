@@ -12,15 +12,30 @@ import {
   ManagedClusterCondition,
   managedClusterResource,
 } from '../../src/api/index.ts';
-import { findCondition, ResourceClient } from '../../src/kube/index.ts';
+import { findCondition, type KubeObject, ResourceClient } from '../../src/kube/index.ts';
 import { startSquid } from '../../src/localenv/squid.ts';
 import { createCertificateAuthority, issueCertificate } from '../../src/pki/index.ts';
+import { goTimeString } from '../../src/registration/agent/certificate-reporting.ts';
 import { type Secret, secretResource } from '../../src/registration/agent/kinds.ts';
 import { pollUntil } from '../../src/wait.ts';
 import { type AgentFixture, agentFixture } from '../registration/agent/fixtures.ts';
 import { testEnv } from './env.ts';
 
 const env = testEnv();
+
+interface HubEvent extends KubeObject {
+  reason?: string;
+  note?: string;
+  reportingController?: string;
+  regarding?: { kind?: string; name?: string };
+}
+const eventsResource = {
+  group: 'events.k8s.io',
+  version: 'v1',
+  plural: 'events',
+  kind: 'Event',
+  namespaced: true,
+};
 const hubPort = new URL(env.hub.apiserverUrl).port;
 let fx: AgentFixture | undefined;
 const cleanups: Array<() => unknown> = [];
@@ -110,7 +125,45 @@ describe('registration agent hub credential', () => {
     expect(rotated.serial).not.toBe(serial);
     const renewed = new ResourceClient<ManagedCluster>(changed.at(-1)!, managedClusterResource);
     expect((await renewed.get(f.clusterName))?.metadata.name).toBe(f.clusterName);
+
+    // OCM's condition on the ManagedCluster, with the new certificate's validity.
+    const newCert = new X509Certificate(f.secretValue(rotated.secret, 'tls.crt'));
+    const rotatedCondition = await pollUntil(
+      async () => {
+        const c = findCondition((await f.cluster())?.status?.conditions, 'ClusterCertificateRotated');
+        return c?.status === 'True' ? c : undefined;
+      },
+      { timeoutMs: 10_000, description: 'ClusterCertificateRotated True' },
+    );
+    expect(rotatedCondition.reason).toBe('ClientCertificateUpdated');
+    expect(rotatedCondition.message).toBe(
+      `client certificate rotated starting from ${goTimeString(new Date(newCert.validFrom))} to ${goTimeString(new Date(newCert.validTo))}`,
+    );
+    // Events in the cluster namespace on the hub, about the ManagedCluster, as klusterlet-agent.
+    const events = await pollUntil(
+      async () => {
+        const list = await new ResourceClient<HubEvent>(f.hub.admin, eventsResource).list({
+          namespace: f.clusterName,
+        });
+        const reasons = list.items.map((e) => e.reason);
+        return reasons.includes('CertificateRotationStarted') && reasons.includes('ClientCertificateCreated')
+          ? list.items
+          : undefined;
+      },
+      { timeoutMs: 10_000, description: 'CertificateRotationStarted and ClientCertificateCreated events' },
+    );
+    for (const e of events) {
+      expect(e.reportingController).toBe('klusterlet-agent');
+      expect(e.regarding).toMatchObject({ kind: 'ManagedCluster', name: f.clusterName });
+    }
+    expect(events.find((e) => e.reason === 'ClientCertificateCreated')?.note).toMatch(
+      /^A new client certificate for (Register|Bootstrap)Controller@cluster:.* is available$/,
+    );
     await agentStillReports(f);
+    // The status reconciler's own writes leave the condition alone.
+    expect(findCondition((await f.cluster())?.status?.conditions, 'ClusterCertificateRotated')?.status).toBe(
+      'True',
+    );
   });
 
   it('bootstraps again when hub-kubeconfig-secret is deleted, or replaced by one for another cluster', async () => {

@@ -75,7 +75,7 @@ describe('registration agent joining a hub', () => {
       ],
     });
 
-    // The secret: OCM's keys, a kubeconfig for the hub through squid with the signed certificate.
+    // The secret: OCM's keys, OCM's kubeconfig for the hub through squid pointing at tls.crt/tls.key.
     const secret = await f.hubSecret();
     expect(Object.keys(secret?.data ?? {}).sort()).toEqual(Object.values(HubKubeconfigSecretKey).sort());
     expect(f.secretValue(secret, 'cluster-name')).toBe(f.clusterName);
@@ -86,7 +86,9 @@ describe('registration agent joining a hub', () => {
     const stored = f.secretValue(secret, 'kubeconfig');
     expect(stored).toContain(`server: ${env.hub.apiserverUrl}`);
     expect(stored).toContain(`proxy-url: ${env.tunnel.squidUrl}`);
-    expect(stored).toContain(`client-certificate-data: ${secret?.data?.['tls.crt']}`);
+    expect(stored).toContain('client-certificate: tls.crt');
+    expect(stored).toContain('client-key: tls.key');
+    expect(stored).toContain('current-context: default-context');
 
     // The ManagedCluster: client config of cluster1, conditions, version, capacity.
     const mc = await pollUntil(async () => available(await f.cluster()), {

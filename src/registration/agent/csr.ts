@@ -4,8 +4,12 @@
 // credential the caller holds: the bootstrap kubeconfig on first join, the current hub kubeconfig
 // when rotating (the hub approves that as a renewal of the same identity). Approval may take a
 // human: the wait goes on (logging every minute) until the deadline, a denial, or the CSR vanishing.
+// Like OCM's agent, it never has more than 10 of its cluster's CSRs pending on the hub: while 10
+// wait for approval it creates none (a hub that never approves is not flooded by restarts).
+
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { KubeConfig } from '@kubernetes/client-node';
-import { clusterNameLabel } from '../../api/index.ts';
+import { addonNameLabel, clusterNameLabel } from '../../api/index.ts';
 import { TetherError, TimeoutError } from '../../errors.ts';
 import { Informer, ResourceClient } from '../../kube/index.ts';
 import type { Logger } from '../../log.ts';
@@ -31,8 +35,62 @@ export interface CertificateRequestOptions {
   waitTimeoutMs?: number;
   /** how often to say we are still waiting (default 1 min) */
   waitLogIntervalMs?: number;
+  /** while the pending-CSR limit is reached, how often to count again (default 5 s) */
+  haltedRetryMs?: number;
+  /** called once per halt, when the limit stops this agent from creating a CSR */
+  onHalted?: (pending: number) => void;
   signal?: AbortSignal;
   log: Logger;
+}
+
+/** Pending CSRs of one cluster (not its add-ons') on the hub at which the agent stops creating more (OCM's clusterCSRThreshold). */
+export const maxPendingClusterCsrs = 10;
+
+/** Message of the halt, as OCM words it (event ClientCertificateCreationHalted, condition ClusterCertificateRotated False). */
+export const csrCreationHaltedMessage =
+  'Stop creating csr since there are too many csr created already on hub';
+
+const isPending = (csr: CertificateSigningRequest) =>
+  !(csr.status?.conditions ?? []).some(
+    (c) => (c.type === 'Approved' || c.type === 'Denied' || c.type === 'Failed') && c.status === 'True',
+  );
+
+/**
+ * The cluster's own pending CSRs among `csrs`: labelled with the cluster, not an add-on's, named
+ * `<cluster>-…` (the filter OCM's agent applies), with no Approved/Denied/Failed condition yet.
+ */
+export function pendingClusterCsrs(csrs: readonly CertificateSigningRequest[], clusterName: string): number {
+  return csrs.filter((csr) => {
+    const labels = csr.metadata?.labels ?? {};
+    return (
+      labels[clusterNameLabel] === clusterName &&
+      labels[addonNameLabel] === undefined &&
+      (csr.metadata?.name ?? '').startsWith(`${clusterName}-`) &&
+      isPending(csr)
+    );
+  }).length;
+}
+
+/** Wait (counting again every haltedRetryMs) until fewer than maxPendingClusterCsrs are pending. */
+async function waitBelowPendingLimit(
+  csrs: ResourceClient<CertificateSigningRequest>,
+  opts: CertificateRequestOptions,
+): Promise<void> {
+  let halted = false;
+  for (;;) {
+    const list = await csrs.list({
+      labelSelector: `${clusterNameLabel}=${opts.clusterName}`,
+      signal: opts.signal,
+    });
+    const pending = pendingClusterCsrs(list.items, opts.clusterName);
+    if (pending < maxPendingClusterCsrs) return;
+    if (!halted) {
+      halted = true;
+      opts.log.warn({ pending, limit: maxPendingClusterCsrs }, csrCreationHaltedMessage);
+      opts.onHalted?.(pending);
+    }
+    await sleep(opts.haltedRetryMs ?? 5000, undefined, { signal: opts.signal });
+  }
 }
 
 export interface IssuedCertificate {
@@ -44,8 +102,9 @@ export interface IssuedCertificate {
 /** Create a CSR for the agent's identity and wait for the issued certificate. */
 export async function requestClientCertificate(opts: CertificateRequestOptions): Promise<IssuedCertificate> {
   const { clusterName, agentName, signal } = opts;
-  const { csrPem, keyPem } = await createCertificateRequest(agentSubject(clusterName, agentName));
   const csrs = new ResourceClient<CertificateSigningRequest>(opts.hubKubeConfig, csrResource);
+  await waitBelowPendingLimit(csrs, opts);
+  const { csrPem, keyPem } = await createCertificateRequest(agentSubject(clusterName, agentName));
   const created = await csrs.create(
     {
       metadata: { generateName: `${clusterName}-`, labels: { [clusterNameLabel]: clusterName } },

@@ -10,7 +10,16 @@ import { hubKubeconfigSecretName } from '../../api/index.ts';
 import { Informer, type ProxyEnv, ResourceClient } from '../../kube/index.ts';
 import type { Logger } from '../../log.ts';
 import { type BootstrapKubeconfig, loadBootstrapKubeconfig } from './bootstrap-kubeconfig.ts';
-import { requestClientCertificate } from './csr.ts';
+import {
+  CertificateEventReason,
+  CertificateReporter,
+  CertificateRotationReason,
+  ClusterCertificateRotatedCondition,
+  certificateControllerName,
+  certificateRotatedCondition,
+  goDurationString,
+} from './certificate-reporting.ts';
+import { csrCreationHaltedMessage, requestClientCertificate } from './csr.ts';
 import { describeError } from './describe-error.ts';
 import {
   credentialsFromCertificate,
@@ -51,6 +60,7 @@ export class HubCredentialsReconciler {
   private readonly log: Logger;
   private readonly abort = new AbortController();
   private readonly secretInformer: Informer<Secret>;
+  private readonly reporter: CertificateReporter;
   private current?: HubCredentials;
   private rotateAt?: Date;
   private unauthorized = false;
@@ -63,6 +73,7 @@ export class HubCredentialsReconciler {
   constructor(opts: HubCredentialsOptions) {
     this.opts = opts;
     this.log = opts.log;
+    this.reporter = new CertificateReporter(opts.clusterName, opts.log);
     const secrets = new ResourceClient<Secret>(opts.managedKubeConfig, secretResource);
     this.secretInformer = new Informer(secrets, {
       namespace: opts.agentNamespace,
@@ -195,6 +206,11 @@ export class HubCredentialsReconciler {
     await this.store(creds);
     this.unauthorized = false;
     await this.adopt(creds, 'bootstrap');
+    await this.reporter.event(
+      creds.kubeconfig,
+      CertificateEventReason.Created,
+      `A new client certificate for ${certificateControllerName.bootstrap(clusterName)} is available`,
+    );
   }
 
   private async rotate(current: HubCredentials): Promise<void> {
@@ -202,11 +218,31 @@ export class HubCredentialsReconciler {
       { serial: current.serial, notAfter: current.notAfter.toISOString() },
       'hub client certificate due for renewal: requesting a new one',
     );
+    const controller = certificateControllerName.rotation(this.opts.clusterName);
+    const left = goDurationString(current.notAfter.getTime() - Date.now());
+    await this.reporter.event(
+      current.kubeconfig,
+      CertificateEventReason.RotationStarted,
+      `The current client certificate for ${controller} expires in ${left}. Start certificate rotation`,
+    );
     const issued = await requestClientCertificate({
       ...this.opts,
       hubKubeConfig: current.kubeconfig,
       expirationSeconds: this.opts.csrExpirationSeconds,
       signal: this.abort.signal,
+      onHalted: () => {
+        void this.reporter.event(
+          current.kubeconfig,
+          CertificateEventReason.CreationHalted,
+          csrCreationHaltedMessage,
+        );
+        void this.reporter.setCondition(current.kubeconfig, {
+          type: ClusterCertificateRotatedCondition,
+          status: 'False',
+          reason: CertificateRotationReason.UpdateFailed,
+          message: csrCreationHaltedMessage,
+        });
+      },
     });
     const creds = credentialsFromCertificate(
       current.hub,
@@ -217,6 +253,15 @@ export class HubCredentialsReconciler {
     );
     await this.store(creds);
     await this.adopt(creds, 'rotation');
+    await this.reporter.setCondition(
+      creds.kubeconfig,
+      certificateRotatedCondition(creds.notBefore, creds.notAfter),
+    );
+    await this.reporter.event(
+      creds.kubeconfig,
+      CertificateEventReason.Created,
+      `A new client certificate for ${controller} is available`,
+    );
   }
 
   private async store(creds: HubCredentials): Promise<void> {

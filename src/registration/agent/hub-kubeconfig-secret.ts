@@ -1,8 +1,12 @@
 // Secret `hub-kubeconfig-secret` in the agent namespace on the managed cluster: the agent's own hub
-// credential once the hub signed its CSR. Keys as OCM writes them (kubeconfig, tls.crt, tls.key,
-// cluster-name, agent-name), so other OCM agents (work, add-ons) can mount the same secret. Owns
-// building that kubeconfig (hub server and CA from the bootstrap kubeconfig, the client certificate
-// embedded, the configured proxy-url kept) and deciding whether a stored secret can be reused.
+// credential once the hub signed its CSR. Laid out exactly as OCM's registration agent writes it
+// (keys kubeconfig, tls.crt, tls.key, cluster-name, agent-name; a kubeconfig with cluster
+// `default-cluster`, user `default-auth` whose client-certificate / client-key are the relative
+// paths `tls.crt` / `tls.key`, context `default-context`), so OCM's work agent and add-ons can mount
+// the same secret. tether's agents read it from the API instead of a mount: loading puts the
+// secret's tls.crt / tls.key into the in-memory kubeconfig. A secret written by tether before this
+// layout (certificate embedded in the kubeconfig, other names) still loads. Owns building that
+// kubeconfig, deciding whether a stored secret can be reused, and the agent name kept in it.
 import { createPrivateKey, X509Certificate } from 'node:crypto';
 import { KubeConfig } from '@kubernetes/client-node';
 import { HubKubeconfigSecretKey, hubKubeconfigSecretName } from '../../api/index.ts';
@@ -12,7 +16,6 @@ import {
   checkKubeconfig,
   isAlreadyExists,
   isForbidden,
-  kubeconfigFromParts,
   kubeconfigToYaml,
   type ProxyEnv,
   ResourceClient,
@@ -54,20 +57,53 @@ export function credentialsFromCertificate(
   identity: Identity,
   proxyEnv: ProxyEnv = process.env,
 ): HubCredentials {
-  const stored = kubeconfigFromParts({
-    name: 'hub',
-    server: hub.server,
-    caPem: hub.caPem,
-    certPem,
-    keyPem,
-    ...(hub.proxyUrl ? { proxyUrl: hub.proxyUrl } : {}),
-    ...(hub.tlsServerName ? { tlsServerName: hub.tlsServerName } : {}),
-  });
+  const stored = hubKubeconfigLayout(hub);
   const kubeconfigYaml = kubeconfigToYaml(stored);
   const checked = checkCertificate(certPem, keyPem, identity);
   if (typeof checked === 'string') throw new Error(`the hub issued an unusable certificate: ${checked}`);
-  const { kubeconfig } = loadStored(kubeconfigYaml, proxyEnv);
+  const { kubeconfig } = loadStored(kubeconfigYaml, proxyEnv, { certPem, keyPem });
   return { ...checked, kubeconfig, kubeconfigYaml, hub, certPem, keyPem };
+}
+
+/** Names OCM gives the cluster, user and context of the hub kubeconfig it stores. */
+export const hubKubeconfigNames = {
+  cluster: 'default-cluster',
+  user: 'default-auth',
+  context: 'default-context',
+  /** the context namespace OCM writes (unused by the agents) */
+  namespace: 'configuration',
+} as const;
+
+/**
+ * The hub kubeconfig as OCM stores it: the hub server, CA and proxy from the bootstrap kubeconfig,
+ * and a user whose certificate and key are the files tls.crt / tls.key next to the kubeconfig
+ * where the secret is mounted (relative paths resolve against the kubeconfig's directory).
+ */
+export function hubKubeconfigLayout(hub: HubEndpoint): KubeConfig {
+  const names = hubKubeconfigNames;
+  const kc = new KubeConfig();
+  kc.loadFromOptions({
+    clusters: [
+      {
+        name: names.cluster,
+        server: hub.server,
+        caData: b64(hub.caPem),
+        skipTLSVerify: false,
+        ...(hub.proxyUrl ? { proxyUrl: hub.proxyUrl } : {}),
+        ...(hub.tlsServerName ? { tlsServerName: hub.tlsServerName } : {}),
+      },
+    ],
+    users: [
+      {
+        name: names.user,
+        certFile: HubKubeconfigSecretKey.TlsCert,
+        keyFile: HubKubeconfigSecretKey.TlsKey,
+      },
+    ],
+    contexts: [{ name: names.context, cluster: names.cluster, user: names.user, namespace: names.namespace }],
+    currentContext: names.context,
+  });
+  return kc;
 }
 
 /**

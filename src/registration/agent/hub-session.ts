@@ -29,6 +29,8 @@ export interface HubSessionOptions {
   healthCheckIntervalMs: number;
   onUnauthorized(): void;
   onJoined(): void;
+  /** the ManagedCluster is being deleted or gone on the hub */
+  onClusterMissing(): void;
   log: Logger;
 }
 
@@ -88,8 +90,14 @@ export class HubSession {
       }),
       this.clusterInformer.addHandlers({
         add: () => this.lease.poke(),
-        update: () => this.lease.poke(),
-        delete: () => this.lease.poke(),
+        update: (_old, cluster) => {
+          this.lease.poke();
+          if (cluster.metadata.deletionTimestamp) this.opts.onClusterMissing();
+        },
+        delete: () => {
+          this.lease.poke();
+          this.opts.onClusterMissing();
+        },
       }),
     ];
     this.lease.start();

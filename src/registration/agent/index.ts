@@ -2,14 +2,18 @@
 // cluster: bootstrap kubeconfig → ManagedCluster → CSR → hub-kubeconfig-secret → lease, status,
 // claims and certificate rotation. Public surface: startRegistrationAgent and its handle. One loop
 // per concern, each in its own file:
+//   agent-name.ts       the agent name: generated once (OCM's 5 random characters), kept in the secret
 //   hub-credentials.ts  bootstrap, CSR, secret reuse/recovery, rotation (the only hub-credential owner)
+//   csr.ts              one CSR and its wait, never more than 10 of the cluster's pending
+//   certificate-reporting.ts  ClusterCertificateRotated condition and certificate events on the hub
+//   managed-cluster.ts  the ManagedCluster at first join, and recreated when deleted on the hub
 //   hub-session.ts      per credential: ManagedCluster informer, status reconciler, lease updater
 //   status.ts           Joined / Available conditions, version, capacity, clusterClaims
 //   availability.ts     managed apiserver probe;  claims.ts  ClusterClaim CRD, informer, exposure
 //   lease.ts            managed-cluster-lease renewals
 // Every hub call goes through client-node with the bootstrap kubeconfig's proxy (or the proxy
 // option, or HTTPS_PROXY/NO_PROXY). Never writes hub objects other than its ManagedCluster, its
-// CSRs and its lease; never touches the hub's conditions.
+// CSRs, its lease and events in its cluster namespace; never touches the hub's conditions.
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { KubeConfig } from '@kubernetes/client-node';
 import {
@@ -19,13 +23,20 @@ import {
 } from '../../api/index.ts';
 import { errorMessage, InvalidArgumentError, TimeoutError } from '../../errors.ts';
 import { type Logger, logger } from '../../log.ts';
+import { isValidAgentName, resolveAgentName } from './agent-name.ts';
 import { ManagedClusterProbe } from './availability.ts';
 import { clusterClaimInformer, ensureClusterClaimCrd } from './claims.ts';
 import { type CredentialSource, HubCredentialsReconciler } from './hub-credentials.ts';
 import type { HubCredentials } from './hub-kubeconfig-secret.ts';
 import { HubSession } from './hub-session.ts';
-import { managedClusterClientConfigs } from './managed-cluster.ts';
+import { ManagedClusterRecreator, managedClusterClientConfigs } from './managed-cluster.ts';
 
+export {
+  agentNameAlphabet,
+  generateAgentName,
+  generatedAgentNameLength,
+  resolveAgentName,
+} from './agent-name.ts';
 export { exposeClaims, reservedClusterClaimNames, spokeOnlyClaimLabel } from './claims.ts';
 export { formatQuantity, parseQuantity, sumResourceLists } from './quantity.ts';
 export { jitteredRotationFraction, rotationTime } from './rotation.ts';
@@ -33,8 +44,11 @@ export { jitteredRotationFraction, rotationTime } from './rotation.ts';
 export interface RegistrationAgentOptions {
   /** name of this cluster on the hub (a DNS label) */
   clusterName: string;
-  /** this agent's name: the certificate CN is system:open-cluster-management:<cluster>:<agent> */
-  agentName: string;
+  /**
+   * this agent's name: the certificate CN is system:open-cluster-management:<cluster>:<agent>.
+   * Default: the one kept in hub-kubeconfig-secret, else a new random one stored there (OCM's way).
+   */
+  agentName?: string;
   /** credential for this managed cluster's apiserver (secrets, claims, probes) */
   managedKubeConfig: KubeConfig;
   /** bootstrap kubeconfig file; without it Secret bootstrap-hub-kubeconfig in agentNamespace */
@@ -84,7 +98,7 @@ function validate(opts: RegistrationAgentOptions): void {
     throw new InvalidArgumentError(`registration agent: ${problem}`);
   };
   if (!DNS_LABEL.test(opts.clusterName)) fail(`clusterName "${opts.clusterName}" must be a DNS label`);
-  if (!opts.agentName || opts.agentName.length > 253 || opts.agentName.includes(':')) {
+  if (opts.agentName !== undefined && !isValidAgentName(opts.agentName)) {
     fail(`agentName "${opts.agentName}" must be 1–253 characters without ":"`);
   }
   const positive = (name: string, v: number | undefined, min: number) => {
@@ -106,9 +120,12 @@ function validate(opts: RegistrationAgentOptions): void {
  */
 export async function startRegistrationAgent(opts: RegistrationAgentOptions): Promise<RegistrationAgent> {
   validate(opts);
-  const { clusterName, agentName, managedKubeConfig } = opts;
-  const log = opts.log ?? logger('registration-agent', { cluster: clusterName, agent: agentName });
+  const { clusterName, managedKubeConfig } = opts;
   const namespace = opts.agentNamespace ?? defaultAgentNamespace;
+  const agentName =
+    opts.agentName ??
+    (await resolveAgentName({ managedKubeConfig, clusterName, agentNamespace: namespace, log: opts.log }));
+  const log = opts.log ?? logger('registration-agent', { cluster: clusterName, agent: agentName });
   const statusIntervalMs = (opts.statusIntervalSeconds ?? 60) * 1000;
   const clientConfigs = managedClusterClientConfigs(managedKubeConfig);
   const stopping = new AbortController();
@@ -143,6 +160,18 @@ export async function startRegistrationAgent(opts: RegistrationAgentOptions): Pr
     for (const wake of [...set]) wake();
   };
 
+  const recreator = new ManagedClusterRecreator({
+    clusterName,
+    managedKubeConfig,
+    agentNamespace: namespace,
+    bootstrapKubeconfigPath: opts.bootstrapKubeconfigPath,
+    proxyUrl: opts.proxyUrl,
+    leaseDurationSeconds: opts.leaseDurationSeconds ?? defaultLeaseDurationSeconds,
+    hubKubeConfig: () => current?.kubeconfig,
+    log: log.child({ loop: 'recreate' }),
+  });
+  recreator.start();
+
   const credentials: HubCredentialsReconciler = new HubCredentialsReconciler({
     clusterName,
     agentName,
@@ -166,6 +195,7 @@ export async function startRegistrationAgent(opts: RegistrationAgentOptions): Pr
         statusIntervalMs,
         healthCheckIntervalMs: (opts.healthCheckIntervalSeconds ?? 10) * 1000,
         onUnauthorized: () => credentials.reportUnauthorized(),
+        onClusterMissing: () => recreator.wake(),
         onJoined: () => {
           if (isJoined) return;
           isJoined = true;
@@ -226,7 +256,7 @@ export async function startRegistrationAgent(opts: RegistrationAgentOptions): Pr
         notify(waiters.hub);
         notify(waiters.joined);
         await credentials.stop();
-        await Promise.all([session?.stop(), claimsReady, claimInformer.stop()]);
+        await Promise.all([session?.stop(), claimsReady, claimInformer.stop(), recreator.stop()]);
         log.info('registration agent stopped');
       })();
       return stopped;

@@ -53,6 +53,8 @@ export interface StatusReconcilerOptions {
   onUnauthorized(): void;
   /** the hub's ManagedCluster shows Joined True */
   onJoined(): void;
+  /** the ManagedCluster is not in the cache (deleted on the hub) */
+  onClusterMissing?(): void;
   /** successful lease renewals so far, and a way to ask for one now */
   leaseRenewals(): number;
   requestLeaseRenewal(): void;
@@ -91,7 +93,10 @@ export class ManagedClusterStatusReconciler {
   private async sync(): Promise<void> {
     const { clusterName, log } = this.opts;
     const cluster = this.opts.clusterInformer.getByName(clusterName);
-    if (!cluster) return;
+    if (!cluster || cluster.metadata.deletionTimestamp) {
+      this.opts.onClusterMissing?.();
+      return;
+    }
     const current = cluster.status ?? {};
     if (!isConditionTrue(current.conditions, ManagedClusterCondition.HubAccepted)) {
       if (Date.now() - this.lastWaitLog >= 60_000) {

@@ -2,7 +2,7 @@
 import { KubeConfig } from '@kubernetes/client-node';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { HubKubeconfigSecretKey } from '../../../src/api/index.ts';
-import { kubeconfigToYaml } from '../../../src/kube/index.ts';
+import { kubeconfigFromParts, kubeconfigToYaml } from '../../../src/kube/index.ts';
 import {
   type CertificateAuthority,
   createCertificateAuthority,
@@ -50,15 +50,62 @@ beforeAll(async () => {
 });
 
 describe('hub kubeconfig secret', () => {
-  it('holds OCM’s keys; its kubeconfig names the bootstrap hub, embeds the certificate and keeps proxy-url', () => {
+  it('holds OCM’s keys; its kubeconfig is OCM’s (default-cluster/default-auth/default-context, tls.crt/tls.key files) and keeps proxy-url', () => {
     const data = hubKubeconfigSecretData(creds, identity);
     expect(Object.keys(data).sort()).toEqual(Object.values(HubKubeconfigSecretKey).sort());
+    const yaml = Buffer.from(data.kubeconfig!, 'base64').toString();
     const kc = new KubeConfig();
-    kc.loadFromString(Buffer.from(data.kubeconfig!, 'base64').toString());
-    expect(kc.getCurrentCluster()).toMatchObject({ server: hub.server, proxyUrl: hub.proxyUrl });
-    expect(Buffer.from(kc.getCurrentUser()?.certData ?? '', 'base64').toString()).toBe(creds.certPem);
+    kc.loadFromString(yaml);
+    expect(kc.getCurrentContext()).toBe('default-context');
+    expect(kc.getContextObject('default-context')).toMatchObject({
+      cluster: 'default-cluster',
+      user: 'default-auth',
+    });
+    expect(kc.getCurrentCluster()).toMatchObject({
+      name: 'default-cluster',
+      server: hub.server,
+      proxyUrl: hub.proxyUrl,
+    });
+    expect(kc.getCurrentUser()).toMatchObject({
+      name: 'default-auth',
+      certFile: 'tls.crt',
+      keyFile: 'tls.key',
+    });
+    expect(yaml).not.toContain('client-certificate-data');
+    expect(yaml).not.toContain('client-key-data');
     expect(Buffer.from(data['cluster-name']!, 'base64').toString()).toBe('cluster-a');
     expect(Buffer.from(data['agent-name']!, 'base64').toString()).toBe('agent-1');
+  });
+
+  it('gives tether’s own agents a kubeconfig with the secret’s certificate and key in memory (no mount)', () => {
+    const user = creds.kubeconfig.getCurrentUser();
+    expect(Buffer.from(user?.certData ?? '', 'base64').toString()).toBe(creds.certPem);
+    expect(Buffer.from(user?.keyData ?? '', 'base64').toString()).toBe(creds.keyPem);
+    expect(user?.certFile).toBeFalsy();
+    const reused = credentialsFromSecret(
+      secretOf(hubKubeconfigSecretData(creds, identity)),
+      identity,
+      hub,
+      noEnv,
+    );
+    const reusedUser = (reused as HubCredentials).kubeconfig.getCurrentUser();
+    expect(Buffer.from(reusedUser?.keyData ?? '', 'base64').toString()).toBe(creds.keyPem);
+  });
+
+  it('reuses a secret written by the previous tether layout (certificate embedded, names "hub")', () => {
+    const previous = kubeconfigFromParts({
+      name: 'hub',
+      server: hub.server,
+      caPem: ca.certPem,
+      certPem: creds.certPem,
+      keyPem: creds.keyPem,
+      proxyUrl: hub.proxyUrl,
+    });
+    const data = { ...hubKubeconfigSecretData(creds, identity), kubeconfig: b64(kubeconfigToYaml(previous)) };
+    const reused = credentialsFromSecret(secretOf(data), identity, hub, noEnv) as HubCredentials;
+    expect(typeof reused).toBe('object');
+    expect(reused.serial).toBe(creds.serial);
+    expect(reused.hub).toEqual(hub);
   });
 
   it('is reused when names, certificate, key and hub all match', () => {
