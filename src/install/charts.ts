@@ -104,6 +104,11 @@ const hubPkiKeys: Record<string, Record<string, string>> = {
     'ca.crt': '$clientCa.Cert',
   },
   [hubNames.gatewayTls]: { 'tls.crt': '$gatewayCert', 'tls.key': '$gatewayKey', 'ca.crt': '$gatewayCaPem' },
+  [hubNames.addonWebhookTls]: {
+    'tls.crt': '$addonWebhookCert',
+    'tls.key': '$addonWebhookKey',
+    'ca.crt': '$addonWebhookCaPem',
+  },
 };
 
 const quoteList = (xs: string[]): string => `(list ${xs.map((x) => JSON.stringify(x)).join(' ')})`;
@@ -121,10 +126,25 @@ function hubPkiPreamble(): string {
       `{{- ${variable} = genCA ${JSON.stringify(cn)} $days }}`,
       '{{- end }}',
     ].join('\n');
+  // a serving certificate with a CA of its own, kept while its Secret holds all three keys
+  const keptServing = (prefix: string, secret: string, caCn: string, service: string) =>
+    [
+      `{{- $old := lookup "v1" "Secret" ${ns} ${JSON.stringify(secret)} }}`,
+      `{{- $${prefix}CaPem := dig "data" "ca.crt" "" $old | b64dec }}`,
+      `{{- $${prefix}Cert := dig "data" "tls.crt" "" $old | b64dec }}`,
+      `{{- $${prefix}Key := dig "data" "tls.key" "" $old | b64dec }}`,
+      `{{- if not (and $${prefix}CaPem $${prefix}Cert $${prefix}Key) }}`,
+      `{{- $${prefix}Ca := genCA ${JSON.stringify(caCn)} $days }}`,
+      `{{- $cert := genSignedCert ${JSON.stringify(`${service}.${hubNamespace}.svc`)} nil ${quoteList(serviceNames(service))} $days $${prefix}Ca }}`,
+      `{{- $${prefix}CaPem = $${prefix}Ca.Cert }}`,
+      `{{- $${prefix}Cert = $cert.Cert }}`,
+      `{{- $${prefix}Key = $cert.Key }}`,
+      '{{- end }}',
+    ].join('\n');
   return [
-    '{{- /* Certificates as in src/install/hub-pki.ts: the CAs (and the gateway serving certificate,',
-    '       which the APIService caBundle names) are kept across upgrades; serving and client',
-    '       certificates are reissued from them on every upgrade. */}}',
+    '{{- /* Certificates as in src/install/hub-pki.ts: the CAs (and the gateway and addon webhook',
+    '       serving certificates, which caBundles name) are kept across upgrades; serving and',
+    '       client certificates are reissued from them on every upgrade. */}}',
     '{{- $days := 3650 }}',
     '{{- $serverCa := dict }}',
     '{{- $clientCa := dict }}',
@@ -142,17 +162,8 @@ function hubPkiPreamble(): string {
     `{{- $serving := genSignedCert ${JSON.stringify(n.proxyServer)} $ips $dns $days $serverCa }}`,
     keptCa('$clientCa', n.proxyClientCa, 'tether-proxy-client-ca'),
     `{{- $connect := genSignedCert ${JSON.stringify(gatewayConnectUser)} nil nil $days $clientCa }}`,
-    `{{- $old := lookup "v1" "Secret" ${ns} ${JSON.stringify(n.gatewayTls)} }}`,
-    '{{- $gatewayCaPem := dig "data" "ca.crt" "" $old | b64dec }}',
-    '{{- $gatewayCert := dig "data" "tls.crt" "" $old | b64dec }}',
-    '{{- $gatewayKey := dig "data" "tls.key" "" $old | b64dec }}',
-    '{{- if not (and $gatewayCaPem $gatewayCert $gatewayKey) }}',
-    '{{- $gatewayCa := genCA "tether-gateway-serving-ca" $days }}',
-    `{{- $cert := genSignedCert ${JSON.stringify(`${n.gateway}.${hubNamespace}.svc`)} nil ${quoteList(serviceNames(n.gateway))} $days $gatewayCa }}`,
-    '{{- $gatewayCaPem = $gatewayCa.Cert }}',
-    '{{- $gatewayCert = $cert.Cert }}',
-    '{{- $gatewayKey = $cert.Key }}',
-    '{{- end }}',
+    keptServing('gateway', n.gatewayTls, 'tether-gateway-serving-ca', n.gateway),
+    keptServing('addonWebhook', n.addonWebhookTls, 'tether-addon-webhook-serving-ca', n.addonWebhook),
     '{{- $gatewayCaBundle := b64enc $gatewayCaPem }}',
     "{{- /* the CA that signs agents: the value, else the hub apiserver's client CA */}}",
     '{{- $auth := lookup "v1" "ConfigMap" "kube-system" "extension-apiserver-authentication" }}',

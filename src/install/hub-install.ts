@@ -2,7 +2,7 @@
 // identity, then hub.ts's namespace, RBAC, certificates and Deployments), applied or returned for
 // printing, and the wait for the Deployments and the APIService to become Available.
 import { AppsV1Api, CoreV1Api, type KubeConfig, type KubernetesObject } from '@kubernetes/client-node';
-import { hubCrdManifests, hubCrds } from '../api/index.ts';
+import { type AddonConversionWebhook, hubCrdManifests, hubCrds } from '../api/index.ts';
 import { isNotFound } from '../kube/index.ts';
 import { installCrds } from '../localenv/crds.ts';
 import { bootstrapIdentityObjects } from '../registration/bootstrap.ts';
@@ -11,12 +11,22 @@ import { pollUntil } from '../wait.ts';
 import { applyAll } from './apply.ts';
 import { type HubInstallOptions, hubManifests } from './hub.ts';
 import { hubPki, type SecretLookup } from './hub-pki.ts';
-import { hubNames, hubNamespace } from './names.ts';
+import { hubNames, hubNamespace, ports } from './names.ts';
 
 export interface HubInstallPlan {
   /** everything, in apply order (CRDs and admission first) */
   objects: KubernetesObject[];
   proxyServerCaPem: string;
+  /** where the addon CRDs send conversions: the hub controllers' Service, trusted by its own CA */
+  addonConversionWebhook: AddonConversionWebhook;
+}
+
+/** The addon CRDs' conversion webhook in a cluster: OCM's Service name and port, our CA. */
+export function inClusterAddonWebhook(caBundle: string): AddonConversionWebhook {
+  return {
+    service: { namespace: hubNamespace, name: hubNames.addonWebhook, port: ports.addonWebhook },
+    caBundle,
+  };
 }
 
 /** The hub's client CA: what the apiserver verifies client certificates (and so agents') with. */
@@ -54,6 +64,7 @@ export async function planHubInstall(
   lookup: SecretLookup,
 ): Promise<HubInstallPlan> {
   const pki = await hubPki({ proxyServerHosts: opts.proxyServerHosts, agentCaPem: opts.agentCaPem, lookup });
+  const addonConversionWebhook = inClusterAddonWebhook(pki.addonWebhookCaBundle);
   const manifests = hubManifests({ ...opts, gatewayCaBundle: pki.gatewayCaBundle });
   // namespaces first, then the certificates the Deployments mount, then the rest
   const namespaces = manifests.filter((o) => o.kind === 'Namespace');
@@ -61,7 +72,7 @@ export async function planHubInstall(
   return {
     objects: [
       // the plain manifests (client-node's models print keys that are not the API's)
-      ...(hubCrdManifests() as unknown as KubernetesObject[]),
+      ...(hubCrdManifests({ addonConversionWebhook }) as unknown as KubernetesObject[]),
       ...hubAdmissionObjects(),
       ...bootstrapIdentityObjects(),
       ...namespaces,
@@ -69,12 +80,13 @@ export async function planHubInstall(
       ...rest,
     ] as KubernetesObject[],
     proxyServerCaPem: pki.proxyServerCaPem,
+    addonConversionWebhook,
   };
 }
 
 /** Applies a plan: CRDs (waiting until Established), admission (waiting until enforced), the rest. */
 export async function applyHubInstall(kc: KubeConfig, plan: HubInstallPlan): Promise<void> {
-  await installCrds(kc, hubCrds());
+  await installCrds(kc, hubCrds({ addonConversionWebhook: plan.addonConversionWebhook }));
   await installHubAdmission(kc);
   const rest = plan.objects.filter(
     (o) =>

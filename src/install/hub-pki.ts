@@ -8,6 +8,8 @@
 //     signs agents) and the gateway's certificate from it (user system:tether:gateway);
 //   - tether-gateway-tls: the gateway's serving certificate for the aggregator, kept across runs
 //     (the APIService caBundle names its CA);
+//   - tether-addon-webhook-tls: the addon conversion webhook's serving certificate (Service
+//     cluster-manager-addon-webhook), kept across runs (the addon CRDs' caBundle names its CA);
 //   - ConfigMap tether-agent-ca: the hub's client CA (kube-system/extension-apiserver-authentication
 //     client-ca-file), which signs agents' hub certificates, so the proxy-server verifies agents with
 //     the same CA the hub apiserver does.
@@ -31,6 +33,8 @@ export interface HubPki {
   objects: KubernetesObject[];
   /** base64 caBundle for the gateway's APIService */
   gatewayCaBundle: string;
+  /** base64 caBundle for the addon CRDs' conversion webhook */
+  addonWebhookCaBundle: string;
   /** PEM agents verify the proxy-server with (`tether join --proxy-server-ca-file`) */
   proxyServerCaPem: string;
 }
@@ -65,6 +69,27 @@ export function serviceNames(name: string, namespace = hubNamespace): string[] {
   return [name, `${name}.${namespace}`, `${name}.${namespace}.svc`, `${name}.${namespace}.svc.cluster.local`];
 }
 
+/**
+ * A serving certificate for Service `service` with a CA of its own, kept across runs as long as the
+ * Secret holds all three keys: the API server trusts it through a caBundle tether wrote earlier.
+ */
+async function keptServing(
+  lookup: SecretLookup,
+  name: string,
+  caCommonName: string,
+  service: string,
+): Promise<Record<string, string>> {
+  const kept = await lookup(name);
+  if (kept?.['ca.crt'] && kept['tls.crt'] && kept['tls.key']) return kept;
+  const ca = await createCertificateAuthority(caCommonName);
+  const cert = await issueCertificate(ca, {
+    commonName: `${service}.${hubNamespace}.svc`,
+    usage: 'server',
+    dnsNames: serviceNames(service),
+  });
+  return { 'tls.crt': cert.certPem, 'tls.key': cert.keyPem, 'ca.crt': ca.certPem };
+}
+
 export async function hubPki(opts: {
   /** DNS names or IPs agents dial the proxy-server at (its certificate covers them) */
   proxyServerHosts: string[];
@@ -87,16 +112,13 @@ export async function hubPki(opts: {
   });
   const clientCa = await keptCa(opts.lookup, n.proxyClientCa, 'tether-proxy-client-ca');
   const connect = await issueCertificate(clientCa, { commonName: gatewayConnectUser, usage: 'client' });
-  let gatewayTls = await opts.lookup(n.gatewayTls);
-  if (!gatewayTls?.['ca.crt'] || !gatewayTls['tls.crt'] || !gatewayTls['tls.key']) {
-    const ca = await createCertificateAuthority('tether-gateway-serving-ca');
-    const cert = await issueCertificate(ca, {
-      commonName: `${n.gateway}.${hubNamespace}.svc`,
-      usage: 'server',
-      dnsNames: serviceNames(n.gateway),
-    });
-    gatewayTls = { 'tls.crt': cert.certPem, 'tls.key': cert.keyPem, 'ca.crt': ca.certPem };
-  }
+  const gatewayTls = await keptServing(opts.lookup, n.gatewayTls, 'tether-gateway-serving-ca', n.gateway);
+  const addonWebhookTls = await keptServing(
+    opts.lookup,
+    n.addonWebhookTls,
+    'tether-addon-webhook-serving-ca',
+    n.addonWebhook,
+  );
   return {
     objects: [
       secret(n.proxyServerCa, { 'ca.crt': serverCa.certPem, 'ca.key': serverCa.keyPem }, n.proxyServer),
@@ -112,6 +134,7 @@ export async function hubPki(opts: {
         n.gateway,
       ),
       secret(n.gatewayTls, gatewayTls, n.gateway),
+      secret(n.addonWebhookTls, addonWebhookTls, n.controllers),
       {
         apiVersion: 'v1',
         kind: 'ConfigMap',
@@ -120,6 +143,7 @@ export async function hubPki(opts: {
       } as KubernetesObject,
     ],
     gatewayCaBundle: Buffer.from(gatewayTls['ca.crt'] ?? '').toString('base64'),
+    addonWebhookCaBundle: Buffer.from(addonWebhookTls['ca.crt'] ?? '').toString('base64'),
     proxyServerCaPem: serverCa.certPem,
   };
 }

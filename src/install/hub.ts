@@ -1,6 +1,7 @@
 // What `tether init` installs on a hub besides the CRDs, admission policies and bootstrap identity:
 // the namespace open-cluster-management-hub with three Deployments — the hub controllers
-// (`tether hub`, leader-elected), the proxy-server (agents' tunnels + the CONNECT frontend) and the
+// (`tether hub`, leader-elected, every replica also serving the addon conversion webhook behind
+// Service cluster-manager-addon-webhook), the proxy-server (agents' tunnels + the CONNECT frontend) and the
 // gateway (the ClusterGateway aggregated API) — their ServiceAccounts and RBAC (hub-rbac.ts), the
 // Services, and the APIService v1alpha1.cluster.core.oam.dev pointing at the gateway's Service.
 // Certificates come from Secrets (hub-pki.ts); this file only names them. Pure data.
@@ -69,7 +70,30 @@ export function hubManifests(o: HubInstallOptions): KubernetesObject[] {
       serviceAccount: n.controllers,
       replicas: o.replicas,
       opsPort: ports.controllersOps,
-      args: ['hub', `--ops-port=${ports.controllersOps}`, '--ops-bind-address=0.0.0.0'],
+      ports: [{ name: 'webhook', containerPort: ports.addonWebhook }],
+      args: [
+        'hub',
+        `--ops-port=${ports.controllersOps}`,
+        '--ops-bind-address=0.0.0.0',
+        '--webhook-bind-address=0.0.0.0',
+        `--webhook-port=${ports.addonWebhook}`,
+        `--webhook-tls-cert-file=${mountDir}/webhook-tls/tls.crt`,
+        `--webhook-tls-private-key-file=${mountDir}/webhook-tls/tls.key`,
+      ],
+      mounts: [
+        {
+          kind: 'Secret',
+          name: n.addonWebhookTls,
+          mountPath: `${mountDir}/webhook-tls`,
+          items: ['tls.crt', 'tls.key'],
+        },
+      ],
+    }),
+    // OCM's Service name and port: the addon CRDs' conversion webhook (src/api/addon.ts)
+    service(n.addonWebhook, n.controllers, {
+      type: 'ClusterIP',
+      selector: { app: n.controllers },
+      ports: [{ name: 'webhook', port: ports.addonWebhook, targetPort: 'webhook' }],
     }),
     deployment({
       ...image,

@@ -29,6 +29,10 @@ export const hubNames = {
   gatewayTls: 'tether-gateway-tls',
   /** ConfigMap: the CA that signs agents' hub client certificates (from the hub's client CA) */
   agentCa: 'tether-agent-ca',
+  /** Service of the addon conversion webhook (`tether hub`): OCM's name, which its CRDs point at */
+  addonWebhook: 'cluster-manager-addon-webhook',
+  /** Secret: the addon conversion webhook's serving certificate (tls.crt, tls.key, ca.crt) */
+  addonWebhookTls: 'tether-addon-webhook-tls',
 } as const;
 
 /** The user of the gateway's client certificate on the CONNECT frontend (hub RBAC names it). */
@@ -52,6 +56,8 @@ export const ports = {
   gateway: 9443,
   gatewayOps: 8097,
   controllersOps: 8096,
+  /** the addon conversion webhook in the hub controllers' pod (OCM's port) */
+  addonWebhook: 9443,
   agentOps: 8095,
 } as const;
 
