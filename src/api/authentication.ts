@@ -69,7 +69,7 @@ export interface ManagedServiceAccountRotation {
 
 export interface ManagedServiceAccountSpec {
   rotation?: ManagedServiceAccountRotation;
-  /** Delete the ManagedServiceAccount this many seconds after creation. */
+  /** Delete the ManagedServiceAccount this many seconds after creation (> 0). */
   ttlSecondsAfterCreation?: number;
 }
 
@@ -109,7 +109,8 @@ export function managedServiceAccountCrd(): s.CrdManifest {
           },
           { default: {} },
         ),
-        ttlSecondsAfterCreation: s.integer('int32', { minimum: 0 }),
+        // > 0, as OCM's Go types declare it (there is no published CRD manifest to compare with).
+        ttlSecondsAfterCreation: s.integer('int32', { minimum: 0, exclusiveMinimum: true }),
       },
       { default: {} },
     ),

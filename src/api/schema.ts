@@ -20,6 +20,8 @@ export interface JsonSchema {
   default?: unknown;
   pattern?: string;
   minimum?: number;
+  /** With `minimum`: the bound itself is not allowed. */
+  exclusiveMinimum?: boolean;
   maximum?: number;
   minLength?: number;
   maxLength?: number;

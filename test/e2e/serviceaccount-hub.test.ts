@@ -52,6 +52,17 @@ describe('ttlSecondsAfterCreation', () => {
     expect(gone - created).toBeLessThan(8_000);
     expect(await msas.get(keep.metadata.name, a.name)).toBeDefined();
   });
+
+  it("the hub refuses a TTL of 0, as OCM's CRD does (minimum 0, exclusive); so does the CLI helper", async () => {
+    await expect(createMsa(a, { ttlSecondsAfterCreation: 0 })).rejects.toThrow(/ttlSecondsAfterCreation/);
+    await expect(
+      createManagedServiceAccount(hubAdmin, {
+        name: uniqueName('ttl0'),
+        clusters: [a.name],
+        ttlSecondsAfterCreation: 0,
+      }),
+    ).rejects.toThrow(InvalidArgumentError);
+  });
 });
 
 describe('CLI helpers', () => {

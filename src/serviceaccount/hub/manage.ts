@@ -55,8 +55,9 @@ export async function createManagedServiceAccount(
   if (bad !== undefined) throw new InvalidArgumentError(`cluster "${bad}" is not a valid cluster name`);
   if (opts.validity !== undefined) tokenExpirationSeconds(opts.validity);
   const ttl = opts.ttlSecondsAfterCreation;
-  if (ttl !== undefined && !(Number.isInteger(ttl) && ttl >= 0 && ttl <= 2 ** 31 - 1)) {
-    throw new InvalidArgumentError(`ttlSecondsAfterCreation ${ttl} must be a whole number of seconds ≥ 0`);
+  // OCM's CRD declares minimum 0 with exclusiveMinimum: the server refuses 0 as well.
+  if (ttl !== undefined && !(Number.isInteger(ttl) && ttl > 0 && ttl <= 2 ** 31 - 1)) {
+    throw new InvalidArgumentError(`ttlSecondsAfterCreation ${ttl} must be a whole number of seconds > 0`);
   }
   const client = new ResourceClient<ManagedServiceAccount>(hubKc, managedServiceAccountResource);
   const results: CreateManagedServiceAccountResult[] = [];
