@@ -63,6 +63,8 @@ export const ManifestWorkReason = {
   // manifest level
   AppliedManifestComplete: 'AppliedManifestComplete',
   AppliedManifestFailed: 'AppliedManifestFailed',
+  /** The manifest config's ignoreFields could not be used (a bad pointer or path). */
+  AppliedManifestSSAIgnoreFieldError: 'AppliedManifestSSAIgnoreFieldError',
   ApplyConflict: 'ApplyConflict',
   ResourceAvailable: 'ResourceAvailable',
   ResourceNotAvailable: 'ResourceNotAvailable',
@@ -90,6 +92,9 @@ export const appliedManifestWorkFinalizer =
 
 /** Annotation on applied resources with the hash of the manifest they came from. */
 export const objectSpecHashAnnotation = 'open-cluster-management.io/object-hash';
+
+/** Annotation on server-side applied objects with ignoreFields: the hash of what the agent applied. */
+export const configSpecHashAnnotation = 'open-cluster-management.io/config-spec-hash';
 
 /** Field manager for server-side apply unless a manifest config names another `work-agent…` one. */
 export const defaultWorkFieldManager = 'work-agent';

@@ -1,12 +1,14 @@
 // Applying one manifest of a ManifestWork to the managed cluster with its update strategy, and
 // reading back the object that results. Update (default) creates the object, or replaces it when
 // the spec hash annotation differs from the manifest's; CreateOnly never changes an existing one;
-// ServerSideApply applies with a field manager and reports conflicts instead of forcing;
+// ServerSideApply applies with a field manager and reports conflicts instead of forcing (and
+// honours ignoreFields, see ignore-fields.ts);
 // ReadOnly only reads, and so does any manifest a Complete condition rule marked complete. Ownership (the AppliedManifestWork ownerReference) follows the work's
 // delete option. A manifest that fails reports it in its own outcome; nothing here throws for a
 // single bad manifest. Owns no state besides what it is given.
 import { createHash } from 'node:crypto';
 import {
+  configSpecHashAnnotation,
   type DeleteOption,
   DeletePropagationPolicy,
   defaultWorkFieldManager,
@@ -30,6 +32,7 @@ import type { ManagedClients } from './clients.ts';
 import { removeOwnerReference } from './deletion.ts';
 import { type ManagedDiscovery, splitApiVersion } from './discovery.ts';
 import type { ExecutorAuthorizer, ExecutorServiceAccount } from './executor.ts';
+import { configSpecHash, IgnoreFieldError, onSpokePresent, withoutFields } from './ignore-fields.ts';
 
 /** What is on the managed cluster after applying (or trying to). */
 export type LiveState =
@@ -51,6 +54,8 @@ export interface ManifestOutcome {
   applyConflict?: boolean;
   /** complete: read back, not applied */
   completed?: boolean;
+  /** the ignoreFields could not be applied (a bad pointer or path) */
+  ignoreFieldError?: boolean;
   live: LiveState;
 }
 
@@ -228,7 +233,9 @@ export class ManifestApplier {
           return { ...base, live: await update(target, input.likelyNew) };
       }
     } catch (err) {
-      return { ...base, error: errorMessage(err), live: await readLive(target).catch(unknown) };
+      const live = await readLive(target).catch(unknown);
+      const ignoreFieldError = err instanceof IgnoreFieldError ? { ignoreFieldError: true } : {};
+      return { ...base, ...ignoreFieldError, error: errorMessage(err), live };
     }
   }
 
@@ -343,7 +350,26 @@ async function serverSideApply(
   const ssa = config?.updateStrategy?.serverSideApply;
   const manager = ssa?.fieldManager || fieldManager;
   // Our ownerReference rides along: ownerReferences merge by uid, so others' entries stay.
-  const body = t.owned ? withOwner(t, t.required) : t.required;
+  let body = t.owned ? withOwner(t, t.required) : t.required;
+  const ignoreFields = ssa?.ignoreFields ?? [];
+  if (ignoreFields.length > 0) {
+    // Hash what is applied once the object exists; skip applying while the live object has it.
+    const stripped = withoutFields(body, onSpokePresent(ignoreFields));
+    const hash = configSpecHash(stripped);
+    const annotate = (o: KubeObject): KubeObject => ({
+      ...o,
+      metadata: {
+        ...o.metadata,
+        annotations: { ...o.metadata?.annotations, [configSpecHashAnnotation]: hash },
+      },
+    });
+    const existing = await t.client.get(t.name, t.namespace);
+    if (existing?.metadata?.annotations?.[configSpecHashAnnotation] === hash) {
+      return { live: { state: 'present', object: await reconcileOwner(t, existing) } };
+    }
+    // Created whole; afterwards the OnSpokePresent fields are the managed cluster's.
+    body = annotate(existing ? stripped : body);
+  }
   try {
     const applied = await t.client.apply(body, { fieldManager: manager, force: ssa?.force ?? false });
     return { live: { state: 'present', object: await reconcileOwner(t, applied) } };

@@ -60,7 +60,9 @@ function appliedCondition(outcome: ManifestOutcome): ConditionUpdate {
     return {
       type: ManifestWorkCondition.Applied,
       status: 'False',
-      reason: ManifestWorkReason.AppliedManifestFailed,
+      reason: outcome.ignoreFieldError
+        ? ManifestWorkReason.AppliedManifestSSAIgnoreFieldError
+        : ManifestWorkReason.AppliedManifestFailed,
       message: truncate(`Failed to apply manifest: ${outcome.error}`),
     };
   }

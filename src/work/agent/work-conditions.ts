@@ -106,11 +106,6 @@ export function unsupportedConfiguration(spec: ManifestWorkSpec | undefined): st
       found.push(`${at}.feedbackScrapeType Watch: feedback is polled at the agent's status sync interval`);
     }
     for (const [j, field] of (config.updateStrategy?.serverSideApply?.ignoreFields ?? []).entries()) {
-      if (field.jsonPointers?.length || field.jsonPaths?.length) {
-        found.push(
-          `${at}.updateStrategy.serverSideApply.ignoreFields[${j}]: ignoreFields are not honoured yet; those fields are applied as the manifest states`,
-        );
-      }
       if (field.jqPathExpressions?.length) {
         found.push(
           `${at}.updateStrategy.serverSideApply.ignoreFields[${j}].jqPathExpressions: jq is not evaluated; those fields are applied as the manifest states`,
