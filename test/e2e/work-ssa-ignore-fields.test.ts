@@ -15,7 +15,6 @@ import {
   setUpWorkCluster,
   unique,
   type WorkCluster,
-  waitFor,
 } from '../work/e2e-fixtures.ts';
 
 type ConfigMap = KubeObject & { data?: Record<string, string> };
