@@ -1,7 +1,8 @@
 // `tether agent`'s ops endpoint as an operator meets it: /metrics has the proxy-agent's series and
-// the process metrics from the start (before the hub has issued a certificate), and a second agent
-// on the same host and ops port stops at once naming the flag to change. Real `tether agent`
-// processes; the clusters they point at are closed ports (nothing here needs a hub).
+// the process metrics from the start (before the hub has issued a certificate); two agents with the
+// default (a free port each, logged) run side by side on one host, and a second agent given the
+// same port as the first stops at once naming the flag to change. Real `tether agent` processes;
+// the clusters they point at are closed ports (nothing here needs a hub).
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -42,7 +43,8 @@ afterAll(() => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-function tetherAgent(name: string, opsPort: number): SupervisedProcess {
+/** `tether agent` for `name`; without opsPort the --ops-port flag is left out (its default). */
+function tetherAgent(name: string, opsPort?: number): SupervisedProcess {
   const p = new SupervisedProcess({
     name,
     command: process.execPath,
@@ -55,7 +57,7 @@ function tetherAgent(name: string, opsPort: number): SupervisedProcess {
       `--bootstrap-kubeconfig=${bootstrap}`,
       '--kube-apiserver=127.0.0.1:6443',
       '--proxy-server=127.0.0.1:1',
-      `--ops-port=${opsPort}`,
+      ...(opsPort === undefined ? [] : [`--ops-port=${opsPort}`]),
     ],
     logFile: join(dir, `${name}.log`),
     env: localChildEnv({ ...process.env, TETHER_LOG_LEVEL: 'info' }),
@@ -90,6 +92,17 @@ describe('tether agent ops endpoint', () => {
     const ready = await request(`http://127.0.0.1:${port}/readyz`);
     expect(ready.statusCode).toBe(503);
     expect(await ready.body.text()).toContain('waiting for a hub certificate');
+  });
+
+  it('two agents with the default ops port run side by side on one host, each on its own logged port', async () => {
+    const one = tetherAgent('agent-default-one');
+    const two = tetherAgent('agent-default-two');
+    const [p1, p2] = await Promise.all([loggedOpsPort(one), loggedOpsPort(two)]);
+    expect(p1).not.toBe(p2);
+    for (const port of [p1, p2]) {
+      expect((await request(`http://127.0.0.1:${port}/healthz`)).statusCode).toBe(200);
+    }
+    expect(one.running && two.running).toBe(true);
   });
 
   it('a second agent on the same ops port stops at start-up and names --ops-port', async () => {
