@@ -13,11 +13,12 @@ import { type AgentEndpointType, agentEndpointTypes } from '../install/hub.ts';
 import {
   applyHubInstall,
   hubClientCaPem,
+  inClusterAddonWebhook,
   planHubInstall,
   secretLookup,
   waitForHub,
 } from '../install/hub-install.ts';
-import { hubNamespace, ports } from '../install/names.ts';
+import { hubNames, hubNamespace, ports } from '../install/names.ts';
 import { type PullPolicy, pullPolicies } from '../install/workload.ts';
 import { loadKubeconfig } from '../kube/kubeconfig.ts';
 import { installCrds } from '../localenv/crds.ts';
@@ -173,7 +174,16 @@ export function registerInitCommand(program: Command): void {
 }
 
 async function installBootstrapOnly(kc: ReturnType<typeof loadKubeconfig>): Promise<void> {
-  const crds = hubCrds();
+  // No hub Deployments here: the addon CRDs convert through the hub controllers' webhook only when
+  // an earlier full `tether init` made its certificate (re-applying must not cut that off);
+  // otherwise they serve both versions with conversion None.
+  const kept = await secretLookup(kc)(hubNames.addonWebhookTls).catch(() => undefined);
+  const webhookCa = kept?.['ca.crt'];
+  const crds = hubCrds(
+    webhookCa
+      ? { addonConversionWebhook: inClusterAddonWebhook(Buffer.from(webhookCa).toString('base64')) }
+      : {},
+  );
   await installCrds(kc, crds);
   process.stdout.write(`Installed ${crds.length} CRDs: ${crds.map((c) => c.metadata?.name).join(', ')}\n`);
   await installHubAdmission(kc);

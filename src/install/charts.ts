@@ -310,6 +310,15 @@ The CA agents verify it with (tether-agent value proxyServerCa):
   kubectl -n ${hubNamespace} get secret ${hubNames.proxyServerCa} -o jsonpath='{.data.ca\\.crt}' | base64 -d
 
 A bootstrap token for agents: tether init --bootstrap-only --kubeconfig <hub.kubeconfig> prints one.
+
+ClusterManagementAddOn and ManagedClusterAddOn are served at v1alpha1 and v1beta1. Helm installs
+CRDs without templating them, so the chart's CRDs convert with strategy None; to convert through
+the hub controllers' webhook as OCM (and tether init) does, point them at it once:
+
+  CA=$(kubectl -n ${hubNamespace} get secret ${hubNames.addonWebhookTls} -o jsonpath='{.data.ca\\.crt}')
+  for crd in clustermanagementaddons managedclusteraddons; do
+    kubectl patch crd $crd.addon.open-cluster-management.io --type=merge -p '{"spec":{"conversion":{"strategy":"Webhook","webhook":{"conversionReviewVersions":["v1","v1beta1"],"clientConfig":{"caBundle":"'$CA'","service":{"namespace":"${hubNamespace}","name":"${hubNames.addonWebhook}","path":"/convert","port":${ports.addonWebhook}}}}}}}'
+  done
 `;
 }
 
