@@ -37,7 +37,8 @@ function capturedLogger() {
 
 describe('registration agent identity', () => {
   it('generates its name once and keeps it in hub-kubeconfig-secret: started again without a name it reuses its certificate, no new CSR', async () => {
-    const f = (fx = await agentFixture(env, 'reg-ident'));
+    fx = await agentFixture(env, 'reg-ident');
+    const f = fx;
     await f.writeBootstrapSecret();
     const first = await f.start({ agentName: undefined });
     expect(first.agentName).toMatch(new RegExp(`^[${agentNameAlphabet}]{5}$`));
@@ -62,7 +63,8 @@ describe('registration agent identity', () => {
 
   it('creates no CSR while 10 of its cluster’s CSRs are pending on the hub, and one as soon as fewer are', async () => {
     // The fake hub approves nothing during this test.
-    const f = (fx = await agentFixture(env, 'reg-csrcap', { approveAfterMs: 3_600_000 }));
+    fx = await agentFixture(env, 'reg-csrcap', { approveAfterMs: 3_600_000 });
+    const f = fx;
     const certs = f.hub.admin.makeApiClient(CertificatesV1Api);
     const fillers: string[] = [];
     for (let i = 0; i < maxPendingClusterCsrs; i++) {
