@@ -88,6 +88,38 @@ describe('ServerSideApply ignoreFields', () => {
     });
   });
 
+  it('jqPathExpressions: what the expression selects stays the managed cluster’s when the work changes', async () => {
+    const work = unique('ssa-jq');
+    const configs: ManifestConfigOption[] = [
+      {
+        resourceIdentifier: { resource: 'configmaps', name: 'jq-ignored', namespace: ns },
+        updateStrategy: {
+          type: 'ServerSideApply',
+          serverSideApply: {
+            force: true,
+            ignoreFields: [
+              { condition: 'OnSpokePresent', jqPathExpressions: ['.data["local-a", "local-b"]'] },
+            ],
+          },
+        },
+      },
+    ];
+    const manifest = (other: string) =>
+      configMap(ns, 'jq-ignored', { 'local-a': 'hub', 'local-b': 'hub', other });
+    await cluster.createWork(work, [manifest('hub')], { manifestConfigs: configs });
+    await cluster.waitForWork(work, 'settled', atGeneration(1));
+    await configMaps.patchMerge('jq-ignored', { data: { 'local-a': 'spoke', 'local-b': 'spoke' } }, ns, {
+      fieldManager: 'e2e-editor',
+    });
+    await cluster.updateWork(work, [manifest('hub-2')], { manifestConfigs: configs });
+    await cluster.waitForWork(work, 'generation 2 applied', atGeneration(2));
+    expect((await configMaps.get('jq-ignored', ns))?.data).toEqual({
+      'local-a': 'spoke',
+      'local-b': 'spoke',
+      other: 'hub-2',
+    });
+  });
+
   it('a malformed JSON pointer fails the manifest with AppliedManifestSSAIgnoreFieldError', async () => {
     const work = unique('ssa-bad-pointer');
     await cluster.createWork(work, [configMap(ns, 'bad-pointer', { a: '1' })], {

@@ -36,16 +36,40 @@ describe('ignore fields', () => {
     expect(() => removeByJsonPath(obj, '.spec.template.spec.containers[0]')).toThrow(/field name/);
   });
 
-  it('only OnSpokePresent fields leave the applied object; the hash ignores key order', () => {
+  it('only OnSpokePresent fields leave the applied object; the hash ignores key order', async () => {
     const fields = [
       { condition: 'OnSpokePresent' as const, jsonPointers: ['/spec/replicas'] },
       { condition: 'OnSpokeChange' as const, jsonPaths: ['.metadata.annotations.keep'] },
     ];
-    const stripped = withoutFields(deployment(), onSpokePresent(fields));
+    const stripped = await withoutFields(deployment(), onSpokePresent(fields));
     expect(stripped.spec.replicas).toBeUndefined();
     expect(stripped.metadata.annotations.keep).toBe('y');
     expect(configSpecHash({ a: 1, b: [1, { c: 2, d: 3 }] })).toBe(
       configSpecHash({ b: [1, { d: 3, c: 2 }], a: 1 }),
     );
+  });
+
+  it('jq path expressions remove what they select; bad and endless expressions fail within the timeout', async () => {
+    const stripped = await withoutFields(deployment(), [
+      {
+        condition: 'OnSpokePresent',
+        jqPathExpressions: [
+          '.spec.template.spec.containers[] | select(.name == "c") | .image',
+          '.spec.replicas',
+        ],
+      },
+    ]);
+    expect(stripped.spec).toEqual({ template: { spec: { containers: [{ name: 'c' }, { name: 'd' }] } } });
+    await expect(
+      withoutFields(deployment(), [{ condition: 'OnSpokePresent', jqPathExpressions: ['.spec['] }]),
+    ).rejects.toThrow(IgnoreFieldError);
+    await expect(
+      withoutFields(deployment(), [{ condition: 'OnSpokePresent', jqPathExpressions: ['def f: f; f'] }]),
+    ).rejects.toThrow(/longer than 1000 ms/);
+    // The worker is replaced after a timeout.
+    const again = await withoutFields(deployment(), [
+      { condition: 'OnSpokePresent', jqPathExpressions: ['.metadata'] },
+    ]);
+    expect(again).not.toHaveProperty('metadata');
   });
 });

@@ -354,7 +354,7 @@ async function serverSideApply(
   const ignoreFields = ssa?.ignoreFields ?? [];
   if (ignoreFields.length > 0) {
     // Hash what is applied once the object exists; skip applying while the live object has it.
-    const stripped = withoutFields(body, onSpokePresent(ignoreFields));
+    const stripped = await withoutFields(body, onSpokePresent(ignoreFields));
     const hash = configSpecHash(stripped);
     const annotate = (o: KubeObject): KubeObject => ({
       ...o,

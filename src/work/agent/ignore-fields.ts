@@ -4,10 +4,11 @@
 // stays until the work itself changes. Fields with condition OnSpokePresent are in addition left
 // out of every apply after the object exists (the managed cluster's value wins for good); fields
 // with OnSpokeChange are applied again whenever the work changes. Fields are named by RFC 6901
-// JSON pointers or by the JSONPath subset of jsonpath.ts; jq expressions are not evaluated here
-// (the work's Degraded condition says so). Pure functions.
+// JSON pointers, by the JSONPath subset of jsonpath.ts, or by jq path expressions (jq.ts, run in a
+// worker with a timeout). No state.
 import { createHash } from 'node:crypto';
 import { type IgnoreField, IgnoreFieldsCondition } from '../../api/index.ts';
+import { deleteByJq } from './jq.ts';
 import { evaluateJsonPath, parseJsonPath } from './jsonpath.ts';
 
 /** Most ignore paths (pointers + paths) one manifest config may list. */
@@ -65,15 +66,25 @@ export function removeByJsonPath(root: unknown, path: string): void {
 }
 
 /** `obj` without the fields the given ignore fields name (a copy). */
-export function withoutFields<T>(obj: T, fields: readonly IgnoreField[]): T {
+export async function withoutFields<T>(obj: T, fields: readonly IgnoreField[]): Promise<T> {
   const copy = structuredClone(obj);
-  const count = fields.reduce((n, f) => n + (f.jsonPointers?.length ?? 0) + (f.jsonPaths?.length ?? 0), 0);
+  const count = fields.reduce(
+    (n, f) =>
+      n + (f.jsonPointers?.length ?? 0) + (f.jsonPaths?.length ?? 0) + (f.jqPathExpressions?.length ?? 0),
+    0,
+  );
   if (count > ignorePathsMax) throw new IgnoreFieldError(`more than ${ignorePathsMax} ignore paths`);
   for (const field of fields) {
     for (const pointer of field.jsonPointers ?? []) removeByJsonPointer(copy, pointer);
     for (const path of field.jsonPaths ?? []) removeByJsonPath(copy, path);
   }
-  return copy;
+  const jq = fields.flatMap((f) => f.jqPathExpressions ?? []);
+  if (jq.length === 0) return copy;
+  try {
+    return await deleteByJq(copy, jq);
+  } catch (err) {
+    throw new IgnoreFieldError(`jq: ${(err as Error).message}`);
+  }
 }
 
 /** The fields dropped from applies once the object exists. */

@@ -105,13 +105,6 @@ export function unsupportedConfiguration(spec: ManifestWorkSpec | undefined): st
     if (config.feedbackScrapeType === 'Watch') {
       found.push(`${at}.feedbackScrapeType Watch: feedback is polled at the agent's status sync interval`);
     }
-    for (const [j, field] of (config.updateStrategy?.serverSideApply?.ignoreFields ?? []).entries()) {
-      if (field.jqPathExpressions?.length) {
-        found.push(
-          `${at}.updateStrategy.serverSideApply.ignoreFields[${j}].jqPathExpressions: jq is not evaluated; those fields are applied as the manifest states`,
-        );
-      }
-    }
   }
   return found;
 }
