@@ -5,7 +5,7 @@ import {
   type KubeConfig,
   type V1CustomResourceDefinition,
 } from '@kubernetes/client-node';
-import { applyObjects } from '../kube/index.ts';
+import { applyObjects, type KubeObject, ResourceClient } from '../kube/index.ts';
 import { pollUntil } from '../wait.ts';
 
 export const CRD_FIELD_MANAGER = 'tether';
@@ -15,6 +15,7 @@ export async function installCrds(
   crds: V1CustomResourceDefinition[],
   timeoutMs = 60_000,
 ): Promise<void> {
+  await replaceForeignConversions(kc, crds);
   await applyObjects(
     kc,
     crds.map((crd) => ({ apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', ...crd })),
@@ -30,5 +31,48 @@ export async function installCrds(
       },
       { timeoutMs, intervalMs: 100, description: `CRD ${name} to be Established` },
     );
+  }
+}
+
+const crdResource = {
+  group: 'apiextensions.k8s.io',
+  version: 'v1',
+  plural: 'customresourcedefinitions',
+  kind: 'CustomResourceDefinition',
+  namespaced: false,
+} as const;
+
+type Json = Record<string, unknown>;
+const isJsonObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** A JSON merge patch turning `current` into `wanted` (keys only `current` has become null). */
+function mergePatch(current: unknown, wanted: unknown): unknown {
+  if (!isJsonObject(current) || !isJsonObject(wanted)) return wanted;
+  const patch: Json = {};
+  for (const key of Object.keys(current)) if (!(key in wanted)) patch[key] = null;
+  for (const [key, value] of Object.entries(wanted)) patch[key] = mergePatch(current[key], value);
+  return patch;
+}
+
+const canonical = (v: unknown): string =>
+  JSON.stringify(v, (_, x) =>
+    isJsonObject(x) ? Object.fromEntries(Object.entries(x).sort(([a], [b]) => a.localeCompare(b))) : x,
+  );
+
+/**
+ * Server-side apply merges a CRD's conversion field by field, so a conversion someone else set
+ * (kubectl patch, another field manager) would keep its webhook url next to our service, which the
+ * API server rejects. Where the installed conversion differs from ours, it is replaced first.
+ */
+async function replaceForeignConversions(kc: KubeConfig, crds: V1CustomResourceDefinition[]): Promise<void> {
+  const client = new ResourceClient<KubeObject & { spec?: Json }>(kc, crdResource);
+  for (const crd of crds) {
+    const name = crd.metadata?.name ?? '';
+    const wanted = crd.spec.conversion ?? { strategy: 'None' };
+    const current = (await client.get(name))?.spec?.['conversion'];
+    if (current === undefined || canonical(current) === canonical(wanted)) continue;
+    await client.patchMerge(name, { spec: { conversion: mergePatch(current, wanted) } }, undefined, {
+      fieldManager: CRD_FIELD_MANAGER,
+    });
   }
 }
