@@ -1,8 +1,9 @@
 // The hub's half of registration, played by e2e tests of the registration agent (the real hub
-// controllers live elsewhere): a bootstrap identity (ServiceAccount token bound to OCM's bootstrap
-// rules), a CSR approver, and "accept" = cluster namespace + the agent's narrow RBAC + lease +
-// hubAcceptsClient + HubAcceptedManagedCluster. So the agent under test runs with exactly the
-// permissions OCM's hub grants it. Everything created is removed by cleanup().
+// controllers live elsewhere): a bootstrap identity (ServiceAccount token bound to the production
+// bootstrap rules), a CSR approver, and "accept" = cluster namespace + the production per-cluster
+// RBAC (no test-only copy of what the hub grants) + lease + hubAcceptsClient +
+// HubAcceptedManagedCluster. So the agent under test runs with exactly the permissions the hub
+// grants it. Everything created is removed by cleanup().
 import { readFileSync } from 'node:fs';
 import {
   CertificatesV1Api,
@@ -24,6 +25,7 @@ import {
   formatMicroTime,
   formatTime,
   isNotFound,
+  type KubeObject,
   kubeconfigFromParts,
   kubeconfigToYaml,
   type Lease,
@@ -31,6 +33,8 @@ import {
   ResourceClient,
 } from '../../../src/kube/index.ts';
 import type { ControlPlaneInfo } from '../../../src/localenv/types.ts';
+import { bootstrapClusterRoleRules } from '../../../src/registration/bootstrap.ts';
+import { clusterRbac, sharedClusterRoles } from '../../../src/registration/hub/rbac.ts';
 
 const hubManager = 'e2e-hub';
 
@@ -64,7 +68,23 @@ export class FakeHub {
     this.leases = new ResourceClient<Lease>(opts.admin, leaseResource);
   }
 
-  /** A ServiceAccount allowed what OCM's bootstrap ClusterRole allows; returns its user name. */
+  /** A client for one RBAC kind, taking the production RBAC objects as they are. */
+  private rbacObjects(plural: 'clusterroles' | 'clusterrolebindings' | 'rolebindings') {
+    const kinds = {
+      clusterroles: 'ClusterRole',
+      clusterrolebindings: 'ClusterRoleBinding',
+      rolebindings: 'RoleBinding',
+    };
+    return new ResourceClient<KubeObject>(this.admin, {
+      group: 'rbac.authorization.k8s.io',
+      version: 'v1',
+      plural,
+      kind: kinds[plural],
+      namespaced: plural === 'rolebindings',
+    });
+  }
+
+  /** A ServiceAccount allowed what the hub's bootstrap ClusterRole allows; returns its user name. */
   async createBootstrapIdentity(): Promise<string> {
     const { name } = this.opts;
     await this.core.createNamespace({ body: { metadata: { name } } });
@@ -76,14 +96,7 @@ export class FakeHub {
     await this.rbac.createClusterRole({
       body: {
         metadata: { name },
-        rules: [
-          {
-            apiGroups: ['certificates.k8s.io'],
-            resources: ['certificatesigningrequests'],
-            verbs: ['create', 'get', 'list', 'watch'],
-          },
-          { apiGroups: [clusterApiGroup], resources: ['managedclusters'], verbs: ['create', 'get'] },
-        ],
+        rules: bootstrapClusterRoleRules(),
       },
     });
     this.undo.push(() => this.rbac.deleteClusterRole({ name }));
@@ -167,70 +180,34 @@ export class FakeHub {
   }
 
   /**
-   * What OCM's hub does on accept: cluster namespace, the agent's ClusterRole/Role (only its own
-   * ManagedCluster, CSRs, its lease and events), the lease, hubAcceptsClient and the condition.
+   * What the hub does on accept: cluster namespace, the production per-cluster RBAC
+   * (src/registration/hub/rbac.ts: ClusterRole + binding, RoleBindings to the shared ClusterRoles),
+   * the lease, hubAcceptsClient and the condition.
    */
   async accept(cluster: string, options: { createLease?: boolean } = {}): Promise<void> {
-    const name = `open-cluster-management:managedcluster:${cluster}`;
-    const group = `system:open-cluster-management:${cluster}`;
-    const subjects = [{ kind: 'Group', name: group, apiGroup: 'rbac.authorization.k8s.io' }];
     await this.core.createNamespace({ body: { metadata: { name: cluster } } });
     this.undo.push(() => this.core.deleteNamespace({ name: cluster }));
-    await this.rbac.createClusterRole({
-      body: {
-        metadata: { name },
-        rules: [
-          {
-            apiGroups: [clusterApiGroup],
-            resources: ['managedclusters'],
-            resourceNames: [cluster],
-            verbs: ['get', 'list', 'watch', 'update', 'patch'],
-          },
-          {
-            apiGroups: [clusterApiGroup],
-            resources: ['managedclusters/status'],
-            resourceNames: [cluster],
-            verbs: ['get', 'update', 'patch'],
-          },
-          {
-            apiGroups: ['certificates.k8s.io'],
-            resources: ['certificatesigningrequests'],
-            verbs: ['create', 'get', 'list', 'watch'],
-          },
-        ],
-      },
-    });
+    // The shared ClusterRoles are cluster-wide and the same for every hub: applied, never removed.
+    for (const role of sharedClusterRoles()) {
+      await this.rbacObjects('clusterroles').apply(
+        { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', ...role },
+        {
+          fieldManager: hubManager,
+          force: true,
+        },
+      );
+    }
+    const rbac = clusterRbac(cluster, true);
+    const name = rbac.clusterRole.metadata?.name ?? '';
+    await this.rbacObjects('clusterroles').create(rbac.clusterRole);
     this.undo.push(() => this.rbac.deleteClusterRole({ name }));
-    await this.rbac.createClusterRoleBinding({
-      body: {
-        metadata: { name },
-        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name },
-        subjects,
-      },
-    });
+    await this.rbacObjects('clusterrolebindings').create(rbac.clusterRoleBinding);
     this.undo.push(() => this.rbac.deleteClusterRoleBinding({ name }));
-    await this.rbac.createNamespacedRole({
-      namespace: cluster,
-      body: {
-        metadata: { name },
-        rules: [
-          {
-            apiGroups: ['coordination.k8s.io'],
-            resources: ['leases'],
-            verbs: ['get', 'list', 'watch', 'update', 'patch'],
-          },
-          { apiGroups: ['', 'events.k8s.io'], resources: ['events'], verbs: ['create', 'patch', 'update'] },
-        ],
-      },
-    });
-    await this.rbac.createNamespacedRoleBinding({
-      namespace: cluster,
-      body: {
-        metadata: { name },
-        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name },
-        subjects,
-      },
-    });
+    for (const binding of rbac.roleBindings) {
+      // No hub controller here releases the manifest-work-cleanup finalizer: leave it off.
+      const { finalizers: _held, ...metadata } = binding.metadata ?? {};
+      await this.rbacObjects('rolebindings').create({ ...binding, metadata });
+    }
     if (options.createLease ?? true) await this.createLease(cluster);
     this.undo.push(() => this.clusters.delete(cluster, undefined, { ignoreNotFound: true }));
     await this.clusters.patchMerge(cluster, { spec: { hubAcceptsClient: true } });
