@@ -19,6 +19,7 @@ import type { KubernetesObject } from '@kubernetes/client-node';
 import { errorMessage } from '../errors.ts';
 import {
   type CertificateAuthority,
+  certificateInfo,
   createCertificateAuthority,
   issueCertificate,
   loadCertificateAuthority,
@@ -69,9 +70,21 @@ export function serviceNames(name: string, namespace = hubNamespace): string[] {
   return [name, `${name}.${namespace}`, `${name}.${namespace}.svc`, `${name}.${namespace}.svc.cluster.local`];
 }
 
+/** A kept serving certificate this close to expiry is replaced (with its CA) on the next run. */
+const servingRenewBeforeMs = 30 * 24 * 3600 * 1000;
+
+function expiresSoon(certPem: string): boolean {
+  try {
+    return certificateInfo(certPem).notAfter.getTime() - Date.now() < servingRenewBeforeMs;
+  } catch {
+    return true;
+  }
+}
+
 /**
  * A serving certificate for Service `service` with a CA of its own, kept across runs as long as the
- * Secret holds all three keys: the API server trusts it through a caBundle tether wrote earlier.
+ * Secret holds all three keys and it is not about to expire: the API server trusts it through a
+ * caBundle, which the same run writes again when the certificate is replaced.
  */
 async function keptServing(
   lookup: SecretLookup,
@@ -80,7 +93,7 @@ async function keptServing(
   service: string,
 ): Promise<Record<string, string>> {
   const kept = await lookup(name);
-  if (kept?.['ca.crt'] && kept['tls.crt'] && kept['tls.key']) return kept;
+  if (kept?.['ca.crt'] && kept['tls.crt'] && kept['tls.key'] && !expiresSoon(kept['tls.crt'])) return kept;
   const ca = await createCertificateAuthority(caCommonName);
   const cert = await issueCertificate(ca, {
     commonName: `${service}.${hubNamespace}.svc`,

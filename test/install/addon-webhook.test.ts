@@ -9,7 +9,7 @@ import { hubManifests } from '../../src/install/hub.ts';
 import { planHubInstall } from '../../src/install/hub-install.ts';
 import { hubPki, type SecretLookup } from '../../src/install/hub-pki.ts';
 import { hubNames, hubNamespace } from '../../src/install/names.ts';
-import { createCertificateAuthority } from '../../src/pki/index.ts';
+import { createCertificateAuthority, issueCertificate } from '../../src/pki/index.ts';
 
 type Obj = KubernetesObject & {
   spec: Record<string, unknown> & {
@@ -86,6 +86,26 @@ describe('addon conversion webhook in the cluster', () => {
     expect(second.addonWebhookCaBundle).toBe(first.addonWebhookCaBundle);
     const kept = second.objects.find((o) => o.metadata?.name === hubNames.addonWebhookTls) as Obj;
     expect(kept.stringData?.['tls.crt']).toBe(tls['tls.crt']);
+  });
+
+  it('replaces a kept certificate (and its CA) that is about to expire', async () => {
+    const agentCa = await createCertificateAuthority('agents');
+    const oldCa = await createCertificateAuthority('old-webhook-ca');
+    const expiring = await issueCertificate(oldCa, {
+      commonName: 'x',
+      usage: 'server',
+      validitySeconds: 24 * 3600,
+    });
+    const lookup: SecretLookup = async (name) =>
+      name === hubNames.addonWebhookTls
+        ? { 'ca.crt': oldCa.certPem, 'tls.crt': expiring.certPem, 'tls.key': expiring.keyPem }
+        : undefined;
+    const pki = await hubPki({ proxyServerHosts: [], agentCaPem: agentCa.certPem, lookup });
+    expect(pki.addonWebhookCaBundle).not.toBe(Buffer.from(oldCa.certPem).toString('base64'));
+    const tls = (pki.objects.find((o) => o.metadata?.name === hubNames.addonWebhookTls) as Obj).stringData!;
+    const serving = new X509Certificate(tls['tls.crt']!);
+    expect(serving.verify(new X509Certificate(tls['ca.crt']!).publicKey)).toBe(true);
+    expect(new Date(serving.validTo).getTime() - Date.now()).toBeGreaterThan(300 * 24 * 3600 * 1000);
   });
 
   it('points the two converting addon CRDs at the Service with that CA; AddOnDeploymentConfig needs none', async () => {
