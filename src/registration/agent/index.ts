@@ -37,7 +37,15 @@ export {
   generatedAgentNameLength,
   resolveAgentName,
 } from './agent-name.ts';
+export {
+  CertificateEventReason,
+  CertificateRotationReason,
+  ClusterCertificateRotatedCondition,
+  hubEventReportingController,
+} from './certificate-reporting.ts';
 export { exposeClaims, reservedClusterClaimNames, spokeOnlyClaimLabel } from './claims.ts';
+export { csrCreationHaltedMessage, maxPendingClusterCsrs } from './csr.ts';
+export { hubKubeconfigNames } from './hub-kubeconfig-secret.ts';
 export { formatQuantity, parseQuantity, sumResourceLists } from './quantity.ts';
 export { jitteredRotationFraction, rotationTime } from './rotation.ts';
 

@@ -161,6 +161,11 @@ export class FakeHub {
     return list.items.sort((a, b) => created(a) - created(b));
   }
 
+  /** Approve every pending CSR of `cluster` once, now. */
+  approveNow(cluster: string): Promise<void> {
+    return this.approvePending(cluster);
+  }
+
   private async approvePending(cluster: string): Promise<void> {
     for (const csr of await this.csrs(cluster)) {
       const done = csr.status?.conditions?.some((c) => c.type === 'Approved' || c.type === 'Denied');
