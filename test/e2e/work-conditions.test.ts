@@ -2,7 +2,7 @@
 // messageExpression; OCM's well-known Complete of a Pod) on each manifest and aggregated on the
 // work; a complete manifest no longer updated nor recreated; ttlSecondsAfterFinished deleting a
 // complete work (hub garbage collector); Progressing; Deleting and ResourceDeleted events while a
-// work is removed; Degraded naming what the agent cannot honour.
+// work is removed; feedbackScrapeType Watch.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Manifest, ManifestConfigOption, ManifestWork } from '../../src/api/index.ts';
 import { findCondition, type KubeObject, ResourceClient } from '../../src/kube/index.ts';
@@ -173,7 +173,7 @@ describe('condition rules', () => {
   });
 });
 
-describe('deletion and unsupported configuration', () => {
+describe('deletion and watched feedback', () => {
   it('a work being deleted carries Deleting, and each removed resource is a ResourceDeleted event', async () => {
     const work = unique('deleting');
     const held = {
@@ -203,22 +203,25 @@ describe('deletion and unsupported configuration', () => {
     await waitFor('the work to be gone', async () => !(await cluster.getWork(work)));
   });
 
-  it('Degraded names a field the agent applies without honouring (feedbackScrapeType Watch)', async () => {
-    const work = unique('unsupported');
-    await cluster.createWork(work, [configMap(ns, 'watched')], {
+  it('feedbackScrapeType Watch: feedback follows a change on the managed cluster without waiting for the status sync', async () => {
+    // A status sync far beyond the test's deadline: only the watch can bring the new value.
+    await cluster.startAgent({ statusSyncIntervalMs: 600_000 });
+    const work = unique('watch');
+    await cluster.createWork(work, [configMap(ns, 'watched', { state: 'one' })], {
       manifestConfigs: [
         {
           resourceIdentifier: cm('watched'),
           feedbackScrapeType: 'Watch',
-          feedbackRules: [{ type: 'JSONPaths', jsonPaths: [{ name: 'd', path: '.data' }] }],
+          feedbackRules: [{ type: 'JSONPaths', jsonPaths: [{ name: 'state', path: '.data.state' }] }],
         },
       ],
     });
-    const done = await cluster.waitForWork(work, 'Degraded', (w) =>
-      conditionStatus(w, 'Degraded') === 'True' && isSettled(w) ? w : undefined,
-    );
-    const degraded = findCondition(done.status?.conditions, 'Degraded');
-    expect(degraded?.reason).toBe('UnsupportedConfiguration');
-    expect(degraded?.message).toContain('manifestConfigs[0].feedbackScrapeType Watch');
+    const feedback = (w: ManifestWork) =>
+      w.status?.resourceStatus?.manifests?.[0]?.statusFeedback?.values?.[0]?.fieldValue.string;
+    const first = await cluster.waitForWork(work, 'feedback one', (w) => feedback(w) === 'one' && w);
+    expect(conditionStatus(first, 'Degraded')).toBeUndefined();
+    // Update keeps an object whose manifest did not change: the edit stays, and is reported.
+    await configMaps.patchMerge('watched', { data: { state: 'two' } }, ns);
+    await cluster.waitForWork(work, 'feedback two', (w) => feedback(w) === 'two' && w);
   });
 });

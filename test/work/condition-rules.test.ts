@@ -131,22 +131,8 @@ describe('work-level conditions', () => {
     expect(workProgressing([ok])).toMatchObject({ status: 'False', reason: 'Completed' });
   });
 
-  it('names every field the agent cannot honour', () => {
-    const found = unsupportedConfiguration({
-      manifestConfigs: [
-        {
-          resourceIdentifier: { resource: 'configmaps', name: 'a' },
-          feedbackScrapeType: 'Watch',
-          updateStrategy: {
-            type: 'ServerSideApply',
-            serverSideApply: { ignoreFields: [{ condition: 'OnSpokeChange', jqPathExpressions: ['.data'] }] },
-          },
-        },
-      ],
-    });
-    expect(found.join('\n')).toMatch(/manifestConfigs\[0\]\.feedbackScrapeType Watch/);
-    // ignoreFields (jsonPointers, jsonPaths, jqPathExpressions) are honoured: not listed.
-    expect(found).toHaveLength(1);
-    expect(unsupportedConfiguration({ manifestConfigs: [] })).toEqual([]);
+  it('names what the agent cannot honour: feedback to watch beyond the watch cap', () => {
+    expect(unsupportedConfiguration([3]).join('\n')).toMatch(/feedbackScrapeType Watch of manifest 3/);
+    expect(unsupportedConfiguration([])).toEqual([]);
   });
 });

@@ -19,6 +19,7 @@ import { ManagedClients } from './clients.ts';
 import { ManagedDiscovery } from './discovery.ts';
 import { WorkEventRecorder } from './events.ts';
 import { ExecutorAuthorizer } from './executor.ts';
+import { FeedbackWatcher } from './feedback-watch.ts';
 import { WorkFinalizer } from './finalize.ts';
 import { ManifestWorkReconciler } from './reconciler.ts';
 
@@ -78,6 +79,9 @@ export async function startWorkAgent(opts: WorkAgentOptions): Promise<WorkAgent>
   const applied = new AppliedWorkStore(managedKc, hubHash, opts.agentId);
   const clients = new ManagedClients(managedKc);
   const events = new WorkEventRecorder(hubKc, opts.clusterName, log);
+  // Bound once the controller exists: a watched object's change queues its work.
+  let enqueue: (work: string) => void = () => undefined;
+  const feedbackWatcher = new FeedbackWatcher(clients, (work) => enqueue(work), log);
   const finalizer = new WorkFinalizer({
     events,
     works,
@@ -99,6 +103,7 @@ export async function startWorkAgent(opts: WorkAgentOptions): Promise<WorkAgent>
     resyncIntervalMs: opts.statusSyncIntervalMs ?? 30_000,
     log,
     events,
+    feedbackWatcher,
   });
 
   // Both caches key by work name. AppliedManifestWorks count when they are this hub's and either
@@ -120,12 +125,14 @@ export async function startWorkAgent(opts: WorkAgentOptions): Promise<WorkAgent>
     queue: { baseDelayMs: 200, maxDelayMs: 30_000 },
     log,
   });
+  enqueue = (work) => controller.queue.add(work);
   log.info({ hubHash, agentId: opts.agentId }, 'work agent started');
   return {
     ready: controller.ready,
     hubHash,
     async stop() {
       await controller.stop();
+      await feedbackWatcher.stop();
       log.info('work agent stopped');
     },
   };

@@ -14,7 +14,13 @@ import {
   UpdateStrategyType,
 } from '../../api/index.ts';
 import { errorMessage } from '../../errors.ts';
-import type { Informer, OwnerReference, ReconcileResult, ResourceClient } from '../../kube/index.ts';
+import type {
+  Informer,
+  OwnerReference,
+  ReconcileResult,
+  ResourceClient,
+  ResourceDescriptor,
+} from '../../kube/index.ts';
 import type { Logger } from '../../log.ts';
 import {
   type AppliedWorkStore,
@@ -26,6 +32,7 @@ import type { ManifestApplier, ManifestOutcome } from './apply.ts';
 import type { ManagedClients } from './clients.ts';
 import { deleteAppliedResources, removeOwnerReference, resourceDeletedMessage } from './deletion.ts';
 import { maxEventsPerWorkPerPass, type WorkEventRecorder } from './events.ts';
+import type { FeedbackWatcher } from './feedback-watch.ts';
 import type { WorkFinalizer } from './finalize.ts';
 import { buildWorkStatus, isManifestComplete, statusEqual } from './status.ts';
 
@@ -43,6 +50,8 @@ export interface ReconcilerOptions {
   log: Logger;
   /** hub events about works (ResourceDeleted); none when absent */
   events?: WorkEventRecorder;
+  /** watches for feedbackScrapeType Watch; without it such resources are polled (and Degraded says so) */
+  feedbackWatcher?: FeedbackWatcher;
 }
 
 /** What the last full pass of a work established. */
@@ -89,6 +98,7 @@ export class ManifestWorkReconciler {
   };
 
   private forget(name: string): void {
+    this.o.feedbackWatcher?.set(name, []);
     this.memo.delete(name);
     this.failures.delete(name);
     this.written.delete(name);
@@ -121,7 +131,10 @@ export class ManifestWorkReconciler {
 
     const memo = this.memo.get(name);
     const now = Date.now();
+    // A watched object (feedbackScrapeType Watch) changed: a full pass now, not at the next resync.
+    const watchedChanged = this.o.feedbackWatcher?.takeChanged(name) ?? false;
     if (
+      !watchedChanged &&
       memo &&
       memo.uid === work.metadata.uid &&
       memo.generation === (work.metadata.generation ?? 0) &&
@@ -133,7 +146,8 @@ export class ManifestWorkReconciler {
 
     const outcomes = await this.applyAll(work, applied);
     const pending = await this.trackAppliedResources(work, applied, outcomes);
-    await this.writeStatus(work, outcomes);
+    const unwatched = this.watchFeedback(name, outcomes);
+    await this.writeStatus(work, outcomes, unwatched);
 
     const unknownKind = outcomes.some((o) => o.unknownKind);
     const failed = outcomes.some((o) => o.error && !o.applyConflict);
@@ -308,8 +322,29 @@ export class ManifestWorkReconciler {
     }
   }
 
-  private async writeStatus(work: ManifestWork, outcomes: readonly ManifestOutcome[]): Promise<void> {
-    const status = buildWorkStatus(work.status, outcomes, work.metadata.generation, new Date(), work.spec);
+  /** Watch the objects whose feedback the work wants by Watch; the ordinals that could not be. */
+  private watchFeedback(name: string, outcomes: readonly ManifestOutcome[]): number[] {
+    const watcher = this.o.feedbackWatcher;
+    const wanted = outcomes.filter(
+      (o) => o.config?.feedbackScrapeType === 'Watch' && o.descriptor && o.meta.name,
+    );
+    if (!watcher) return wanted.map((o) => o.meta.ordinal);
+    const targets = wanted.map((o) => ({
+      descriptor: o.descriptor as ResourceDescriptor,
+      namespace: o.meta.namespace,
+      name: o.meta.name ?? '',
+      ordinal: o.meta.ordinal,
+    }));
+    const refused = new Set(watcher.set(name, targets));
+    return targets.filter((t) => refused.has(t)).map((t) => t.ordinal);
+  }
+
+  private async writeStatus(
+    work: ManifestWork,
+    outcomes: readonly ManifestOutcome[],
+    unwatched: readonly number[],
+  ): Promise<void> {
+    const status = buildWorkStatus(work.status, outcomes, work.metadata.generation, new Date(), unwatched);
     if (statusEqual(work.status, status)) return;
     await this.o.works.patchStatus(work.metadata.name ?? '', { status }, this.o.clusterName);
   }

@@ -10,7 +10,6 @@ import {
   type ManifestResourceMeta,
   ManifestWorkCondition,
   ManifestWorkReason,
-  type ManifestWorkSpec,
   type ManifestWorkStatus,
 } from '../../api/index.ts';
 import { type Condition, type ConditionUpdate, removeCondition, setCondition } from '../../kube/index.ts';
@@ -244,7 +243,8 @@ export function buildWorkStatus(
   outcomes: readonly ManifestOutcome[],
   generation: number | undefined,
   now: Date = new Date(),
-  spec?: ManifestWorkSpec,
+  /** ordinals of manifests whose feedback should be watched but is polled */
+  unwatched: readonly number[] = [],
 ): ManifestWorkStatus {
   const previousManifests = previous?.resourceStatus?.manifests ?? [];
   const manifests = outcomes.map((o) =>
@@ -257,7 +257,7 @@ export function buildWorkStatus(
   const aggregates = aggregateRuleConditions(manifests);
   for (const type of staleAggregates(conditions, aggregates)) conditions = removeCondition(conditions, type);
   for (const update of aggregates) conditions = setCondition(conditions, update, generation, now);
-  const degraded = workDegraded(unsupportedConfiguration(spec));
+  const degraded = workDegraded(unsupportedConfiguration(unwatched));
   if (degraded) conditions = setCondition(conditions, degraded, generation, now);
   else if (findUnsupported(conditions))
     conditions = removeCondition(conditions, ManifestWorkCondition.Degraded);

@@ -1,16 +1,12 @@
 // Work-level conditions besides Applied and Available: Progressing (still converging, or done),
 // the conditions condition rules set on manifests aggregated over the work (Complete, and any
-// other a rule names: True when every manifest carrying it is True), and Degraded when the work
-// asks for something this agent cannot honour (named in the message, so nothing the CRD accepts
-// is silently ignored). Pure functions over the manifest conditions and the work's spec.
-import {
-  type ManifestCondition,
-  ManifestWorkCondition,
-  ManifestWorkReason,
-  type ManifestWorkSpec,
-} from '../../api/index.ts';
+// other a rule names: True when every manifest carrying it is True), and Degraded when the agent
+// cannot honour something the work asks for (named in the message, so nothing the CRD accepts is
+// silently ignored). Pure functions over the manifest conditions.
+import { type ManifestCondition, ManifestWorkCondition, ManifestWorkReason } from '../../api/index.ts';
 import type { Condition, ConditionUpdate } from '../../kube/index.ts';
 import { conditionRuleReasons } from './condition-rules.ts';
+import { feedbackWatchesMax } from './feedback-watch.ts';
 
 /** Reason of an aggregated rule condition other than Complete. */
 const aggregatedReason = 'ConditionRulesAggregated';
@@ -95,18 +91,15 @@ export function staleAggregates(
 }
 
 /**
- * What in `spec` this agent applies without honouring, one line each (empty when everything is
- * honoured). The work is still applied; these go to the Degraded condition.
+ * What this agent applies without honouring, one line each (empty when everything is honoured):
+ * today only manifests whose feedback should be watched but is polled (the watch cap was reached).
+ * The work is still applied; these go to the Degraded condition.
  */
-export function unsupportedConfiguration(spec: ManifestWorkSpec | undefined): string[] {
-  const found: string[] = [];
-  for (const [i, config] of (spec?.manifestConfigs ?? []).entries()) {
-    const at = `manifestConfigs[${i}]`;
-    if (config.feedbackScrapeType === 'Watch') {
-      found.push(`${at}.feedbackScrapeType Watch: feedback is polled at the agent's status sync interval`);
-    }
-  }
-  return found;
+export function unsupportedConfiguration(unwatched: readonly number[]): string[] {
+  return unwatched.map(
+    (ordinal) =>
+      `feedbackScrapeType Watch of manifest ${ordinal}: more than ${feedbackWatchesMax} objects are watched by this agent, so its feedback is polled at the status sync interval`,
+  );
 }
 
 /** Degraded from unsupported configuration; undefined when there is none (and no rule sets Degraded). */
