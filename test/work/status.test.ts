@@ -125,3 +125,25 @@ describe('work status', () => {
     expect(b?.conditions.map((c) => c.type)).not.toContain('StatusFeedbackSynced');
   });
 });
+
+describe('condition rules in the work status', () => {
+  it('a rule naming a condition the agent sets itself is skipped, and Degraded says so', () => {
+    const outcome: ManifestOutcome = {
+      ...ok(0, 'a'),
+      config: {
+        resourceIdentifier: { resource: 'configmaps', name: 'a', namespace: 'ns' },
+        conditionRules: [
+          { condition: 'Available', type: 'CEL', celExpressions: ['false'] },
+          { condition: 'Ready', type: 'CEL', celExpressions: ['true'] },
+        ],
+      },
+    };
+    const status = buildWorkStatus(undefined, [outcome], 1, t0);
+    const manifest = status.resourceStatus?.manifests?.[0];
+    expect(manifest?.conditions.find((c) => c.type === 'Available')?.status).toBe('True');
+    expect(manifest?.conditions.find((c) => c.type === 'Ready')?.status).toBe('True');
+    const degraded = status.conditions?.find((c) => c.type === 'Degraded');
+    expect(degraded).toMatchObject({ status: 'True', reason: 'UnsupportedConfiguration' });
+    expect(degraded?.message).toContain('conditionRules for Available of manifest 0');
+  });
+});

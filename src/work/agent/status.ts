@@ -108,6 +108,27 @@ function availableCondition(outcome: ManifestOutcome): ConditionUpdate {
   }
 }
 
+/** Condition types the agent sets itself, on manifests or on the work. */
+const agentConditionTypes: ReadonlySet<string> = new Set([
+  ManifestWorkCondition.Applied,
+  ManifestWorkCondition.Available,
+  ManifestWorkCondition.Progressing,
+  ManifestWorkCondition.Deleting,
+  ManifestWorkCondition.StatusFeedbackSynced,
+]);
+
+/** "manifest 2: the rule for Available": rules naming a condition the agent sets itself (skipped). */
+function rulesForAgentConditions(outcomes: readonly ManifestOutcome[]): string[] {
+  return outcomes.flatMap((o) =>
+    (o.config?.conditionRules ?? [])
+      .filter((r) => agentConditionTypes.has(r.condition))
+      .map(
+        (r) =>
+          `conditionRules for ${r.condition} of manifest ${o.meta.ordinal}: ${r.condition} is set by the work agent itself`,
+      ),
+  );
+}
+
 /**
  * The conditions the manifest's rules set. Evaluated on the live object; kept as they were while it
  * cannot be read; a Complete that was True stays so (a completed manifest is not evaluated again);
@@ -119,7 +140,8 @@ function ruleConditions(
   generation: number | undefined,
   now: Date,
 ): Condition[] {
-  const rules = outcome.config?.conditionRules ?? [];
+  // Conditions the agent sets itself are not the rules' to set (Degraded says they are skipped).
+  const rules = (outcome.config?.conditionRules ?? []).filter((r) => !agentConditionTypes.has(r.condition));
   const ruleTypes = new Set(rules.map((r) => r.condition));
   let next = conditions.filter((c) => !conditionRuleReasons.has(c.reason) || ruleTypes.has(c.type));
   if (outcome.live.state !== 'present') return next;
@@ -257,7 +279,10 @@ export function buildWorkStatus(
   const aggregates = aggregateRuleConditions(manifests);
   for (const type of staleAggregates(conditions, aggregates)) conditions = removeCondition(conditions, type);
   for (const update of aggregates) conditions = setCondition(conditions, update, generation, now);
-  const degraded = workDegraded(unsupportedConfiguration(unwatched));
+  const degraded = workDegraded([
+    ...unsupportedConfiguration(unwatched),
+    ...rulesForAgentConditions(outcomes),
+  ]);
   if (degraded) conditions = setCondition(conditions, degraded, generation, now);
   else if (findUnsupported(conditions))
     conditions = removeCondition(conditions, ManifestWorkCondition.Degraded);
