@@ -174,7 +174,7 @@ describe('condition rules', () => {
 });
 
 describe('deletion and watched feedback', () => {
-  it('a work being deleted carries Deleting, and each removed resource is a ResourceDeleted event', async () => {
+  it('events for created and deleted resources; a work being deleted carries Deleting', async () => {
     const work = unique('deleting');
     const held = {
       ...configMap(ns, 'deleting-held'),
@@ -182,6 +182,19 @@ describe('deletion and watched feedback', () => {
     };
     await cluster.createWork(work, [held, configMap(ns, 'deleting-free')]);
     await cluster.waitForWork(work, 'settled', settled);
+    const eventsOf = async (reason: string) =>
+      (await hubEvents.list({ namespace: cluster.name })).items.filter(
+        (e) =>
+          (e as { involvedObject?: { name?: string } }).involvedObject?.name === work && e.reason === reason,
+      );
+    // What OCM's agent (library-go's resource apply) reports when it creates an object.
+    const created = await waitFor('ConfigMapCreated events', async () => {
+      const list = await eventsOf('ConfigMapCreated');
+      return list.length >= 2 && list;
+    });
+    expect(created.map((e) => e.message)).toContain(
+      `Created ConfigMap/deleting-free -n ${ns} because it was missing`,
+    );
     await hubWorks.delete(work, cluster.name);
     const deleting = await cluster.waitForWork(work, 'Deleting', (w) =>
       conditionStatus(w, 'Deleting') === 'True' ? w : undefined,

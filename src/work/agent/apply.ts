@@ -56,6 +56,8 @@ export interface ManifestOutcome {
   completed?: boolean;
   /** the ignoreFields could not be applied (a bad pointer or path) */
   ignoreFieldError?: boolean;
+  /** this pass created or replaced the object (Update and CreateOnly) */
+  action?: 'created' | 'updated';
   live: LiveState;
 }
 
@@ -225,12 +227,16 @@ export class ManifestApplier {
       switch (strategy) {
         case UpdateStrategyType.ReadOnly:
           return { ...base, live: await readLive(target) };
-        case UpdateStrategyType.CreateOnly:
-          return { ...base, live: await createOnly(target) };
+        case UpdateStrategyType.CreateOnly: {
+          const live = await createOnly(target);
+          return { ...base, action: target.action, live };
+        }
         case UpdateStrategyType.ServerSideApply:
           return { ...base, ...(await serverSideApply(target, config)) };
-        default:
-          return { ...base, live: await update(target, input.likelyNew) };
+        default: {
+          const live = await update(target, input.likelyNew);
+          return { ...base, action: target.action, live };
+        }
       }
     } catch (err) {
       const live = await readLive(target).catch(unknown);
@@ -258,6 +264,8 @@ interface Target {
   owner: OwnerReference;
   owned: boolean;
   required: KubeObject;
+  /** what this apply did to the object (for events) */
+  action?: 'created' | 'updated';
 }
 
 const fieldManager = defaultWorkFieldManager;
@@ -309,7 +317,10 @@ async function update(t: Target, likelyNew: boolean): Promise<LiveState> {
     let existing = likelyNew && attempt === 0 ? undefined : await t.client.get(t.name, t.namespace);
     if (!existing) {
       const created = await create(t, desired);
-      if (created) return { state: 'present', object: created };
+      if (created) {
+        t.action = 'created';
+        return { state: 'present', object: created };
+      }
       existing = await t.client.get(t.name, t.namespace);
       if (!existing) continue;
     }
@@ -326,7 +337,9 @@ async function update(t: Target, likelyNew: boolean): Promise<LiveState> {
       resourceVersion: existing.metadata?.resourceVersion,
     };
     try {
-      return { state: 'present', object: await t.client.replace({ ...desired, metadata }, { fieldManager }) };
+      const replaced = await t.client.replace({ ...desired, metadata }, { fieldManager });
+      t.action = 'updated';
+      return { state: 'present', object: replaced };
     } catch (err) {
       if (!isConflict(err) || attempt >= 2) throw err;
     }
@@ -338,7 +351,10 @@ async function createOnly(t: Target): Promise<LiveState> {
   const existing = await t.client.get(t.name, t.namespace);
   if (existing) return { state: 'present', object: await reconcileOwner(t, existing) };
   const created = await create(t, withOwner(t, t.required));
-  if (created) return { state: 'present', object: created };
+  if (created) {
+    t.action = 'created';
+    return { state: 'present', object: created };
+  }
   const raced = await t.client.get(t.name, t.namespace);
   return raced ? { state: 'present', object: await reconcileOwner(t, raced) } : { state: 'absent' };
 }

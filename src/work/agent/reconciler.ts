@@ -227,6 +227,7 @@ export class ManifestWorkReconciler {
       }
       outcomes.push(outcome);
     }
+    await this.recordApplyEvents(work, outcomes);
     return outcomes;
   }
 
@@ -319,6 +320,22 @@ export class ManifestWorkReconciler {
       const client = this.o.clients.forApplied(r);
       const obj = await client.get(r.name, r.namespace);
       if (obj) await removeOwnerReference(client, obj, owner.uid);
+    }
+  }
+
+  /** library-go's events for what an apply created or replaced, as OCM's work agent emits them. */
+  private async recordApplyEvents(work: ManifestWork, outcomes: readonly ManifestOutcome[]): Promise<void> {
+    if (!this.o.events) return;
+    const acted = outcomes.filter((o) => o.action).slice(0, maxEventsPerWorkPerPass);
+    for (const { action, meta } of acted) {
+      const where = `${meta.kind}/${meta.name}${meta.namespace ? ` -n ${meta.namespace}` : ''}`;
+      await this.o.events.record(
+        work,
+        `${meta.kind}${action === 'created' ? 'Created' : 'Updated'}`,
+        action === 'created'
+          ? `Created ${where} because it was missing`
+          : `Updated ${where} because it changed`,
+      );
     }
   }
 
