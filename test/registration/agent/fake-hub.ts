@@ -13,7 +13,6 @@ import {
   type V1CertificateSigningRequest,
 } from '@kubernetes/client-node';
 import {
-  clusterApiGroup,
   clusterNameLabel,
   type ManagedCluster,
   ManagedClusterCondition,
