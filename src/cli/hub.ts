@@ -1,5 +1,6 @@
 // `tether hub`: every hub controller in one process ("singleton mode"): registration (accept, CSR
-// approval, lease watchdog, taints, cleanup), the ManagedServiceAccount hub controller, and (with
+// approval, lease watchdog, taints, cleanup), the ManagedServiceAccount hub controller, the
+// ManifestWork ttlSecondsAfterFinished collector, and (with
 // --webhook-tls-*) the addon group's v1alpha1 ⇄ v1beta1 CRD conversion webhook.
 import { type Command, Option } from 'commander';
 import { type AddonConversionWebhookServer, startAddonConversionWebhook } from '../addon/index.ts';
@@ -8,6 +9,7 @@ import { logger } from '../log.ts';
 import { startOpsServer } from '../ops.ts';
 import { startRegistrationHub } from '../registration/hub/index.ts';
 import { startServiceAccountHub } from '../serviceaccount/index.ts';
+import { startWorkGarbageCollector } from '../work/hub/index.ts';
 import { readPemFlag } from './files.ts';
 import { kubeconfigFlag, opsBindOption, positiveInt } from './options.ts';
 import { untilSignal } from './until-signal.ts';
@@ -60,7 +62,7 @@ export function registerHubCommand(program: Command): void {
   program
     .command('hub')
     .description(
-      'run the hub controllers: registration, managed service accounts, and the addon conversion webhook',
+      'run the hub controllers: registration, managed service accounts, finished-work collection, and the addon conversion webhook',
     )
     .addOption(new Option('--kubeconfig <path>', 'kubeconfig of the hub').env('KUBECONFIG'))
     .addOption(
@@ -131,6 +133,8 @@ export function registerHubCommand(program: Command): void {
         hubKubeConfig: hub,
         log: logger('serviceaccount-hub'),
       });
+      // Deleting a finished work is idempotent, so every replica runs the collector (no leader needed).
+      const workCollector = startWorkGarbageCollector({ hubKubeConfig: hub, log: logger('work-gc') });
       const ops = await startOpsServer({
         host: flags.opsBindAddress,
         port: flags.opsPort,
@@ -147,7 +151,12 @@ export function registerHubCommand(program: Command): void {
           : 'hub started (no addon conversion webhook: --webhook-tls-cert-file not given)',
       );
       await untilSignal();
-      await Promise.all([registration.stop(), serviceaccounts.stop(), webhook?.close()]);
+      await Promise.all([
+        registration.stop(),
+        serviceaccounts.stop(),
+        workCollector.stop(),
+        webhook?.close(),
+      ]);
       await ops.close();
     });
 }
