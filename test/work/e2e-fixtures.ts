@@ -18,6 +18,8 @@ import {
 } from '../../src/api/index.ts';
 import { findCondition, type KubeObject, kubeconfigFromParts, ResourceClient } from '../../src/kube/index.ts';
 import { issueCertificate, loadCertificateAuthority } from '../../src/pki/index.ts';
+import { clusterRbac, sharedClusterRoles } from '../../src/registration/hub/rbac.ts';
+import { sharedClusterRoleName } from '../../src/registration/hub/resources.ts';
 import { agentSubject } from '../../src/tunnel/identity.ts';
 import { pollUntil } from '../../src/wait.ts';
 import {
@@ -172,37 +174,22 @@ export async function setUpWorkCluster(prefix: string): Promise<WorkCluster> {
   const name = unique(prefix);
   const agentId = `${name}-agent`;
   await onHub(kinds.namespace).create({ metadata: { name } });
-  await onHub(kinds.role).create({
-    metadata: { name: 'open-cluster-management:work-agent', namespace: name },
-    rules: [
-      {
-        apiGroups: ['work.open-cluster-management.io'],
-        resources: ['manifestworks'],
-        verbs: ['get', 'list', 'watch', 'update', 'patch'],
-      },
-      {
-        apiGroups: ['work.open-cluster-management.io'],
-        resources: ['manifestworks/status'],
-        verbs: ['get', 'update', 'patch'],
-      },
-      { apiGroups: ['', 'events.k8s.io'], resources: ['events'], verbs: ['create'] },
-    ],
-  } as KubeObject);
-  await onHub(kinds.roleBinding).create({
-    metadata: { name: 'open-cluster-management:work-agent', namespace: name },
-    roleRef: {
-      apiGroup: 'rbac.authorization.k8s.io',
-      kind: 'Role',
-      name: 'open-cluster-management:work-agent',
+  // The hub's production grant (the registration hub's RBAC), not a test copy: the shared work
+  // ClusterRole and the cluster's work RoleBinding. No hub controller runs here to release the
+  // binding's manifest-work-cleanup finalizer, so it is left off (cleanup deletes the namespace).
+  const workRole = sharedClusterRoles().find((r) => r.metadata?.name === sharedClusterRoleName('work'));
+  await onHub(kinds.clusterRole).apply(
+    { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', ...workRole } as KubeObject,
+    {
+      fieldManager: 'e2e-hub',
+      force: true,
     },
-    subjects: [
-      {
-        apiGroup: 'rbac.authorization.k8s.io',
-        kind: 'Group',
-        name: `system:open-cluster-management:${name}`,
-      },
-    ],
-  } as KubeObject);
+  );
+  for (const binding of clusterRbac(name, true).roleBindings) {
+    if (binding.roleRef.name !== sharedClusterRoleName('work')) continue;
+    const { finalizers: _held, ...metadata } = binding.metadata ?? {};
+    await onHub(kinds.roleBinding).create({ ...binding, metadata } as KubeObject);
+  }
   const hubKc = await restrictedHubKubeConfig(name);
   const agents = new Set<WorkAgent>();
   const works = new Set<string>();
