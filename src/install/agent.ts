@@ -9,13 +9,7 @@
 // agent is bound to cluster-admin on its own cluster, as OCM's klusterlet work agent effectively
 // is; what it may do on the *hub* is the hub's narrow per-cluster RBAC. Pure data.
 import type { KubernetesObject } from '@kubernetes/client-node';
-import {
-  agentNames,
-  agentNamespace,
-  bootstrapHubKubeconfigSecretName,
-  inClusterAgentName,
-  ports,
-} from './names.ts';
+import { agentNames, agentNamespace, bootstrapHubKubeconfigSecretName, ports } from './names.ts';
 import { deployment, type ImageOptions, meta } from './workload.ts';
 
 export interface AgentInstallOptions extends ImageOptions {
@@ -50,7 +44,6 @@ export function agentManifests(o: AgentInstallOptions): KubernetesObject[] {
   const args = [
     'agent',
     `--cluster-name=${o.clusterName}`,
-    `--agent-name=${inClusterAgentName}`,
     `--agent-namespace=${agentNamespace}`,
     `--ops-port=${ports.agentOps}`,
     '--ops-bind-address=0.0.0.0',

@@ -60,6 +60,3 @@ export const ports = {
   addonWebhook: 9443,
   agentOps: 8095,
 } as const;
-
-/** The agent name every in-cluster agent uses: its identity is `system:open-cluster-management:<cluster>:klusterlet`. */
-export const inClusterAgentName = 'klusterlet';

@@ -66,7 +66,14 @@ async function configMapValue(name: string): Promise<string | undefined> {
 }
 
 beforeAll(async () => {
-  const init = await tether(['init', '--bootstrap-only', '--kubeconfig', env.hub.kubeconfigPath]);
+  const init = await tether([
+    'init',
+    '--bootstrap-only',
+    '--kubeconfig',
+    env.hub.kubeconfigPath,
+    '--ca-out',
+    join(dir, 'hub-ca.crt'),
+  ]);
   if (init.code !== 0) throw new Error(`tether init failed: ${init.stderr}`);
   await managed
     .makeApiClient(CoreV1Api)
