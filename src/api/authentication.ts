@@ -96,6 +96,8 @@ export function managedServiceAccountCrd(): s.CrdManifest {
   return s.defineCrd({
     resource: managedServiceAccountResource,
     alsoServed: [managedServiceAccountV1alpha1Resource.version],
+    // OCM's Go types mark v1alpha1 `+kubebuilder:deprecatedversion`.
+    deprecatedVersions: [managedServiceAccountV1alpha1Resource.version],
     description:
       'A ServiceAccount the agent keeps on one managed cluster, whose token it projects into a Secret of the ' +
       'same name in the cluster namespace on the hub and rotates before it expires.',

@@ -82,6 +82,7 @@ export function toCustomResourceDefinition(manifest: CrdManifest): V1CustomResou
         name: v.name,
         served: v.served,
         storage: v.storage,
+        ...(v.deprecated ? { deprecated: true } : {}),
         schema: { openAPIV3Schema: toSchemaProps(v.schema.openAPIV3Schema) },
         ...(v.subresources ? { subresources: structuredClone(v.subresources) } : {}),
         ...(v.additionalPrinterColumns

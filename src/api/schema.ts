@@ -137,6 +137,8 @@ export interface CrdManifestVersion {
   name: string;
   served: boolean;
   storage: boolean;
+  /** served, but kubectl and clients warn that it goes away */
+  deprecated?: boolean;
   schema: { openAPIV3Schema: JsonSchema };
   subresources?: { status?: Record<string, never> };
   additionalPrinterColumns?: PrinterColumn[];
@@ -177,6 +179,8 @@ export interface CrdDefinition {
    * converts between them by rewriting apiVersion alone (strategy None).
    */
   alsoServed?: string[];
+  /** Of alsoServed, the versions marked deprecated (as OCM marks them). */
+  deprecatedVersions?: string[];
 }
 
 function rootSchema(d: CrdDefinition): JsonSchema {
@@ -201,6 +205,7 @@ export function defineCrd(d: CrdDefinition): CrdManifest {
       name,
       served: true,
       storage: name === resource.version,
+      ...(d.deprecatedVersions?.includes(name) ? { deprecated: true } : {}),
       schema: { openAPIV3Schema: rootSchema(d) },
       ...(d.status ? { subresources: { status: {} } } : {}),
       ...(d.printerColumns ? { additionalPrinterColumns: structuredClone(d.printerColumns) } : {}),

@@ -303,3 +303,16 @@ describe('client-node models', () => {
     expect(propagation._enum).toEqual(['Foreground', 'Orphan', 'SelectivelyOrphan']);
   });
 });
+
+describe('deprecated versions', () => {
+  it('ManagedServiceAccount v1alpha1 is served but deprecated (as OCM marks it), in the manifest and the model', () => {
+    const manifest = hubCrdManifests().find((c) => c.spec.names.kind === 'ManagedServiceAccount');
+    const model = hubCrds().find((c) => c.spec.names.kind === 'ManagedServiceAccount');
+    for (const versions of [manifest?.spec.versions, model?.spec.versions]) {
+      expect(versions?.map((v) => [v.name, v.served, v.storage, v.deprecated ?? false])).toEqual([
+        ['v1beta1', true, true, false],
+        ['v1alpha1', true, false, true],
+      ]);
+    }
+  });
+});
