@@ -7,7 +7,11 @@ import { type AddonConversionWebhookServer, startAddonConversionWebhook } from '
 import { InvalidArgumentError } from '../errors.ts';
 import { logger } from '../log.ts';
 import { startOpsServer } from '../ops.ts';
-import { startRegistrationHub } from '../registration/hub/index.ts';
+import {
+  hubLeaderLeaseName,
+  hubLeaderLeaseNamespace,
+  startRegistrationHub,
+} from '../registration/hub/index.ts';
 import { startServiceAccountHub } from '../serviceaccount/index.ts';
 import { startWorkGarbageCollector } from '../work/hub/index.ts';
 import { readPemFlag } from './files.ts';
@@ -20,6 +24,8 @@ interface HubFlags {
   signerCert?: string;
   signerKey?: string;
   leaderElect: boolean;
+  leaderElectionNamespace: string;
+  leaderElectionLeaseName: string;
   opsPort: number;
   opsBindAddress: string;
   webhookBindAddress: string;
@@ -80,6 +86,19 @@ export function registerHubCommand(program: Command): void {
     .addOption(new Option('--signer-key <path>', 'built-in signer CA key').env('TETHER_SIGNER_KEY'))
     .option('--no-leader-elect', 'run without leader election (one replica only)')
     .addOption(
+      new Option('--leader-election-namespace <ns>', "namespace of the leader Lease (OCM's)")
+        .env('TETHER_LEADER_ELECTION_NAMESPACE')
+        .default(hubLeaderLeaseNamespace),
+    )
+    .addOption(
+      new Option(
+        '--leader-election-lease-name <name>',
+        "name of the leader Lease (OCM's registration controller)",
+      )
+        .env('TETHER_LEADER_ELECTION_LEASE_NAME')
+        .default(hubLeaderLeaseName),
+    )
+    .addOption(
       new Option('--ops-port <port>', '/healthz, /readyz, /metrics (0 = random)')
         .env('TETHER_OPS_PORT')
         .default(8096)
@@ -126,7 +145,9 @@ export function registerHubCommand(program: Command): void {
               keyPem: readPemFlag('--signer-key', flags.signerKey, 'PRIVATE KEY'),
             }
           : undefined,
-        leaderElection: flags.leaderElect ? {} : false,
+        leaderElection: flags.leaderElect
+          ? { namespace: flags.leaderElectionNamespace, name: flags.leaderElectionLeaseName }
+          : false,
         log: logger('registration-hub'),
       });
       const serviceaccounts = await startServiceAccountHub({
