@@ -28,6 +28,7 @@ export {
   MAX_CACHED_DISPATCHERS,
   setForwardProxyCa,
 } from './dispatcher.ts';
+export { EventRecorder, type EventType, type InvolvedObject } from './events.ts';
 export { inClusterKubeConfig, runningInCluster } from './in-cluster.ts';
 export {
   Informer,
