@@ -6,7 +6,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
-import { addonConversionPath } from '../api/addon.ts';
+import { addonConversionPath } from '../api/addon-crds.ts';
 import type { Logger } from '../log.ts';
 import { AddonConversionError, convertAddonObject, type JsonObject } from './conversion.ts';
 

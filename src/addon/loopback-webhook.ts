@@ -2,7 +2,7 @@
 // host (the local environment of `tether up --processes` and tests): returns the server and the
 // url + caBundle the CRDs need. In a cluster the hub PKI issues the certificate instead.
 
-import type { AddonConversionWebhook } from '../api/addon.ts';
+import type { AddonConversionWebhook } from '../api/addon-crds.ts';
 import type { Logger } from '../log.ts';
 import { createCertificateAuthority, issueCertificate } from '../pki/index.ts';
 import { type AddonConversionWebhookServer, startAddonConversionWebhook } from './conversion-webhook.ts';

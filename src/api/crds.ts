@@ -19,7 +19,7 @@ import {
   type CrdConversion,
   clusterManagementAddOnCrd,
   managedClusterAddOnCrd,
-} from './addon.ts';
+} from './addon-crds.ts';
 import { managedServiceAccountCrd } from './authentication.ts';
 import { clusterClaimCrd, managedClusterCrd } from './cluster.ts';
 import type { CrdManifest, JsonSchema } from './schema.ts';

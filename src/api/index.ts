@@ -2,6 +2,7 @@
 // components key on, and the CRDs tether installs. The schema builders stay internal.
 
 export * from './addon.ts';
+export * from './addon-crds.ts';
 export * from './authentication.ts';
 export * from './cluster.ts';
 export * from './conditions.ts';
