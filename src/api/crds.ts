@@ -23,7 +23,7 @@ import {
 import { managedServiceAccountCrd } from './authentication.ts';
 import { clusterClaimCrd, managedClusterCrd } from './cluster.ts';
 import type { CrdManifest, JsonSchema } from './schema.ts';
-import { appliedManifestWorkCrd, manifestWorkCrd } from './work.ts';
+import { appliedManifestWorkCrd, manifestWorkCrd } from './work-crds.ts';
 
 /** Where the hub's CRDs send conversions; see hubCrdManifests. */
 export interface HubCrdOptions {

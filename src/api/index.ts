@@ -10,3 +10,4 @@ export * from './crds.ts';
 export { type ApiResource, apiVersionOf, crdNameOf } from './resource.ts';
 export type { CrdManifest, CrdManifestVersion, JsonSchema, PrinterColumn } from './schema.ts';
 export * from './work.ts';
+export * from './work-crds.ts';
