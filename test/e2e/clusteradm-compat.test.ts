@@ -236,6 +236,46 @@ describe('clusteradm against a tether hub', () => {
     });
   });
 
+  it('a finished work with deleteOption.ttlSecondsAfterFinished is deleted by tether hub (its collector), as by OCM’s hub', async () => {
+    const objects = hub.makeApiClient(CustomObjectsApi);
+    const work = { group: 'work.open-cluster-management.io', version: 'v1', plural: 'manifestworks' };
+    await objects.createNamespacedCustomObject({
+      ...work,
+      namespace: clusterName,
+      body: {
+        apiVersion: 'work.open-cluster-management.io/v1',
+        kind: 'ManifestWork',
+        metadata: { name: 'adm-ttl', namespace: clusterName },
+        spec: {
+          workload: { manifests: [configMap('adm-ttl-cm', 'done')] },
+          deleteOption: { propagationPolicy: 'Foreground', ttlSecondsAfterFinished: 1 },
+          manifestConfigs: [
+            {
+              resourceIdentifier: {
+                resource: 'configmaps',
+                name: 'adm-ttl-cm',
+                namespace: configMapNamespace,
+              },
+              conditionRules: [{ condition: 'Complete', type: 'CEL', celExpressions: ['true'] }],
+            },
+          ],
+        },
+      },
+    });
+    await pollUntil(
+      async () => {
+        const gone = await objects
+          .getNamespacedCustomObject({ ...work, namespace: clusterName, name: 'adm-ttl' })
+          .then(
+            () => false,
+            () => true,
+          );
+        return gone && (await configMapValue('adm-ttl-cm')) === undefined;
+      },
+      { timeoutMs: 60_000, description: 'the complete work and its ConfigMap deleted by tether hub' },
+    );
+  });
+
   it('addon enable refuses an unknown addon, enables a known one (get addon counts it) and disable removes it', async () => {
     await expect(clusteradm.addonEnable(hub, addonName, clusterName)).rejects.toThrow(
       `enabling the unknown addon ${addonName} is not supported`,
