@@ -6,7 +6,7 @@
 // deleted and comes back with the same identity (no new CSR), a SIGTERMed agent that drains an open
 // watch instead of cutting it, and `tether unjoin` leaving nothing behind.
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -104,6 +104,44 @@ describe('tether installed in real clusters', () => {
       ]).toEqual([mc.metadata.name, 'True', 'True']);
     }
     expect(clusters.items).toHaveLength(2);
+  });
+
+  it('the addon CRDs convert through the hub pod’s webhook Service: a v1alpha1 ManagedClusterAddOn reads at v1beta1 with OCM’s mapping', async () => {
+    const c = cluster(0);
+    const addon = 'in-cluster-conversion';
+    const manifest = [
+      'apiVersion: addon.open-cluster-management.io/v1alpha1',
+      'kind: ClusterManagementAddOn',
+      `metadata: {name: ${addon}}`,
+      'spec: {}',
+      '---',
+      'apiVersion: addon.open-cluster-management.io/v1alpha1',
+      'kind: ManagedClusterAddOn',
+      `metadata: {name: ${addon}, namespace: ${c.name}}`,
+      'spec: {installNamespace: conversion-target}',
+    ].join('\n');
+    const file = join(parent, 'conversion-addon.yaml');
+    writeFileSync(file, manifest);
+    await kubectl(hubKc(), ['apply', '-f', file]);
+    try {
+      const v1beta1 = JSON.parse(
+        await kubectl(hubKc(), [
+          '-n',
+          c.name,
+          'get',
+          `managedclusteraddons.v1beta1.addon.open-cluster-management.io/${addon}`,
+          '-o',
+          'json',
+        ]),
+      );
+      expect(v1beta1.apiVersion).toBe('addon.open-cluster-management.io/v1beta1');
+      expect(
+        v1beta1.metadata.annotations?.['addon.open-cluster-management.io/v1alpha1-install-namespace'],
+      ).toBe('conversion-target');
+      expect(v1beta1.spec.installNamespace).toBeUndefined();
+    } finally {
+      await kubectl(hubKc(), ['delete', '--ignore-not-found', '-f', file]);
+    }
   });
 
   it('kubectl exec, logs and port-forward reach a pod on a managed cluster through the gateway', async () => {
