@@ -345,34 +345,48 @@ export async function startControlPlane(
       certPem: pkiFileContent(f('kcm-client.crt')),
       keyPem: pkiFileContent(f('kcm-client.key')),
     });
-    const kcm = supervise(
-      new SupervisedProcess({
-        name: `${name}/kube-controller-manager`,
-        command: binaries.kubeControllerManager,
-        logFile: join(dir, 'kube-controller-manager.log'),
-        args: [
-          `--kubeconfig=${kcmKubeconfig}`,
-          `--authentication-kubeconfig=${kcmKubeconfig}`,
-          `--authorization-kubeconfig=${kcmKubeconfig}`,
-          '--bind-address=127.0.0.1',
-          `--secure-port=${kcmPort}`,
-          `--tls-cert-file=${f('kcm-serving.crt')}`,
-          `--tls-private-key-file=${f('kcm-serving.key')}`,
-          `--controllers=${nodeHost ? '*' : KCM_CONTROLLERS.join(',')}`,
-          `--cluster-signing-cert-file=${f('ca.crt')}`,
-          `--cluster-signing-key-file=${f('ca.key')}`,
-          `--service-account-private-key-file=${f('sa.key')}`,
-          `--root-ca-file=${f('ca.crt')}`,
-          '--use-service-account-credentials=true',
-          '--leader-elect=false',
-          '--profiling=false',
-          '--v=1',
-        ],
-      }),
-    );
-    const kcmHealthz = `https://127.0.0.1:${kcmPort}/healthz`;
-    kcm.readiness = () => waitHealthy(kcm, kcmHealthz, { ca: adminTls.ca }, timeoutMs);
-    await waitHealthy(kcm, kcmHealthz, { ca: adminTls.ca }, timeoutMs, signal);
+    const startKcm = (kcmPort: number): SupervisedProcess =>
+      supervise(
+        new SupervisedProcess({
+          name: `${name}/kube-controller-manager`,
+          command: binaries.kubeControllerManager,
+          logFile: join(dir, 'kube-controller-manager.log'),
+          args: [
+            `--kubeconfig=${kcmKubeconfig}`,
+            `--authentication-kubeconfig=${kcmKubeconfig}`,
+            `--authorization-kubeconfig=${kcmKubeconfig}`,
+            '--bind-address=127.0.0.1',
+            `--secure-port=${kcmPort}`,
+            `--tls-cert-file=${f('kcm-serving.crt')}`,
+            `--tls-private-key-file=${f('kcm-serving.key')}`,
+            `--controllers=${nodeHost ? '*' : KCM_CONTROLLERS.join(',')}`,
+            `--cluster-signing-cert-file=${f('ca.crt')}`,
+            `--cluster-signing-key-file=${f('ca.key')}`,
+            `--service-account-private-key-file=${f('sa.key')}`,
+            `--root-ca-file=${f('ca.crt')}`,
+            '--use-service-account-credentials=true',
+            '--leader-elect=false',
+            '--profiling=false',
+            '--v=1',
+          ],
+        }),
+      );
+    // The secure port was free when picked, but a client's ephemeral source port can take it before
+    // KCM binds (the window spans the CRD install): on that one failure, start again on a new port.
+    for (let attempt = 1, port = kcmPort; ; attempt++, port = await freePort()) {
+      const kcm = startKcm(port);
+      const kcmHealthz = `https://127.0.0.1:${port}/healthz`;
+      kcm.readiness = () => waitHealthy(kcm, kcmHealthz, { ca: adminTls.ca }, timeoutMs);
+      try {
+        await waitHealthy(kcm, kcmHealthz, { ca: adminTls.ca }, timeoutMs, signal);
+        break;
+      } catch (err) {
+        const portTaken = err instanceof ProcessFailedError && /address already in use/.test(kcm.tail());
+        if (!portTaken || attempt >= 3) throw err;
+        processes.splice(processes.indexOf(kcm), 1);
+        await kcm.stop();
+      }
+    }
 
     return {
       name,

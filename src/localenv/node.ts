@@ -165,6 +165,12 @@ export async function startNode(
     // every container (pods and their sandboxes) through runc's state: containerd keeps it in
     // <Root>/<containerd namespace>
     const runcRoot = join(paths.runcRoot, 'k8s.io');
+    // Every process of the node before the kills: a killed process leaves the cgroup and the
+    // namespace listing at once but stays in /proc until it is reaped, so each is waited for below.
+    const killed = new Set<number>([
+      ...(await processesInNetns(network.netns)),
+      ...pidsInCgroupTree(cgroupRoot),
+    ]);
     const containerIds = await runcContainers(runcRoot);
     for (const id of containerIds) {
       await run('runc', ['--root', runcRoot, 'kill', '--all', id, 'KILL']).catch(() => {});
@@ -172,7 +178,6 @@ export async function startNode(
     await byName('containerd')?.stop(5000);
     // then whatever is still in the namespace (the shims) or in the node's cgroups (pods runc
     // missed), until each is gone from /proc (reaped, not only dead)
-    const killed = new Set<number>();
     const shimSockets = new Set<string>();
     await pollUntil(
       async () => {
