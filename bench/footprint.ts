@@ -1,0 +1,321 @@
+// Footprint benchmark: what an idle tether process costs. On real local control planes (a hub and
+// cluster1, no squid) it starts, as separate child processes like in production:
+//   hub            `tether hub` (registration, MSA, work collector; leader election on)
+//   proxy-server   `tether proxy-server --hub-kubeconfig …` (watches ManagedClusters, TokenReview/SAR)
+//   agent          `tether agent` for cluster1 with --proxy-server (registration + work + MSA +
+//                  proxy-agent), already joined: a warm-up run joins and is accepted first, so the
+//                  measured runs are restarts of a joined agent, measured once it is Available
+//   proxy-agent    `tether proxy-agent` for cluster1 holding a tunnel to that proxy-server
+// and reports per process: spawn → /readyz 200 (ms, and CPU seconds until then), RSS after a settle
+// period, RSS and V8 heap after a forced GC, idle CPU, and the scripts it compiled. Baselines in the
+// same run: `node -e` idling (bare Node RSS) and `node -e` to a listening HTTP server answering
+// /readyz (bare startup); every figure is also given as a ratio against them.
+//
+//   npm run bench -- footprint [--quick] [--runs=3] [--settle=SECONDS] [--node-flags="--max-semi-space-size=1"]
+//                               [--compile-cache]
+//
+// --node-flags goes to every child, the baselines included. --compile-cache gives the tether
+// children NODE_COMPILE_CACHE (a directory in the run's temp dir, filled by the warm-up run): Node
+// then reuses its TypeScript-stripped and compiled code instead of loading the type stripper.
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { type ManagedCluster, ManagedClusterCondition, managedClusterResource } from '../src/api/index.ts';
+import { isConditionTrue, loadKubeconfig, ResourceClient } from '../src/kube/index.ts';
+import { startEnvironment } from '../src/localenv/environment.ts';
+import { freePort, localChildEnv, tetherBin } from '../src/localenv/process.ts';
+import { createCertificateAuthority, issueCertificate, loadCertificateAuthority } from '../src/pki/index.ts';
+import {
+  BOOTSTRAP_USER,
+  bootstrapKubeconfigYaml,
+  createBootstrapToken,
+  ensureBootstrapIdentity,
+  writeBootstrapSecret,
+} from '../src/registration/bootstrap.ts';
+import { approveClusterCsrs } from '../src/registration/hub/index.ts';
+import { agentSubject } from '../src/tunnel/identity.ts';
+import { pollUntil } from '../src/wait.ts';
+import { type Footprint, measureIdle, type Started, spawnUntilReady } from './lib/process-footprint.ts';
+import { type BenchOptions, flag, printTable, round } from './lib/stats.ts';
+
+type Kind = 'node-http' | 'hub' | 'proxy-server' | 'agent' | 'proxy-agent';
+
+interface Sample {
+  kind: Kind;
+  started: Started;
+  footprint: Footprint;
+  load: number[];
+}
+
+const MB = 1e6;
+const CLUSTER = 'cluster1';
+
+/** "min–max" of a sample, or the one value when they are equal. */
+function range(xs: number[], digits = 1): string {
+  if (xs.length === 0) return '-';
+  const [lo, hi] = [round(Math.min(...xs), digits), round(Math.max(...xs), digits)];
+  return lo === hi ? `${lo}` : `${lo}–${hi}`;
+}
+const mid = (xs: number[]): number => [...xs].sort((a, b) => a - b)[xs.length >> 1] ?? Number.NaN;
+
+function writeFile(dir: string, name: string, text: string): string {
+  const p = join(dir, name);
+  writeFileSync(p, text, { mode: 0o600 });
+  return p;
+}
+
+export async function run(opts: BenchOptions): Promise<void> {
+  const runs = Number(flag(opts.args, 'runs') ?? 3);
+  const settleMs = Number(flag(opts.args, 'settle') ?? (opts.quick ? 4 : 10)) * 1000;
+  const nodeFlags = (flag(opts.args, 'node-flags') ?? '').split(/\s+/).filter(Boolean);
+  const compileCache = flag(opts.args, 'compile-cache') !== undefined;
+  const dir = mkdtempSync(join(tmpdir(), 'tether-bench-footprint-'));
+  const progress = (msg: string): void => console.error(`[footprint] ${msg}`);
+  const env = localChildEnv({
+    ...process.env,
+    TETHER_LOG_LEVEL: 'info',
+    ...(compileCache ? { NODE_COMPILE_CACHE: join(dir, 'compile-cache') } : {}),
+  });
+  const samples: Sample[] = [];
+  const live: Started[] = [];
+  const stopLive = async (): Promise<void> => {
+    await Promise.all(live.splice(0).map((s) => s.proc.stop(10_000)));
+  };
+  const measure = async (kind: Kind, started: Started): Promise<void> => {
+    const footprint = await measureIdle(started, settleMs);
+    samples.push({ kind, started, footprint, load: loadavg().map((x) => round(x, 2)) });
+    progress(
+      `${kind}: rss ${round(footprint.rss / MB, 1)} MB, after GC ${round(footprint.rssAfterGc / MB, 1)} MB, startup ${Math.round(started.startupMs)} ms`,
+    );
+  };
+
+  try {
+    for (let r = 0; r < runs; r++) {
+      const ops = await freePort();
+      const idle = await spawnUntilReady({
+        name: 'node-http',
+        // An HTTP server on the ops port only so the same readiness poll applies; it answers 200 to all.
+        args: ['-e', `require('http').createServer((q,s)=>s.end('ok')).listen(${ops},'127.0.0.1')`],
+        opsPort: ops,
+        logFile: join(dir, 'node-http.log'),
+        nodeFlags,
+        timeoutMs: 20_000,
+      });
+      live.push(idle);
+      await measure('node-http', idle);
+      await stopLive();
+    }
+
+    progress('starting hub + cluster1 control planes');
+    const cps = await startEnvironment({
+      clusters: 1,
+      dir: join(dir, 'env'),
+      tunnel: false,
+      progress: () => {},
+    });
+    try {
+      const [cluster1] = cps.clusters;
+      if (!cluster1) throw new Error('no cluster1');
+      const hubKc = loadKubeconfig(cps.hub.kubeconfigPath);
+      const pki = join(dir, 'pki');
+      mkdirSync(pki, { mode: 0o700 });
+      const ca = await loadCertificateAuthority(
+        readFileSync(cps.hub.caCertPath, 'utf8'),
+        readFileSync(cps.hub.caKeyPath, 'utf8'),
+      );
+      const hubCa = writeFile(pki, 'hub-ca.crt', ca.certPem);
+      const serving = await issueCertificate(ca, {
+        commonName: 'tether-proxy-server',
+        usage: 'server',
+        ipAddresses: ['127.0.0.1'],
+      });
+      const clientCa = await createCertificateAuthority('bench-proxy-client-ca');
+      const agentCert = await issueCertificate(ca, {
+        ...agentSubject(CLUSTER, 'bench-proxy-agent'),
+        usage: 'client',
+      });
+      await ensureBootstrapIdentity(hubKc);
+      const { token } = await createBootstrapToken(hubKc, 3600);
+      await writeBootstrapSecret(
+        loadKubeconfig(cluster1.kubeconfigPath),
+        bootstrapKubeconfigYaml({ hubApiserver: cps.hub.apiserverUrl, hubCaPem: ca.certPem, token }),
+      );
+      const clusters = new ResourceClient<ManagedCluster>(hubKc, managedClusterResource);
+      const accept = async (): Promise<void> => {
+        if (await clusters.get(CLUSTER)) await approveClusterCsrs(hubKc, CLUSTER);
+      };
+      const available = async (): Promise<boolean> => {
+        const c = (await clusters.get(CLUSTER))?.status?.conditions ?? [];
+        return (
+          isConditionTrue(c, ManagedClusterCondition.Joined) &&
+          isConditionTrue(c, ManagedClusterCondition.Available)
+        );
+      };
+      const tether = async (
+        kind: Kind,
+        args: (ops: number) => string[],
+        whileWaiting?: () => Promise<void>,
+      ) => {
+        const ops = await freePort();
+        const s = await spawnUntilReady({
+          name: kind,
+          args: [tetherBin, kind, ...args(ops)],
+          opsPort: ops,
+          logFile: join(dir, `${kind}.log`),
+          env,
+          nodeFlags,
+          timeoutMs: 120_000,
+          whileWaiting,
+        });
+        live.push(s);
+        return s;
+      };
+      const agentPort = await freePort();
+      const hubArgs = (ops: number) => [
+        `--kubeconfig=${cps.hub.kubeconfigPath}`,
+        `--auto-approved-csr-users=${BOOTSTRAP_USER}`,
+        `--ops-port=${ops}`,
+      ];
+      const serverArgs = (ops: number) => [
+        '--bind-address=127.0.0.1',
+        `--agent-port=${agentPort}`,
+        '--connect-port=0',
+        `--ops-port=${ops}`,
+        `--tls-cert-file=${writeFile(pki, 'server.crt', serving.certPem)}`,
+        `--tls-key-file=${writeFile(pki, 'server.key', serving.keyPem)}`,
+        `--agent-ca-file=${hubCa}`,
+        `--proxy-client-ca-file=${writeFile(pki, 'client-ca.crt', clientCa.certPem)}`,
+        `--hub-kubeconfig=${cps.hub.kubeconfigPath}`,
+      ];
+      const managed = new URL(cluster1.apiserverUrl);
+      const agentArgs = (ops: number) => [
+        `--cluster-name=${CLUSTER}`,
+        '--agent-name=bench',
+        `--kubeconfig=${cluster1.kubeconfigPath}`,
+        `--proxy-server=127.0.0.1:${agentPort}`,
+        `--hub-ca-file=${hubCa}`,
+        `--ops-port=${ops}`,
+      ];
+      const proxyAgentArgs = (ops: number) => [
+        `--cluster-name=${CLUSTER}`,
+        '--agent-id=bench-proxy-agent',
+        `--proxy-server=127.0.0.1:${agentPort}`,
+        `--cert-file=${writeFile(pki, 'agent.crt', agentCert.certPem)}`,
+        `--key-file=${writeFile(pki, 'agent.key', agentCert.keyPem)}`,
+        `--hub-ca-file=${hubCa}`,
+        `--kube-apiserver=${managed.hostname}:${managed.port}`,
+        `--ops-port=${ops}`,
+      ];
+
+      progress('warm-up: hub, proxy-server, and the agent joins and is accepted');
+      await tether('hub', hubArgs);
+      await tether('proxy-server', serverArgs);
+      await tether('agent', agentArgs, accept);
+      await pollUntil(available, { timeoutMs: 60_000, intervalMs: 250, description: `${CLUSTER} Available` });
+      await stopLive();
+
+      for (let r = 0; r < runs; r++) {
+        progress(`run ${r + 1}/${runs}`);
+        const hub = await tether('hub', hubArgs);
+        const server = await tether('proxy-server', serverArgs);
+        const agent = await tether('agent', agentArgs);
+        await pollUntil(available, {
+          timeoutMs: 60_000,
+          intervalMs: 250,
+          description: `${CLUSTER} Available`,
+        });
+        const proxyAgent = await tether('proxy-agent', proxyAgentArgs);
+        // One at a time: the inspector sessions and GCs of one do not land in another's figures.
+        await measure('hub', hub);
+        await measure('proxy-server', server);
+        await measure('agent', agent);
+        await measure('proxy-agent', proxyAgent);
+        await stopLive();
+      }
+    } finally {
+      await stopLive();
+      await cps.stop();
+    }
+    report(samples, { runs, settleMs, nodeFlags, compileCache });
+  } finally {
+    await stopLive();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+function report(
+  samples: Sample[],
+  cfg: { runs: number; settleMs: number; nodeFlags: string[]; compileCache: boolean },
+): void {
+  const of = (k: Kind): Sample[] => samples.filter((s) => s.kind === k);
+  const bare = of('node-http');
+  const bareRss = mid(bare.map((s) => s.footprint.rss));
+  const bareStart = mid(bare.map((s) => s.started.startupMs));
+  const kinds: Kind[] = ['node-http', 'hub', 'proxy-server', 'agent', 'proxy-agent'];
+  const rows: string[][] = [];
+  const json: string[] = [];
+  for (const kind of kinds) {
+    const ss = of(kind);
+    if (ss.length === 0) continue;
+    const f = ss.map((s) => s.footprint);
+    const rss = f.map((x) => x.rss / MB);
+    const startup = ss.map((s) => s.started.startupMs);
+    const last = f[f.length - 1] as Footprint;
+    rows.push([
+      kind,
+      range(rss),
+      range(f.map((x) => x.rssAfterGc / MB)),
+      range(f.map((x) => x.heapUsed / MB)),
+      `${last.scripts.own}/${last.scripts.nodeModules}(${last.scripts.clientNode})/${last.scripts.node}`,
+      range(startup, 0),
+      range(
+        ss.map((s) => s.started.startupCpuS),
+        2,
+      ),
+      `${round(mid(rss) / (bareRss / MB), 2)}×`,
+      `${round(mid(startup) / bareStart, 1)}×`,
+      ss.map((s) => s.load[0]).join('/'),
+    ]);
+    json.push(
+      JSON.stringify({
+        scenario: `footprint-${kind}`,
+        rss_mb: round(mid(rss), 1),
+        rss_mb_range: [round(Math.min(...rss), 1), round(Math.max(...rss), 1)],
+        rss_after_gc_mb: round(mid(f.map((x) => x.rssAfterGc / MB)), 1),
+        heap_used_mb: round(mid(f.map((x) => x.heapUsed / MB)), 1),
+        idle_cpu_s: round(mid(f.map((x) => x.idleCpuS)), 3),
+        scripts: last.scripts,
+        source_mb: round(last.sourceBytes / MB, 1),
+        startup_ms: Math.round(mid(startup)),
+        startup_ms_range: [Math.round(Math.min(...startup)), Math.round(Math.max(...startup))],
+        startup_cpu_s: round(mid(ss.map((s) => s.started.startupCpuS)), 2),
+        ratio_vs_bare_node_rss: round(mid(rss) / (bareRss / MB), 2),
+        ratio_vs_bare_node_startup: round(mid(startup) / bareStart, 2),
+        goal_rss_mb: kind === 'agent' || kind === 'proxy-server' ? 60 : undefined,
+        loadavg: ss.map((s) => s.load),
+        runs: cfg.runs,
+        settle_s: cfg.settleMs / 1000,
+        node_flags: cfg.nodeFlags,
+        compile_cache: cfg.compileCache,
+      }),
+    );
+  }
+  console.log();
+  printTable(
+    [
+      'process',
+      'RSS MB',
+      'RSS after GC',
+      'heap MB',
+      'scripts own/nm(client-node)/node',
+      'startup ms',
+      'startup CPU s',
+      'RSS/bare',
+      'startup/bare',
+      'load 1m',
+    ],
+    rows,
+  );
+  console.log();
+  for (const line of json) console.log(line);
+}
