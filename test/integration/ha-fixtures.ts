@@ -56,7 +56,7 @@ function spawnReplica(files: HaFiles, r: Omit<Replica, 'proc'>): SupervisedProce
       // No hub in these tests: agents are taken on their certificate alone.
       '--insecure-skip-hub-checks',
     ],
-    // Appended to across restarts, so acceptedTunnels counts every run.
+    // Appended to across restarts, so acceptedTunnels sees every run.
     logFile: join(files.dir, `proxy-server-${r.id}.log`),
     env: childEnv(),
   });
@@ -113,15 +113,31 @@ export async function startAgentProcess(
 }
 
 /**
- * Tunnel connections the replica took to the hello since its log began (across restarts): each
- * ends in "agent connected", or "agent hello failed" when the agent dropped it at once (the old
- * agent's duplicates).
+ * Tunnel connections the replica took to the hello (across restarts) whose log line is stamped at
+ * or after `sinceMs`: each ends in "agent connected", or "agent hello failed" when the agent dropped
+ * it at once (the old agent's duplicates). Counted by the line's own `time`, not by its position in
+ * the file: a line reaches the file through the child's and this process's asynchronous writes, so
+ * under load the line of a tunnel accepted before a snapshot can land in the file after it.
  */
-export function acceptedTunnels(replica: Replica): number {
+export function acceptedTunnels(replica: Replica, sinceMs = 0): string[] {
   const log = readFileSync(replica.proc.logFile, 'utf8');
   return log
     .split('\n')
-    .filter((l) => l.includes('"msg":"agent connected"') || l.includes('"msg":"agent hello failed"')).length;
+    .filter((l) => l.includes('"msg":"agent connected"') || l.includes('"msg":"agent hello failed"'))
+    .filter((l) => {
+      const time = lineTime(l);
+      // a line still being written has no time yet: it is counted once complete
+      return time !== undefined && time >= sinceMs;
+    });
+}
+
+function lineTime(line: string): number | undefined {
+  try {
+    const time = (JSON.parse(line) as { time?: unknown }).time;
+    return typeof time === 'number' ? time : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** One sample value from a Prometheus text page (first series whose name+labels start with `series`). */
