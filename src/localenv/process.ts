@@ -5,8 +5,9 @@
 // to SIGKILL after a grace period.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createWriteStream, existsSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
+
+export { freePort } from './free-port.ts';
 
 /** The tether command of this checkout, for child processes (`process.execPath tetherBin …`). */
 export const tetherBin = fileURLToPath(new URL('../../bin/tether.js', import.meta.url));
@@ -186,18 +187,4 @@ export class SupervisedProcess {
     await this.runExited;
     clearTimeout(timer);
   }
-}
-
-/** A currently free TCP port on 127.0.0.1 (the kernel picks; the caller binds it soon after). */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.unref();
-    srv.on('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const addr = srv.address();
-      const port = typeof addr === 'object' && addr ? addr.port : 0;
-      srv.close(() => resolve(port));
-    });
-  });
 }
