@@ -23,7 +23,8 @@ import {
 import { startServiceAccountAgent } from '../serviceaccount/index.ts';
 import { startWorkAgent } from '../work/agent/index.ts';
 import { readPemFlag } from './files.ts';
-import { kubeconfigFlag, opsBindOption, positiveInt } from './options.ts';
+import { kubeconfigFlag } from './kubeconfig-flag.ts';
+import { opsBindOption, positiveInt } from './options.ts';
 import { untilSignal } from './until-signal.ts';
 
 const collect = (value: string, prev: string[] = []): string[] => [

@@ -4,7 +4,8 @@ import { type ManagedCluster, ManagedClusterCondition, managedClusterResource } 
 import { TetherError } from '../errors.ts';
 import { findCondition, ResourceClient } from '../kube/index.ts';
 import { approveClusterCsrs } from '../registration/hub/index.ts';
-import { clusterList, kubeconfigFlag } from './options.ts';
+import { kubeconfigFlag } from './kubeconfig-flag.ts';
+import { clusterList } from './options.ts';
 import { formatTable } from './table.ts';
 
 export function registerClusterCommands(program: Command, get: Command): void {

@@ -19,7 +19,8 @@ import {
 import { logger } from '../log.ts';
 import { startOpsServer } from '../ops.ts';
 import { readPemFlag } from './files.ts';
-import { kubeconfigFlag, opsBindOption, positiveInt } from './options.ts';
+import { kubeconfigFlag } from './kubeconfig-flag.ts';
+import { opsBindOption, positiveInt } from './options.ts';
 import { untilSignal } from './until-signal.ts';
 
 interface GatewayFlags {

@@ -15,7 +15,8 @@ import {
 import { startServiceAccountHub } from '../serviceaccount/index.ts';
 import { startWorkGarbageCollector } from '../work/hub/index.ts';
 import { readPemFlag } from './files.ts';
-import { kubeconfigFlag, opsBindOption, positiveInt } from './options.ts';
+import { kubeconfigFlag } from './kubeconfig-flag.ts';
+import { opsBindOption, positiveInt } from './options.ts';
 import { untilSignal } from './until-signal.ts';
 
 interface HubFlags {

@@ -1,4 +1,5 @@
-// The `tether` command: parses the command line and hands each verb to its module. Errors with a
+// The `tether` command: parses the command line and hands each verb to its module, loading only the
+// module(s) of the verb being run (see VERB_MODULES). Errors with a
 // code (TetherError) print their message alone; anything else prints its stack. Either passes through
 // the log's credential scrubber: a supervised process's stderr is a log file too.
 // First import: as PID 1 (in the image) SIGTERM needs a handler before anything else loads.
@@ -6,20 +7,58 @@ import './pid1-signals.ts';
 import { Command, CommanderError } from 'commander';
 import { isTetherError } from '../errors.ts';
 import { redactSecrets } from '../log.ts';
-import { registerAgentCommand } from './agent.ts';
-import { registerClusterCommands } from './clusters.ts';
-import { registerGatewayCommands } from './gateway.ts';
-import { registerHubCommand } from './hub.ts';
-import { registerImageCommands } from './image.ts';
 import { packageVersion } from './image-ref.ts';
-import { registerInitCommand } from './init.ts';
-import { registerJoinCommands } from './join.ts';
-import { registerProxyAgentCommand } from './proxy-agent.ts';
-import { registerProxyServerCommand } from './proxy-server.ts';
-import { registerResourceCommands } from './resources.ts';
-import { registerUpCommand } from './up.ts';
 
-export function buildProgram(): Command {
+/** The `get` / `create` / `delete` groups, shared by the modules that add subcommands to them. */
+interface Groups {
+  get: Command;
+  create: Command;
+  del: Command;
+}
+
+/**
+ * Each verb module in help order, with the top-level verbs it registers. Loaded on demand: a
+ * process runs one verb, and e.g. `tether proxy-agent` never needs the Kubernetes client the
+ * registration and work verbs load (about 900 modules, most of an idle process's memory).
+ */
+const VERB_MODULES: Array<{
+  verbs: string[];
+  register: (program: Command, groups: Groups) => Promise<void>;
+}> = [
+  { verbs: ['up'], register: async (p) => (await import('./up.ts')).registerUpCommand(p) },
+  { verbs: ['init'], register: async (p) => (await import('./init.ts')).registerInitCommand(p) },
+  {
+    verbs: ['proxy-server'],
+    register: async (p) => (await import('./proxy-server.ts')).registerProxyServerCommand(p),
+  },
+  {
+    verbs: ['proxy-agent'],
+    register: async (p) => (await import('./proxy-agent.ts')).registerProxyAgentCommand(p),
+  },
+  { verbs: ['join', 'unjoin'], register: async (p) => (await import('./join.ts')).registerJoinCommands(p) },
+  { verbs: ['hub'], register: async (p) => (await import('./hub.ts')).registerHubCommand(p) },
+  { verbs: ['agent'], register: async (p) => (await import('./agent.ts')).registerAgentCommand(p) },
+  {
+    verbs: ['gateway', 'kubeconfig'],
+    register: async (p) => (await import('./gateway.ts')).registerGatewayCommands(p),
+  },
+  { verbs: ['image'], register: async (p) => (await import('./image.ts')).registerImageCommands(p) },
+  {
+    verbs: ['get', 'accept'],
+    register: async (p, g) => (await import('./clusters.ts')).registerClusterCommands(p, g.get),
+  },
+  {
+    verbs: ['get', 'create', 'delete'],
+    register: async (_p, g) =>
+      (await import('./resources.ts')).registerResourceCommands(g.create, g.get, g.del),
+  },
+];
+
+/**
+ * The `tether` program. With `argv`, only the modules of the verb it names are loaded; without one
+ * (or for help, a flag first, or an unknown verb) every verb is, so help and suggestions list all.
+ */
+export async function buildProgram(argv?: readonly string[]): Promise<Command> {
   const program = new Command('tether')
     .description(
       'OCM-compatible multi-cluster networking: tunnel, gateway, registration, work, managed service accounts',
@@ -27,26 +66,27 @@ export function buildProgram(): Command {
     .version(packageVersion())
     .showHelpAfterError()
     .exitOverride();
-  registerUpCommand(program);
-  registerInitCommand(program);
-  registerProxyServerCommand(program);
-  registerProxyAgentCommand(program);
-  registerJoinCommands(program);
-  registerHubCommand(program);
-  registerAgentCommand(program);
-  registerGatewayCommands(program);
-  registerImageCommands(program);
-  const get = program.command('get').description('list clusters, works or service accounts');
-  const create = program.command('create').description('create a work or a managed service account');
-  const del = program.command('delete').description('delete a work');
-  registerClusterCommands(program, get);
-  registerResourceCommands(create, get, del);
+  const verb = argv?.[0];
+  const known = verb !== undefined && VERB_MODULES.some((m) => m.verbs.includes(verb));
+  const wanted = known ? VERB_MODULES.filter((m) => m.verbs.includes(verb)) : VERB_MODULES;
+  // Registered in help order (the groups after `image`, as before), whatever is loaded.
+  let groups: Groups | undefined;
+  for (const m of wanted) {
+    if (!groups && (m.verbs.includes('get') || m.verbs.includes('create'))) {
+      groups = {
+        get: program.command('get').description('list clusters, works or service accounts'),
+        create: program.command('create').description('create a work or a managed service account'),
+        del: program.command('delete').description('delete a work'),
+      };
+    }
+    await m.register(program, groups as Groups);
+  }
   return program;
 }
 
 export async function main(argv: string[]): Promise<number> {
   try {
-    await buildProgram().parseAsync(argv, { from: 'user' });
+    await (await buildProgram(argv)).parseAsync(argv, { from: 'user' });
     return 0;
   } catch (err) {
     if (err instanceof CommanderError) return err.exitCode;

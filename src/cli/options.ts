@@ -1,9 +1,9 @@
 // Parsers for command-line option values, each failing with a message that says what to fix.
+// Light on purpose (commander and our errors only): every verb loads it, including the tunnel verbs
+// that never load the Kubernetes client; `--kubeconfig` loading lives in kubeconfig-flag.ts.
 
-import type { KubeConfig } from '@kubernetes/client-node';
 import { InvalidArgumentError, Option } from 'commander';
 import { InvalidArgumentError as TetherInvalidArgument } from '../errors.ts';
-import { inClusterKubeConfig, loadKubeconfig } from '../kube/index.ts';
 
 export function positiveInt(name: string, max: number): (value: string) => number {
   return (value: string) => {
@@ -40,19 +40,6 @@ export function clusterList(value: string): string[] {
     .filter(Boolean);
   if (names.length === 0) throw new InvalidArgumentError('--clusters needs at least one cluster name');
   return names;
-}
-
-/**
- * Loads the kubeconfig a `--kubeconfig` flag (or KUBECONFIG) names; `of` says whose it must be.
- * Without one, a process running in a pod uses its ServiceAccount (in-cluster config), like kubectl.
- */
-export function kubeconfigFlag(path: string | undefined, of: 'hub' | 'managed cluster'): KubeConfig {
-  if (path) return loadKubeconfig(path, { proxyEnv: false });
-  const inCluster = inClusterKubeConfig();
-  if (inCluster) return inCluster;
-  throw new TetherInvalidArgument(
-    `--kubeconfig (or KUBECONFIG) must name the ${of} kubeconfig (in a pod, its ServiceAccount is used instead)`,
-  );
 }
 
 /** `--ops-bind-address`: where /healthz, /readyz and /metrics listen (0.0.0.0 in a pod, for probes). */

@@ -4,13 +4,11 @@
 import { hostname } from 'node:os';
 import { type Command, InvalidArgumentError as CommanderInvalidArgument, type Option } from 'commander';
 import { InvalidArgumentError } from '../errors.ts';
-import { inClusterKubeConfig, loadKubeconfig } from '../kube/index.ts';
 import { logger } from '../log.ts';
 import { startOpsServer } from '../ops.ts';
 import { defaultClientLimits } from '../proxy-server/client-limits.ts';
-import { HubClusterAdmission } from '../proxy-server/cluster-admission.ts';
+import type { HubClusterAdmission } from '../proxy-server/cluster-admission.ts';
 import { ConnectFrontend } from '../proxy-server/connect-frontend.ts';
-import { hubTokenAuth } from '../proxy-server/hub-auth.ts';
 import { defaultPreAuthLimits } from '../proxy-server/pre-auth.ts';
 import { ProxyServer } from '../proxy-server/server.ts';
 import { readPemFlag } from './files.ts';
@@ -56,6 +54,21 @@ function sharesCertificate(a: string, b: string): boolean {
     );
   const inB = new Set(blocks(b));
   return blocks(a).some((c) => inB.has(c));
+}
+
+/** The hub client side of the proxy-server: the Kubernetes client, admission and caller checks. */
+async function loadHubModules() {
+  const [kube, admission, auth] = await Promise.all([
+    import('../kube/index.ts'),
+    import('../proxy-server/cluster-admission.ts'),
+    import('../proxy-server/hub-auth.ts'),
+  ]);
+  return {
+    loadKubeconfig: kube.loadKubeconfig,
+    inClusterKubeConfig: kube.inClusterKubeConfig,
+    HubClusterAdmission: admission.HubClusterAdmission,
+    hubTokenAuth: auth.hubTokenAuth,
+  };
 }
 
 // How long the proxy-server waits for the hub's first list of ManagedClusters before giving up.
@@ -239,12 +252,11 @@ export function registerProxyServerCommand(program: Command): void {
         '--proxy-client-ca-file is the same CA as --agent-ca-file: agent certificates would be hub-service ' +
           'credentials. Give hub services a client CA of their own',
       );
+    // The Kubernetes client (most of this process's memory) only when the hub is checked.
+    const hub = flags.insecureSkipHubChecks && !flags.hubKubeconfig ? undefined : await loadHubModules();
     // In a pod on the hub, its ServiceAccount is the hub credential (like kubectl's in-cluster config).
-    const hubKc = flags.hubKubeconfig
-      ? loadKubeconfig(flags.hubKubeconfig)
-      : flags.insecureSkipHubChecks
-        ? undefined
-        : inClusterKubeConfig();
+    const hubKc =
+      hub && flags.hubKubeconfig ? hub.loadKubeconfig(flags.hubKubeconfig) : hub?.inClusterKubeConfig();
     if (!hubKc && !flags.insecureSkipHubChecks)
       throw new InvalidArgumentError(
         '--hub-kubeconfig is required outside a hub pod: without the hub the proxy-server cannot tell accepted clusters from ' +
@@ -255,11 +267,11 @@ export function registerProxyServerCommand(program: Command): void {
     let authenticateToken:
       | ((token: string) => Promise<{ user: string; groups: string[] } | undefined>)
       | undefined;
-    if (hubKc) {
-      const auth = hubTokenAuth(hubKc);
+    if (hub && hubKc) {
+      const auth = hub.hubTokenAuth(hubKc);
       authorize = auth.authorize;
       authenticateToken = auth.authenticate;
-      admission = new HubClusterAdmission(hubKc, {
+      admission = new hub.HubClusterAdmission(hubKc, {
         log: logger('cluster-admission', { serverId: flags.serverId }),
       });
     } else {

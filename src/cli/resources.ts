@@ -8,7 +8,8 @@ import {
   listManifestWorks,
   loadManifests,
 } from '../work/hub/index.ts';
-import { clusterList, kubeconfigFlag } from './options.ts';
+import { kubeconfigFlag } from './kubeconfig-flag.ts';
+import { clusterList } from './options.ts';
 import { formatTable } from './table.ts';
 
 export function registerResourceCommands(create: Command, get: Command, del: Command): void {

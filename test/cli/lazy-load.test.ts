@@ -1,0 +1,138 @@
+// `tether <verb>` loads only what the verb uses: the tunnel verbs never load the Kubernetes client
+// (about 900 modules and most of an idle process's memory) nor the registration, work or gateway
+// code, while `tether --help` still lists every verb. Each run is a real `tether` child whose
+// module loads are recorded by a module hook and printed when it exits.
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { createCertificateAuthority, issueCertificate } from '../../src/pki/index.ts';
+import { pollUntil } from '../../src/wait.ts';
+
+const dir = mkdtempSync(join(tmpdir(), 'tether-lazy-load-'));
+const children: ChildProcess[] = [];
+afterAll(() => {
+  for (const c of children) if (c.exitCode === null) c.kill('SIGKILL');
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const MARK = '[loaded-modules]';
+const hooks = join(dir, 'record-loads.mjs');
+writeFileSync(
+  hooks,
+  `import { registerHooks } from 'node:module';
+const seen = [];
+registerHooks({ load(url, ctx, next) { seen.push(url); return next(url, ctx); } });
+process.on('exit', () => process.stderr.write('${MARK}' + JSON.stringify(seen) + '\\n'));
+`,
+);
+
+function loadedModules(stderr: string): string[] {
+  const line = stderr.split('\n').find((l) => l.startsWith(MARK));
+  if (!line) throw new Error(`no module list in the child's stderr:\n${stderr}`);
+  return JSON.parse(line.slice(MARK.length)) as string[];
+}
+
+function tether(args: string[]): { status: number | null; stdout: string; modules: string[] } {
+  const run = spawnSync(process.execPath, ['--import', hooks, 'bin/tether.js', ...args], {
+    encoding: 'utf8',
+    timeout: 30_000,
+  });
+  return { status: run.status, stdout: run.stdout, modules: loadedModules(run.stderr) };
+}
+
+const kubernetesClient = (m: string): boolean => m.includes('/node_modules/@kubernetes/client-node/');
+const hubOrAgentCode = (m: string): boolean =>
+  /\/src\/(registration|work|serviceaccount|gateway|addon)\//.test(m);
+
+describe('tether loads only what a verb uses', () => {
+  it('proxy-agent and proxy-server register without the Kubernetes client or hub/agent controllers', () => {
+    for (const verb of ['proxy-agent', 'proxy-server']) {
+      const run = tether([verb, '--help']);
+      expect(run.status, verb).toBe(0);
+      expect(run.stdout).toContain(`Usage: tether ${verb}`);
+      expect(run.modules.some((m) => m.endsWith(`/src/cli/${verb}.ts`))).toBe(true);
+      expect(run.modules.filter(kubernetesClient), verb).toEqual([]);
+      expect(run.modules.filter(hubOrAgentCode), verb).toEqual([]);
+      expect(run.modules.filter((m) => /\/src\/cli\/(agent|hub|up|init|join|gateway)\.ts$/.test(m))).toEqual(
+        [],
+      );
+    }
+  });
+
+  it('--help still lists every verb, in order', () => {
+    const run = tether(['--help']);
+    expect(run.status).toBe(0);
+    const commands = run.stdout.slice(run.stdout.indexOf('Commands:'));
+    const verbs = [...commands.matchAll(/^ {2}([a-z-]+)\b/gm)].map((m) => m[1]);
+    expect(verbs).toEqual([
+      'up',
+      'init',
+      'proxy-server',
+      'proxy-agent',
+      'join',
+      'unjoin',
+      'hub',
+      'agent',
+      'gateway',
+      'kubeconfig',
+      'image',
+      'get',
+      'create',
+      'delete',
+      'accept',
+      'help',
+    ]);
+  });
+
+  it('a running proxy-server with --insecure-skip-hub-checks never loads the Kubernetes client', async () => {
+    const ca = await createCertificateAuthority('lazy-load-ca');
+    const serving = await issueCertificate(ca, { commonName: 'proxy-server', usage: 'server' });
+    const file = (name: string, text: string): string => {
+      writeFileSync(join(dir, name), text, { mode: 0o600 });
+      return join(dir, name);
+    };
+    const child = spawn(
+      process.execPath,
+      [
+        '--import',
+        hooks,
+        'bin/tether.js',
+        'proxy-server',
+        '--bind-address=127.0.0.1',
+        '--agent-port=0',
+        '--connect-port=0',
+        '--ops-port=0',
+        `--tls-cert-file=${file('server.crt', serving.certPem)}`,
+        `--tls-key-file=${file('server.key', serving.keyPem)}`,
+        `--agent-ca-file=${file('ca.crt', ca.certPem)}`,
+        '--insecure-skip-hub-checks',
+      ],
+      { env: { ...process.env, TETHER_LOG_LEVEL: 'info' }, stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    children.push(child);
+    let stdout = '';
+    let stderr = '';
+    child.stdout?.on('data', (d: Buffer) => {
+      stdout += d.toString();
+    });
+    child.stderr?.on('data', (d: Buffer) => {
+      stderr += d.toString();
+    });
+    const exited = new Promise<void>((resolve) => child.on('close', () => resolve()));
+    await pollUntil(async () => stdout.includes('proxy-server ready'), {
+      timeoutMs: 20_000,
+      intervalMs: 50,
+      description: `proxy-server to log "ready" (stderr: ${stderr})`,
+    });
+    child.kill('SIGTERM');
+    await exited;
+    const modules = loadedModules(stderr);
+    expect(modules.some((m) => m.endsWith('/src/proxy-server/server.ts'))).toBe(true);
+    expect(modules.filter(kubernetesClient)).toEqual([]);
+    expect(modules.filter((m) => /\/src\/(kube|proxy-server\/(cluster-admission|hub-auth))/.test(m))).toEqual(
+      [],
+    );
+  });
+});
