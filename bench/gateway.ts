@@ -1,66 +1,54 @@
 // Gateway benchmark on real control planes: every figure through the gateway is set against the same
-// operation straight to the managed kube-apiserver, measured in the same run.
+// operation straight to the managed kube-apiserver, measured in the same run under the same load.
 //
-//   npm run bench -- gateway [--quick]
+//   npm run bench -- gateway [--quick] [--cpu-prof=DIR]
 //
-// Path measured: client → hub kube-apiserver (authn, RBAC, aggregator) → gateway (front-proxy auth,
-// cached SubjectAccessReview) → tunnel stream (proxy-server ⇄ proxy-agent, reversed HTTP/2 over
-// mTLS) → cluster1 kube-apiserver. Baseline: client → cluster1 kube-apiserver (mTLS, keep-alive).
+// Scenarios: gateway-get-small-{hub,gateway-only} (goals 1.5× and 1.15× direct p50 and p99),
+// gateway-watch-100-{hub,gateway-only} (goal 2× direct), gateway-list-2000, and the references.
+//
+// Paths (bench/lib/cluster-gateway-stack.ts): `hub` = client → hub kube-apiserver (authn, RBAC,
+// aggregator) → gateway (front-proxy auth, cached SubjectAccessReview) → tunnel stream
+// (proxy-server ⇄ proxy-agent, reversed HTTP/2 over mTLS) → cluster1 kube-apiserver, what kubectl
+// with a gateway kubeconfig does; `gateway-only` = the same without the hub (front-proxy certificate
+// straight to the gateway port); `direct` = client → cluster1 (mTLS admin, keep-alive), the baseline.
 // The client, gateway, proxy-server and proxy-agent share this process; the apiservers are processes
-// of their own. Also reported: the gateway without the hub in front (front-proxy certificate
-// straight to the gateway port), to tell the hub's share from the gateway's.
+// of their own. For reference, where the time goes outside the gateway: the hub's own GET (hub-local),
+// a trivial aggregated endpoint (the gateway's static discovery document, through the hub and
+// straight), and cluster1 asked with the gateway's token and impersonation headers.
 //
-// Cases: get-small (sequential GETs of one ConfigMap, p50/p99), watch-100 (100 concurrent watches:
-// time to establish, and delivery latency of one event to all), list-2000 (one unpaginated list
-// of 2 000 ConfigMaps of 512 B).
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { loadavg, tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { CoreV1Api, KubeConfig, RbacAuthorizationV1Api } from '@kubernetes/client-node';
-import { pino } from 'pino';
-import { Pool } from 'undici';
-import { type ManagedCluster, managedClusterResource, managedServiceAccountLabel } from '../src/api/index.ts';
-import { startLocalGateway } from '../src/gateway/index.ts';
-import { ResourceClient } from '../src/kube/index.ts';
-import { startEnvironment } from '../src/localenv/environment.ts';
-import type { ControlPlaneInfo } from '../src/localenv/types.ts';
-import { issueCertificate, loadCertificateAuthority } from '../src/pki/index.ts';
-import { ProxyAgent } from '../src/proxy-agent/agent.ts';
-import { targetPolicy } from '../src/proxy-agent/targets.ts';
-import { ProxyServer } from '../src/proxy-server/server.ts';
-import { agentSubject } from '../src/tunnel/identity.ts';
-import { pollUntil } from '../src/wait.ts';
-import { type BenchOptions, nowMs, percentile, printTable, round } from './lib/stats.ts';
+// Load: get-small is sequential (concurrency 1, one keep-alive connection per path), rounds of 50
+// requests per path taking turns, so every path sees the same machine load; each JSON line carries
+// the 1-minute load average. watch-100: 100 watches opened at once on fresh client connections,
+// timed until every one has received its initial event (resourceVersion=0 lists the existing
+// ConfigMap as ADDED), paths one after the other, three rounds each, medians.
+//
+// --cpu-prof=DIR: after the measurements, each path is run once more under the in-process V8
+// profiler; DIR/<phase>.cpuprofile are what the gateway, tunnel and client did meanwhile.
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector/promises';
+import { loadavg } from 'node:os';
+import { join, resolve as resolvePath } from 'node:path';
+import type { Pool } from 'undici';
+import {
+  BENCH_NAMESPACE,
+  type ClientPath,
+  type GatewayBenchStack,
+  startGatewayBenchStack,
+} from './lib/cluster-gateway-stack.ts';
+import { type BenchOptions, flag, median, nowMs, percentile, printTable, round } from './lib/stats.ts';
 
-const CLUSTER = 'bench-gw';
-const NS = 'bench-gateway';
+const NS = BENCH_NAMESPACE;
+const smallPath = `/api/v1/namespaces/${NS}/configmaps/small`;
+const discoveryPath = '/apis/cluster.core.oam.dev/v1alpha1';
 
 interface Row {
-  case: string;
+  scenario: string;
   path: string;
   figures: string;
   ratio: string;
 }
 
-function mtlsPool(
-  cp: ControlPlaneInfo,
-  connections = 128,
-  opts: { cert?: string; key?: string; url?: string } = {},
-): Pool {
-  const pki = dirname(cp.caCertPath);
-  return new Pool(opts.url ?? cp.apiserverUrl, {
-    connections,
-    connect: {
-      ca: readFileSync(cp.caCertPath, 'utf8'),
-      cert: opts.cert ?? readFileSync(join(pki, 'admin.crt'), 'utf8'),
-      key: opts.key ?? readFileSync(join(pki, 'admin.key'), 'utf8'),
-      servername: 'localhost',
-    },
-    bodyTimeout: 0,
-  });
-}
-
-async function get(pool: Pool, path: string, headers: Record<string, string> = {}): Promise<string> {
+async function get(pool: Pool, path: string, headers: Record<string, string>): Promise<string> {
   const res = await pool.request({
     method: 'GET',
     path,
@@ -71,278 +59,277 @@ async function get(pool: Pool, path: string, headers: Record<string, string> = {
   return body;
 }
 
-async function latencies(
-  pool: Pool,
-  path: string,
-  n: number,
-  headers?: Record<string, string>,
-): Promise<number[]> {
-  for (let i = 0; i < Math.min(50, n); i++) await get(pool, path, headers);
-  const out: number[] = [];
-  for (let i = 0; i < n; i++) {
-    const t = nowMs();
-    await get(pool, path, headers);
-    out.push(nowMs() - t);
-  }
-  return out;
+interface Lane {
+  client: ClientPath;
+  pool: Pool;
+  path: string;
+  samples: number[];
 }
 
-/** Opens `count` watches; resolves when all are established, with a waiter for a named event. */
-async function openWatches(
-  pool: Pool,
+/** Sequential GETs, `rounds` × `perRound` per lane, lanes taking turns (rotating order) each round. */
+async function interleavedLatencies(lanes: Lane[], rounds: number, perRound: number): Promise<void> {
+  for (const lane of lanes) for (let i = 0; i < 30; i++) await get(lane.pool, lane.path, lane.client.headers);
+  for (let r = 0; r < rounds; r++) {
+    for (let k = 0; k < lanes.length; k++) {
+      const lane = lanes[(r + k) % lanes.length] as Lane;
+      for (let i = 0; i < perRound; i++) {
+        const t = nowMs();
+        await get(lane.pool, lane.path, lane.client.headers);
+        lane.samples.push(nowMs() - t);
+      }
+    }
+  }
+}
+
+/**
+ * Opens `count` watches at once on a fresh pool; resolves with the time until every watch has
+ * received an event naming `initialName` (its initial ADDED), then closes them.
+ */
+async function watchesEstablished(
+  client: ClientPath,
   path: string,
   count: number,
-): Promise<{ establishedMs: number; waitFor: (name: string) => Promise<number[]>; close: () => void }> {
+  initialName: string,
+): Promise<number> {
+  const pool = client.pool(count + 8);
   const aborts: AbortController[] = [];
-  const seen: Array<Map<string, number>> = [];
+  let done = 0;
   const t0 = nowMs();
-  await Promise.all(
-    Array.from({ length: count }, async (_, i) => {
-      const abort = new AbortController();
-      aborts.push(abort);
-      const map = new Map<string, number>();
-      seen[i] = map;
-      const res = await pool.request({ method: 'GET', path, signal: abort.signal });
-      if (res.statusCode !== 200) throw new Error(`watch ${path}: ${res.statusCode}`);
-      let buf = '';
-      res.body.on('data', (d: Buffer) => {
-        buf += d.toString();
-        let nl = buf.indexOf('\n');
-        while (nl >= 0) {
-          const line = buf.slice(0, nl);
-          buf = buf.slice(nl + 1);
-          const name = /"name":"([^"]+)"/.exec(line)?.[1];
-          if (name && !map.has(name)) map.set(name, nowMs());
-          nl = buf.indexOf('\n');
-        }
-      });
-      res.body.on('error', () => {});
-    }),
-  );
-  const establishedMs = nowMs() - t0;
+  try {
+    await Promise.all(
+      Array.from({ length: count }, async () => {
+        const abort = new AbortController();
+        aborts.push(abort);
+        const res = await pool.request({
+          method: 'GET',
+          path: client.path(path),
+          headers: client.headers,
+          signal: abort.signal,
+        });
+        if (res.statusCode !== 200) throw new Error(`watch ${path}: ${res.statusCode}`);
+        await new Promise<void>((resolve, reject) => {
+          // Only the tail of the previous chunk is kept: enough for a match split between chunks.
+          const needle = `"name":"${initialName}"`;
+          let tail = '';
+          const onData = (d: Buffer): void => {
+            const text = tail + d.toString('latin1');
+            tail = text.slice(-needle.length);
+            if (text.includes(needle)) {
+              res.body.off('data', onData);
+              res.body.resume();
+              done++;
+              resolve();
+            }
+          };
+          res.body.on('data', onData);
+          res.body.once('error', reject);
+          res.body.once('end', () => reject(new Error(`watch ${path} ended before its initial event`)));
+        });
+      }),
+    );
+    return nowMs() - t0;
+  } finally {
+    if (done < count) process.stderr.write(`watch: ${done}/${count} got their initial event\n`);
+    for (const a of aborts) a.abort();
+    await pool.destroy().catch(() => {});
+  }
+}
+
+/** The in-process V8 profiler, one .cpuprofile per phase (what the gateway path does in this process). */
+async function phaseProfiler(dir: string): Promise<{
+  profile<T>(phase: string, work: () => Promise<T>): Promise<T>;
+  close(): void;
+}> {
+  mkdirSync(dir, { recursive: true });
+  const session = new Session();
+  session.connect();
+  await session.post('Profiler.enable');
+  await session.post('Profiler.setSamplingInterval', { interval: 200 });
   return {
-    establishedMs,
-    waitFor: async (name) => {
-      await pollUntil(() => seen.every((m) => m.has(name)), {
-        timeoutMs: 30_000,
-        intervalMs: 5,
-        description: `all ${count} watches to see ${name}`,
-      });
-      return seen.map((m) => m.get(name) as number);
+    async profile(phase, work) {
+      await session.post('Profiler.start');
+      try {
+        return await work();
+      } finally {
+        const { profile } = await session.post('Profiler.stop');
+        writeFileSync(join(dir, `${phase}.cpuprofile`), JSON.stringify(profile));
+      }
     },
-    close: () => {
-      for (const a of aborts) a.abort();
-    },
+    close: () => session.disconnect(),
   };
 }
 
 export async function run(opts: BenchOptions): Promise<void> {
   const quick = opts.quick;
+  const cpuProf = flag(opts.args, 'cpu-prof');
   const t0 = nowMs();
   const progress = (msg: string): void => {
     process.stderr.write(`[gateway ${((nowMs() - t0) / 1000).toFixed(1)}s] ${msg}\n`);
   };
   const rows: Row[] = [];
-  const emit = (json: Record<string, unknown>, row: Row): void => {
-    console.log(JSON.stringify({ bench: 'gateway', ...json, quick, loadavg_1m: round(loadavg()[0] ?? 0) }));
-    rows.push(row);
-  };
-  const dir = mkdtempSync(join(tmpdir(), 'tether-bench-gateway-'));
-  progress('starting hub + cluster1 control planes');
-  const env = await startEnvironment({ clusters: 1, dir, tunnel: false, progress });
-  const [cluster1] = env.clusters;
-  if (!cluster1) throw new Error('no cluster1');
-  const hubKc = new KubeConfig();
-  hubKc.loadFromFile(env.hub.kubeconfigPath);
-  const c1Kc = new KubeConfig();
-  c1Kc.loadFromFile(cluster1.kubeconfigPath);
-  const stops: Array<() => Promise<unknown>> = [];
-  const log = pino({ level: process.env.TETHER_LOG_LEVEL ?? 'silent' });
-  try {
-    // Tunnel: proxy-server + one agent for CLUSTER whose kube-apiserver is cluster1's.
-    const ca = await loadCertificateAuthority(
-      readFileSync(env.hub.caCertPath, 'utf8'),
-      readFileSync(env.hub.caKeyPath, 'utf8'),
+  const emit = (json: Record<string, unknown>, row?: Row): void => {
+    console.log(
+      JSON.stringify({ bench: 'gateway', ...json, quick, loadavg: loadavg().map((x) => round(x)) }),
     );
-    const serving = await issueCertificate(ca, {
-      commonName: 'bench-proxy',
-      usage: 'server',
-      ipAddresses: ['127.0.0.1'],
-    });
-    const server = new ProxyServer({
-      serverId: 'bench',
-      serverCount: 1,
-      host: '127.0.0.1',
-      port: 0,
-      tls: { ...serving, clientCaPem: ca.certPem },
-      log,
-    });
-    const port = await server.start();
-    stops.push(() => server.stop(100));
-    const agentCert = await issueCertificate(ca, { ...agentSubject(CLUSTER, 'bench'), usage: 'client' });
-    const u = new URL(cluster1.apiserverUrl);
-    const agent = new ProxyAgent({
-      cluster: CLUSTER,
-      agentId: 'bench',
-      servers: [`127.0.0.1:${port}`],
-      tls: { ...agentCert, hubCaPem: ca.certPem },
-      resolveTarget: targetPolicy({ host: u.hostname, port: Number(u.port) }, []),
-      log,
-    });
-    agent.start();
-    stops.push(() => agent.stop());
-    await server.waitForAgents(CLUSTER);
-
-    // Credentials: cluster1 admin token for the gateway, as the MSA agent would project it.
-    const c1 = c1Kc.makeApiClient(CoreV1Api);
-    await c1.createNamespace({ body: { metadata: { name: NS } } });
-    await c1.createNamespacedServiceAccount({
-      namespace: 'default',
-      body: { metadata: { name: 'bench-gw' } },
-    });
-    const caPem = readFileSync(cluster1.caCertPath, 'utf8');
-    const hubCore = hubKc.makeApiClient(CoreV1Api);
-    await new ResourceClient<ManagedCluster>(hubKc, managedClusterResource).create({
-      metadata: { name: CLUSTER },
-      spec: {
-        hubAcceptsClient: true,
-        managedClusterClientConfigs: [
-          { url: cluster1.apiserverUrl, caBundle: Buffer.from(caPem).toString('base64') },
-        ],
-      },
-    });
-    await hubCore.createNamespace({ body: { metadata: { name: CLUSTER } } });
-    const token = (
-      await c1.createNamespacedServiceAccountToken({
-        name: 'bench-gw',
-        namespace: 'default',
-        body: { spec: {} },
-      })
-    ).status?.token;
-    await c1Kc.makeApiClient(RbacAuthorizationV1Api).createClusterRoleBinding({
-      body: {
-        metadata: { name: 'bench-gw' },
-        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'cluster-admin' },
-        subjects: [{ kind: 'ServiceAccount', name: 'bench-gw', namespace: 'default' }],
-      },
-    });
-    await hubCore.createNamespacedSecret({
-      namespace: CLUSTER,
-      body: {
-        metadata: { name: 'tether-gateway', labels: { [managedServiceAccountLabel]: 'true' } },
-        stringData: { token: token ?? '', 'ca.crt': caPem },
-      },
-    });
-    progress('starting the gateway and registering the APIService');
-    const gateway = await startLocalGateway({ hubKubeConfig: hubKc, dial: (c, t) => server.dial(c, t), log });
-    stops.push(() => gateway.stop());
-    await pollUntil(() => gateway.store.get(CLUSTER)?.status.healthy, {
-      timeoutMs: 30_000,
-      description: 'the ClusterGateway to be healthy',
-    });
-
-    const direct = mtlsPool(cluster1);
-    const viaHub = mtlsPool(env.hub);
-    const fpDir = dirname(env.hub.frontProxyCaCertPath);
-    const viaGatewayOnly = new Pool(`https://127.0.0.1:${gateway.port}`, {
-      connections: 128,
-      connect: {
-        ca: gateway.caPem,
-        cert: readFileSync(join(fpDir, 'front-proxy-client.crt'), 'utf8'),
-        key: readFileSync(join(fpDir, 'front-proxy-client.key'), 'utf8'),
-        servername: 'localhost',
-      },
-      bodyTimeout: 0,
-    });
-    stops.push(() => Promise.all([direct.close(), viaHub.close(), viaGatewayOnly.close()]));
-    const gw = (path: string) =>
-      `/apis/cluster.core.oam.dev/v1alpha1/clustergateways/${CLUSTER}/proxy${path}`;
-    const asAdmin = { 'x-remote-user': 'tether-admin', 'x-remote-group': 'system:masters' };
-
-    // get-small
+    if (row) rows.push(row);
+  };
+  const stack: GatewayBenchStack = await startGatewayBenchStack(progress);
+  const pools: Pool[] = [];
+  try {
+    const { c1, hubCore } = stack;
     await c1.createNamespacedConfigMap({
       namespace: NS,
       body: { metadata: { name: 'small' }, data: { a: 'b' } },
     });
-    const small = `/api/v1/namespaces/${NS}/configmaps/small`;
-    const n = quick ? 300 : 2000;
-    progress(`get-small: ${n} sequential GETs per path`);
-    const base = await latencies(direct, small, n);
-    const through = await latencies(viaHub, gw(small), n);
-    const gwOnly = await latencies(viaGatewayOnly, gw(small), n, asAdmin);
-    // The hub's own cost per request, for reference: a GET of a ConfigMap stored on the hub.
-    await hubCore.createNamespacedConfigMap({
-      namespace: 'default',
-      body: { metadata: { name: 'bench-small' } },
+    await hubCore.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 'small' } } });
+    const lane = (client: ClientPath, path: string): Lane => {
+      const pool = client.pool(1);
+      pools.push(pool);
+      return { client, pool, path: client.path(path), samples: [] };
+    };
+
+    // get-small and the references beside it, interleaved.
+    const lanes = {
+      direct: lane(stack.direct, smallPath),
+      hub: lane(stack.hub, smallPath),
+      gatewayOnly: lane(stack.gatewayOnly, smallPath),
+      impersonating: lane(stack.directImpersonating, smallPath),
+      hubLocal: lane(stack.hubLocal, '/api/v1/namespaces/default/configmaps/small'),
+      aggregatedTrivial: lane(stack.hubLocal, discoveryPath),
+      gatewayTrivial: lane({ ...stack.gatewayOnly, path: (p) => p }, discoveryPath),
+    };
+    const rounds = quick ? 6 : 20;
+    const perRound = 50;
+    progress(
+      `get-small: ${rounds * perRound} sequential GETs per path, ${Object.keys(lanes).length} paths interleaved`,
+    );
+    await interleavedLatencies(Object.values(lanes), rounds, perRound);
+    const st = (l: Lane) => ({
+      p50: round(percentile(l.samples, 50), 3),
+      p99: round(percentile(l.samples, 99), 3),
     });
-    const hubLocal = await latencies(viaHub, '/api/v1/namespaces/default/configmaps/bench-small', n);
-    const stats = (xs: number[]) => ({
-      p50: round(percentile(xs, 50), 3),
-      p99: round(percentile(xs, 99), 3),
-    });
-    const [b, t, g, h] = [stats(base), stats(through), stats(gwOnly), stats(hubLocal)];
+    const d = st(lanes.direct);
+    const load = { concurrency: 1, requests_per_path: rounds * perRound, interleaved_rounds: rounds };
+    for (const [scenario, l, goal, label] of [
+      ['gateway-get-small-hub', lanes.hub, 1.5, 'hub+aggregator+gateway+tunnel'],
+      ['gateway-get-small-gateway-only', lanes.gatewayOnly, 1.15, 'gateway+tunnel (no hub)'],
+      [
+        'gateway-get-small-impersonating',
+        lanes.impersonating,
+        undefined,
+        'direct, gateway token + impersonation',
+      ],
+      ['gateway-get-small-hub-local', lanes.hubLocal, undefined, 'hub GET of its own ConfigMap'],
+    ] as const) {
+      const s = st(l);
+      const r50 = round(s.p50 / d.p50);
+      const r99 = round(s.p99 / d.p99);
+      emit(
+        {
+          scenario,
+          ratio_vs_direct: r50,
+          ratio_vs_direct_p99: r99,
+          ms: s,
+          direct_ms: d,
+          ...(goal ? { goal: `<= ${goal}x p50 and p99`, met: r50 <= goal && r99 <= goal } : {}),
+          load,
+        },
+        {
+          scenario,
+          path: `${label} vs direct`,
+          figures: `p50 ${s.p50} vs ${d.p50} ms; p99 ${s.p99} vs ${d.p99} ms`,
+          ratio: `${r50}× p50, ${r99}× p99`,
+        },
+      );
+    }
+    const agg = st(lanes.aggregatedTrivial);
+    const gwt = st(lanes.gatewayTrivial);
     emit(
       {
-        case: 'get-small',
-        n,
-        direct_ms: b,
-        hub_gateway_ms: t,
-        gateway_only_ms: g,
-        hub_local_get_ms: h,
-        ratio_p50: round(t.p50 / b.p50),
-        ratio_p99: round(t.p99 / b.p99),
-        gateway_only_ratio_p50: round(g.p50 / b.p50),
-        gateway_only_ratio_p99: round(g.p99 / b.p99),
+        scenario: 'gateway-aggregation-trivial',
+        ratio_vs_direct: round(agg.p50 / d.p50),
+        ratio_vs_direct_p99: round(agg.p99 / d.p99),
+        ms: agg,
+        gateway_only_ms: gwt,
+        direct_ms: d,
+        aggregation_cost_p50_ms: round(agg.p50 - gwt.p50, 3),
+        load,
       },
       {
-        case: 'get-small',
-        path: 'hub+gateway+tunnel vs direct',
-        figures: `p50 ${t.p50} vs ${b.p50} ms; p99 ${t.p99} vs ${b.p99} ms (a hub-local GET: p50 ${h.p50}, p99 ${h.p99})`,
-        ratio: `${round(t.p50 / b.p50)}× p50, ${round(t.p99 / b.p99)}× p99`,
+        scenario: 'gateway-aggregation-trivial',
+        path: `hub aggregator → gateway discovery doc vs straight to gateway`,
+        figures: `p50 ${agg.p50} vs ${gwt.p50} ms; p99 ${agg.p99} vs ${gwt.p99} ms`,
+        ratio: `${round(agg.p50 / d.p50)}× direct GET p50`,
       },
     );
-    rows.push({
-      case: 'get-small',
-      path: 'gateway+tunnel (no hub) vs direct',
-      figures: `p50 ${g.p50} vs ${b.p50} ms; p99 ${g.p99} vs ${b.p99} ms`,
-      ratio: `${round(g.p50 / b.p50)}× p50, ${round(g.p99 / b.p99)}× p99`,
-    });
 
     // watch-100
     const watches = 100;
-    progress(`watch-${watches}: ${watches} concurrent watches per path`);
-    const watchPath = `/api/v1/namespaces/${NS}/configmaps?watch=true&resourceVersion=0`;
-    const results: Record<string, { establishedMs: number; p50: number; p99: number }> = {};
-    for (const [label, pool, path] of [
-      ['direct', direct, watchPath],
-      ['hub_gateway', viaHub, gw(watchPath)],
-    ] as const) {
-      const w = await openWatches(pool, path, watches);
-      const name = `event-${label.replace('_', '-')}`;
-      const created = nowMs();
-      await c1.createNamespacedConfigMap({ namespace: NS, body: { metadata: { name } } });
-      const seenAt = await w.waitFor(name);
-      w.close();
-      const delays = seenAt.map((s) => s - created);
-      results[label] = {
-        establishedMs: round(w.establishedMs, 1),
-        p50: round(percentile(delays, 50), 2),
-        p99: round(percentile(delays, 99), 2),
-      };
+    const watchPath = `/api/v1/namespaces/${NS}/configmaps?watch=true&resourceVersion=0&allowWatchBookmarks=true`;
+    const reps = 3;
+    progress(`watch-${watches}: ${watches} watches at once, ${reps} rounds per path`);
+    const established: Record<string, number[]> = { direct: [], hub: [], gatewayOnly: [] };
+    for (let r = 0; r < reps; r++) {
+      for (const [key, client] of [
+        ['direct', stack.direct],
+        ['hub', stack.hub],
+        ['gatewayOnly', stack.gatewayOnly],
+      ] as const) {
+        established[key]?.push(await watchesEstablished(client, watchPath, watches, 'small'));
+      }
     }
-    const wd = results.direct!;
-    const wg = results.hub_gateway!;
-    emit(
-      { case: `watch-${watches}`, direct: wd, hub_gateway: wg, ratio_delivery_p99: round(wg.p99 / wd.p99) },
-      {
-        case: `watch-${watches}`,
-        path: 'hub+gateway+tunnel vs direct',
-        figures: `establish ${wg.establishedMs} vs ${wd.establishedMs} ms; event to all: p50 ${wg.p50} vs ${wd.p50}, p99 ${wg.p99} vs ${wd.p99} ms`,
-        ratio: `${round(wg.p99 / wd.p99)}× delivery p99`,
-      },
-    );
+    const wd = round(median(established.direct ?? []), 1);
+    for (const [scenario, key, goal, label] of [
+      [`gateway-watch-${watches}-hub`, 'hub', 2, 'hub+aggregator+gateway+tunnel'],
+      [`gateway-watch-${watches}-gateway-only`, 'gatewayOnly', undefined, 'gateway+tunnel (no hub)'],
+    ] as const) {
+      const xs = established[key] ?? [];
+      const m = round(median(xs), 1);
+      const ratio = round(m / wd);
+      emit(
+        {
+          scenario,
+          ratio_vs_direct: ratio,
+          established_ms: m,
+          direct_established_ms: wd,
+          runs_ms: xs.map((x) => round(x, 1)),
+          direct_runs_ms: (established.direct ?? []).map((x) => round(x, 1)),
+          ...(goal ? { goal: `<= ${goal}x`, met: ratio <= goal } : {}),
+          load: { watches, concurrency: watches, rounds: reps, fresh_client_connections: true },
+        },
+        {
+          scenario,
+          path: `${label} vs direct`,
+          figures: `all ${watches} got their initial event: ${m} vs ${wd} ms (median of ${reps})`,
+          ratio: `${ratio}×`,
+        },
+      );
+    }
 
-    // list-2000
+    if (cpuProf !== undefined) {
+      const dir = resolvePath(cpuProf || 'bench-profiles');
+      progress(`cpu profiles of each path to ${dir}`);
+      const prof = await phaseProfiler(dir);
+      try {
+        for (const [phase, l] of [
+          ['get-small-direct', lanes.direct],
+          ['get-small-gateway-only', lanes.gatewayOnly],
+          ['get-small-hub', lanes.hub],
+        ] as const) {
+          await prof.profile(phase, async () => {
+            for (let i = 0; i < 500; i++) await get(l.pool, l.path, l.client.headers);
+          });
+        }
+        await prof.profile('watch-100-hub', () => watchesEstablished(stack.hub, watchPath, watches, 'small'));
+        await prof.profile('watch-100-gateway-only', () =>
+          watchesEstablished(stack.gatewayOnly, watchPath, watches, 'small'),
+        );
+      } finally {
+        prof.close();
+      }
+    }
+
+    // list-2000: one unpaginated list of 2 000 ConfigMaps of 512 B (streaming a large body).
     const count = 2000;
     progress(`list-${count}: creating ${count} ConfigMaps`);
     const payload = 'x'.repeat(512);
@@ -356,51 +343,41 @@ export async function run(opts: BenchOptions): Promise<void> {
         ),
       );
     }
-    const listPath = `/api/v1/namespaces/${NS}/configmaps`;
-    const reps = quick ? 3 : 10;
-    const timeList = async (pool: Pool, path: string): Promise<{ ms: number; bytes: number }> => {
-      await get(pool, path);
-      const times: number[] = [];
-      let bytes = 0;
-      for (let i = 0; i < reps; i++) {
-        const t = nowMs();
-        const body = await get(pool, path);
-        times.push(nowMs() - t);
-        bytes = body.length;
-        const items = (JSON.parse(body) as { items: unknown[] }).items.length;
-        if (items < count) throw new Error(`list returned ${items} items`);
-      }
-      return { ms: round(percentile(times, 50), 1), bytes };
-    };
-    const ld = await timeList(direct, listPath);
-    const lg = await timeList(viaHub, gw(listPath));
+    const listReps = quick ? 3 : 10;
+    const listLanes = [
+      lane(stack.direct, `/api/v1/namespaces/${NS}/configmaps`),
+      lane(stack.hub, `/api/v1/namespaces/${NS}/configmaps`),
+    ];
+    await interleavedLatencies(listLanes, listReps, 1);
+    const [ld, lh] = listLanes.map((l) => round(median(l.samples), 1)) as [number, number];
     emit(
       {
-        case: `list-${count}`,
-        reps,
-        bytes: ld.bytes,
-        direct_ms: ld.ms,
-        hub_gateway_ms: lg.ms,
-        ratio: round(lg.ms / ld.ms),
+        scenario: `gateway-list-${count}`,
+        ratio_vs_direct: round(lh / ld),
+        median_ms: lh,
+        direct_median_ms: ld,
+        load: { concurrency: 1, reps: listReps },
       },
       {
-        case: `list-${count}`,
-        path: 'hub+gateway+tunnel vs direct',
-        figures: `median ${lg.ms} vs ${ld.ms} ms (${(ld.bytes / 1e6).toFixed(1)} MB)`,
-        ratio: `${round(lg.ms / ld.ms)}×`,
+        scenario: `gateway-list-${count}`,
+        path: 'hub+aggregator+gateway+tunnel vs direct',
+        figures: `median ${lh} vs ${ld} ms`,
+        ratio: `${round(lh / ld)}×`,
       },
     );
+
     console.log('');
     console.log(
-      `gateway benchmark (${quick ? 'quick' : 'full'}); client, gateway, proxy-server and agent in one process`,
+      `gateway benchmark (${quick ? 'quick' : 'full'}); client, gateway, proxy-server and agent in one process; load average ${loadavg()
+        .map((x) => x.toFixed(2))
+        .join(' ')}`,
     );
     printTable(
-      ['case', 'path', 'figures', 'ratio'],
-      rows.map((r) => [r.case, r.path, r.figures, r.ratio]),
+      ['scenario', 'path', 'figures', 'ratio'],
+      rows.map((r) => [r.scenario, r.path, r.figures, r.ratio]),
     );
   } finally {
-    for (const stop of stops.reverse()) await stop().catch(() => {});
-    await env.stop();
-    rmSync(dir, { recursive: true, force: true });
+    await Promise.all(pools.map((p) => p.destroy().catch(() => {})));
+    await stack.stop();
   }
 }

@@ -1,7 +1,10 @@
 // Authorization of gateway callers: a SubjectAccessReview on the hub, asked as the caller the
 // aggregator named (user, groups, extra), for the clustergateways resource or its proxy / health
 // subresource. Decisions are cached briefly and boundedly (grants longer than denials, like the
-// apiserver's webhook authorizer), and identical reviews in flight are asked once.
+// apiserver's webhook authorizer), and identical reviews in flight are asked once. The bound: a
+// decision is served at most `allowTtlMs` (default 10 s) after the review that made it answered,
+// so a revoked grant stops working within that time plus one review's latency; at most
+// `maxEntries` (default 10 000) decisions are kept, the oldest dropped first.
 import { AuthorizationV1Api, type KubeConfig } from '@kubernetes/client-node';
 import type { Caller } from './front-proxy.ts';
 import { gatewayGroup, gatewayVersion } from './types.ts';
@@ -19,8 +22,11 @@ export interface Decision {
 }
 
 export interface AuthorizerOptions {
+  /** how long a grant is reused (default 10 s): the longest a revoked grant keeps working */
   allowTtlMs?: number;
+  /** how long a denial is reused (default 3 s): the longest a new grant waits */
   denyTtlMs?: number;
+  /** decisions kept at most (default 10 000) */
   maxEntries?: number;
 }
 
@@ -81,6 +87,11 @@ export class SubjectAccessReviewAuthorizer {
     this.allowTtlMs = opts.allowTtlMs ?? 10_000;
     this.denyTtlMs = opts.denyTtlMs ?? 3_000;
     this.maxEntries = opts.maxEntries ?? 10_000;
+  }
+
+  /** Decisions currently cached (never more than maxEntries). */
+  get cachedDecisions(): number {
+    return this.cache.size;
   }
 
   async authorize(caller: Caller, access: AccessRequest): Promise<Decision> {

@@ -108,6 +108,21 @@ export function identityHeaderNames(config: RequestHeaderConfig | undefined): {
   return { names, prefixes };
 }
 
+// The peer certificate of a connection cannot change once it is up (the gateway's server refuses
+// TLS renegotiation, and TLS 1.3 has none), so its names are read once per connection, not per request.
+const peerNames = new WeakMap<TLSSocket, string[]>();
+
+/** The subject CNs of the client certificate of `socket` (read once per connection). */
+export function peerCommonNames(socket: TLSSocket): string[] {
+  let names = peerNames.get(socket);
+  if (!names) {
+    const cn = socket.getPeerCertificate()?.subject?.CN;
+    names = Array.isArray(cn) ? cn : cn ? [cn] : [];
+    peerNames.set(socket, names);
+  }
+  return names;
+}
+
 export type FrontProxyResult = { ok: true; caller: Caller | undefined } | { ok: false; reason: string };
 
 export class FrontProxyAuthenticator {
@@ -160,8 +175,7 @@ export class FrontProxyAuthenticator {
       return { ok: false, reason: 'a front-proxy client certificate from the request-header CA is required' };
     }
     if (config.allowedNames.length > 0) {
-      const cn = socket.getPeerCertificate()?.subject?.CN;
-      const names = Array.isArray(cn) ? cn : cn ? [cn] : [];
+      const names = peerCommonNames(socket);
       if (!names.some((n) => config.allowedNames.includes(n))) {
         return {
           ok: false,

@@ -7,7 +7,6 @@
 // connection of their own: request head written raw, then bytes piped both ways with backpressure.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
 import type { TLSSocket } from 'node:tls';
 import type { Dispatcher } from 'undici';
 import { errorMessage } from '../errors.ts';
@@ -156,9 +155,17 @@ export async function proxyRequest(
     gauge = g;
   }
   try {
-    await pipeline(response.body, res);
-  } catch {
-    // Either side went away mid-stream; pipeline destroyed both.
+    // A plain pipe (stream.pipeline's per-call AbortController showed in profiles): the body ends
+    // the response; a failed body destroys it; a client gone early aborts the upstream (onClose).
+    const body = response.body;
+    body.on('error', () => res.destroy());
+    if (res.destroyed) body.destroy();
+    else {
+      await new Promise<void>((resolve) => {
+        res.once('close', resolve);
+        body.pipe(res);
+      });
+    }
   } finally {
     gauge?.dec();
     res.off('close', onClose);

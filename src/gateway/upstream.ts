@@ -3,10 +3,13 @@
 // stream (endpoint ClusterProxy: dial(cluster, 'kube-apiserver:443')) or a TCP connection (Const).
 // Plain requests go through one undici Pool per cluster whose `connect` makes such a connection,
 // so connections (and their tunnel streams) are reused; Upgrade requests take a connection of
-// their own (`connect`) and keep it for the upgraded stream's life.
+// their own (`connect`) and keep it for the upgraded stream's life. Per upstream (endpoint, CA and
+// client certificate) one TLS context is built once and the last TLS session is offered again, so a
+// new connection (a watch, a burst) skips parsing the CA and, where the apiserver resumes, the
+// certificate exchange; a changed CA or certificate starts over with a new context and no session.
 import { isIP, connect as netConnect, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
-import { type TLSSocket, connect as tlsConnect } from 'node:tls';
+import { createSecureContext, type SecureContext, type TLSSocket, connect as tlsConnect } from 'node:tls';
 import { Pool } from 'undici';
 import { TetherError } from '../errors.ts';
 import type { Logger } from '../log.ts';
@@ -44,13 +47,40 @@ function fingerprint(up: Upstream): string {
   return JSON.stringify([up.endpointType, up.url.host, up.caPem ?? '', cert]);
 }
 
+/** TLS settings of one upstream, built once: the context and the session to resume. */
+interface UpstreamTls {
+  key: string;
+  context: SecureContext;
+  session?: Buffer;
+}
+
 export class UpstreamPools {
   private readonly opts: UpstreamPoolOptions;
   private readonly pools = new Map<string, { key: string; pool: Pool }>();
+  private readonly tls = new Map<string, UpstreamTls>();
   private closed = false;
 
   constructor(opts: UpstreamPoolOptions) {
     this.opts = opts;
+  }
+
+  /** The TLS context of this upstream (CA, client certificate); rebuilt when either changes. */
+  private tlsFor(up: Upstream, caPem: string): UpstreamTls {
+    const key = fingerprint(up);
+    const existing = this.tls.get(up.cluster);
+    if (existing?.key === key) return existing;
+    const credential = up.credential;
+    const entry: UpstreamTls = {
+      key,
+      context: createSecureContext({
+        ca: caPem,
+        ...(credential.type === 'X509Certificate'
+          ? { cert: credential.certPem, key: credential.keyPem }
+          : {}),
+      }),
+    };
+    this.tls.set(up.cluster, entry);
+    return entry;
   }
 
   /** A verified TLS connection to the upstream apiserver (HTTP/1.1 only). */
@@ -58,17 +88,21 @@ export class UpstreamPools {
     if (!up.caPem) throw new MissingCaError(up.cluster);
     const timeoutMs = this.opts.connectTimeoutMs ?? 10_000;
     const deadline = Date.now() + timeoutMs;
+    const settings = this.tlsFor(up, up.caPem);
     const raw = await this.rawConnection(up, timeoutMs);
     const host = up.url.hostname.replace(/^\[|\]$/g, '');
-    const credential = up.credential;
     const tls = tlsConnect({
       socket: raw as Socket,
       host,
       servername: isIP(host) ? undefined : host,
-      ca: up.caPem,
+      secureContext: settings.context,
       rejectUnauthorized: true,
       ALPNProtocols: ['http/1.1'],
-      ...(credential.type === 'X509Certificate' ? { cert: credential.certPem, key: credential.keyPem } : {}),
+      ...(settings.session ? { session: settings.session } : {}),
+    });
+    // Sessions (TLS 1.3 tickets) are only kept from connections whose certificate check passed.
+    tls.on('session', (session: Buffer) => {
+      if (tls.authorized && this.tls.get(up.cluster) === settings) settings.session = session;
     });
     return new Promise<TLSSocket>((resolve, reject) => {
       const timer = setTimeout(
@@ -150,6 +184,7 @@ export class UpstreamPools {
 
   /** Drops the pool of a cluster that is gone. */
   forget(cluster: string): void {
+    this.tls.delete(cluster);
     const existing = this.pools.get(cluster);
     if (!existing) return;
     this.pools.delete(cluster);
@@ -158,6 +193,7 @@ export class UpstreamPools {
 
   async close(): Promise<void> {
     this.closed = true;
+    this.tls.clear();
     const pools = [...this.pools.values()].map((p) => p.pool);
     this.pools.clear();
     await Promise.all(pools.map((p) => p.destroy().catch(() => {})));
