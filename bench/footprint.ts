@@ -12,11 +12,14 @@
 // /readyz (bare startup); every figure is also given as a ratio against them.
 //
 //   npm run bench -- footprint [--quick] [--runs=3] [--settle=SECONDS] [--node-flags="--max-semi-space-size=1"]
-//                               [--compile-cache]
+//                               [--compile-cache] [--no-inspector] [--tether-bin=PATH]
 //
 // --node-flags goes to every child, the baselines included. --compile-cache gives the tether
 // children NODE_COMPILE_CACHE (a directory in the run's temp dir, filled by the warm-up run): Node
 // then reuses its TypeScript-stripped and compiled code instead of loading the type stripper.
+// --no-inspector runs every child without `--inspect` (which holds a few MB itself): RSS and CPU
+// only, the figures to hold against the RSS goals. --tether-bin runs another checkout's bin/tether.js
+// (e.g. `git archive <commit> | tar -x -C DIR` with node_modules linked) for a before/after.
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -69,6 +72,8 @@ export async function run(opts: BenchOptions): Promise<void> {
   const settleMs = Number(flag(opts.args, 'settle') ?? (opts.quick ? 4 : 10)) * 1000;
   const nodeFlags = (flag(opts.args, 'node-flags') ?? '').split(/\s+/).filter(Boolean);
   const compileCache = flag(opts.args, 'compile-cache') !== undefined;
+  const inspect = flag(opts.args, 'no-inspector') === undefined;
+  const bin = flag(opts.args, 'tether-bin') || tetherBin;
   const dir = mkdtempSync(join(tmpdir(), 'tether-bench-footprint-'));
   const progress = (msg: string): void => console.error(`[footprint] ${msg}`);
   const env = localChildEnv({
@@ -99,6 +104,7 @@ export async function run(opts: BenchOptions): Promise<void> {
         opsPort: ops,
         logFile: join(dir, 'node-http.log'),
         nodeFlags,
+        inspect,
         timeoutMs: 20_000,
       });
       live.push(idle);
@@ -159,11 +165,12 @@ export async function run(opts: BenchOptions): Promise<void> {
         const ops = await freePort();
         const s = await spawnUntilReady({
           name: kind,
-          args: [tetherBin, kind, ...args(ops)],
+          args: [bin, kind, ...args(ops)],
           opsPort: ops,
           logFile: join(dir, `${kind}.log`),
           env,
           nodeFlags,
+          inspect,
           timeoutMs: 120_000,
           whileWaiting,
         });
@@ -207,11 +214,12 @@ export async function run(opts: BenchOptions): Promise<void> {
         `--ops-port=${ops}`,
       ];
 
-      progress('warm-up: hub, proxy-server, and the agent joins and is accepted');
+      progress('warm-up: hub, proxy-server, the agent joins and is accepted, proxy-agent');
       await tether('hub', hubArgs);
       await tether('proxy-server', serverArgs);
       await tether('agent', agentArgs, accept);
       await pollUntil(available, { timeoutMs: 60_000, intervalMs: 250, description: `${CLUSTER} Available` });
+      await tether('proxy-agent', proxyAgentArgs);
       await stopLive();
 
       for (let r = 0; r < runs; r++) {
@@ -236,7 +244,7 @@ export async function run(opts: BenchOptions): Promise<void> {
       await stopLive();
       await cps.stop();
     }
-    report(samples, { runs, settleMs, nodeFlags, compileCache });
+    report(samples, { runs, settleMs, nodeFlags, compileCache, inspect, bin });
   } finally {
     await stopLive();
     rmSync(dir, { recursive: true, force: true });
@@ -245,7 +253,14 @@ export async function run(opts: BenchOptions): Promise<void> {
 
 function report(
   samples: Sample[],
-  cfg: { runs: number; settleMs: number; nodeFlags: string[]; compileCache: boolean },
+  cfg: {
+    runs: number;
+    settleMs: number;
+    nodeFlags: string[];
+    compileCache: boolean;
+    inspect: boolean;
+    bin: string;
+  },
 ): void {
   const of = (k: Kind): Sample[] => samples.filter((s) => s.kind === k);
   const bare = of('node-http');
@@ -297,6 +312,8 @@ function report(
         settle_s: cfg.settleMs / 1000,
         node_flags: cfg.nodeFlags,
         compile_cache: cfg.compileCache,
+        inspector: cfg.inspect,
+        tether_bin: cfg.bin,
       }),
     );
   }

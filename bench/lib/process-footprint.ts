@@ -2,8 +2,9 @@
 // /readyz (and the CPU it spent getting there), RSS after it settled, RSS and V8 heap after a forced
 // GC, and the scripts it compiled (its own modules, node_modules, Node's internals). Used by
 // bench/footprint.ts for tether's long-running verbs and for the bare-Node baselines beside them.
-// Every child runs with `--inspect=127.0.0.1:0` (loopback) so the GC and the script count need no
-// code in the child; the baselines run the same way so the ratio is like for like.
+// Children run with `--inspect=127.0.0.1:0` (loopback) so the GC and the script count need no code
+// in the child; the baselines run the same way so the ratio is like for like. Without the inspector
+// (`inspect: false`, the inspector itself holds a few MB) only RSS and CPU are measured.
 import { readFileSync } from 'node:fs';
 import { get } from 'node:http';
 import { SupervisedProcess } from '../../src/localenv/process.ts';
@@ -54,6 +55,8 @@ export async function spawnUntilReady(opts: {
   logFile: string;
   env?: NodeJS.ProcessEnv;
   nodeFlags?: string[];
+  /** default true; false: no forced GC, heap or script count (measureIdle gives NaN for those) */
+  inspect?: boolean;
   timeoutMs: number;
   whileWaiting?: () => Promise<void>;
 }): Promise<Started> {
@@ -61,7 +64,11 @@ export async function spawnUntilReady(opts: {
   const proc = new SupervisedProcess({
     name: opts.name,
     command: process.execPath,
-    args: ['--inspect=127.0.0.1:0', ...(opts.nodeFlags ?? []), ...opts.args],
+    args: [
+      ...(opts.inspect === false ? [] : ['--inspect=127.0.0.1:0']),
+      ...(opts.nodeFlags ?? []),
+      ...opts.args,
+    ],
     logFile: opts.logFile,
     env: opts.env,
   });
@@ -104,11 +111,21 @@ export interface Footprint {
 /** Waits `settleMs`, then measures `started` (see Footprint). */
 export async function measureIdle(started: Started, settleMs: number): Promise<Footprint> {
   const url = inspectorUrl(started.proc.tail(40));
-  if (!url) throw new Error(`${started.proc.name}: no inspector URL in its output\n${started.proc.tail()}`);
   const cpu0 = cpuSeconds(started.pid);
   await sleep(settleMs);
   const idleCpuS = cpuSeconds(started.pid) - cpu0;
   const rss = procSample(started.pid).rss;
+  if (!url) {
+    const none = Number.NaN;
+    return {
+      rss,
+      rssAfterGc: none,
+      heapUsed: none,
+      idleCpuS,
+      scripts: { own: none, nodeModules: none, node: none, clientNode: none },
+      sourceBytes: none,
+    };
+  }
   const heapUsed = await heapAfterGc(url);
   const rssAfterGc = procSample(started.pid).rss;
   const scripts = { own: 0, nodeModules: 0, node: 0, clientNode: 0 };
