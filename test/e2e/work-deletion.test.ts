@@ -119,9 +119,16 @@ describe('deleting a ManifestWork', () => {
       const h = await configMaps.get('held', ns);
       return Boolean(h?.metadata?.deletionTimestamp) && !(await configMaps.get('not-held', ns));
     });
-    const applied = await appliedWorks.get(appliedName(work));
-    expect(applied?.metadata.deletionTimestamp).toBeTruthy();
-    expect(applied?.status?.appliedResources?.map((r) => r.name)).toEqual(['held']);
+    // The agent marks the AppliedManifestWork deleted and trims its record in two writes after
+    // the ConfigMap went: wait for both rather than read once.
+    const applied = await waitFor(
+      'the AppliedManifestWork to be deleting and record only the held one',
+      async () => {
+        const a = await appliedWorks.get(appliedName(work));
+        return a?.metadata.deletionTimestamp && a.status?.appliedResources?.length === 1 ? a : undefined;
+      },
+    );
+    expect(applied.status?.appliedResources?.map((r) => r.name)).toEqual(['held']);
     const stillThere = await cluster.getWork(work);
     expect(stillThere?.metadata.deletionTimestamp).toBeTruthy();
     expect(stillThere?.metadata.finalizers).toContain(

@@ -92,7 +92,7 @@ export class WorkFinalizer {
     );
     if (work && this.o.events) {
       for (const r of deleted.slice(0, maxEventsPerWorkPerPass)) {
-        await this.o.events.record(work, 'ResourceDeleted', resourceDeletedMessage(r, why));
+        this.o.events.record(work, 'ResourceDeleted', resourceDeletedMessage(r, why));
       }
     }
     if (errors.length > 0) throw new Error(`cleaning up ${applied.metadata.name}: ${errors.join('; ')}`);

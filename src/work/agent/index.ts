@@ -51,6 +51,9 @@ export interface WorkAgent {
   stop(): Promise<void>;
 }
 
+/** How long stop() waits for queued hub events. */
+const eventFlushTimeoutMs = 5_000;
+
 const dnsLabel = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
 
 /** Start the work agent; resolves once the AppliedManifestWork CRD is there and the controller runs. */
@@ -133,6 +136,8 @@ export async function startWorkAgent(opts: WorkAgentOptions): Promise<WorkAgent>
     async stop() {
       await controller.stop();
       await feedbackWatcher.stop();
+      // Events still queued go out, but a hub that does not answer does not hold the stop up.
+      await Promise.race([events.flush(), new Promise((r) => setTimeout(r, eventFlushTimeoutMs).unref())]);
       log.info('work agent stopped');
     },
   };

@@ -21,6 +21,7 @@ import type {
   ResourceClient,
   ResourceDescriptor,
 } from '../../kube/index.ts';
+import { isNotFound } from '../../kube/index.ts';
 import type { Logger } from '../../log.ts';
 import {
   type AppliedWorkStore,
@@ -114,10 +115,12 @@ export class ManifestWorkReconciler {
 
   private async sync(cached: ManifestWork): Promise<ReconcileResult | undefined> {
     const name = cached.metadata.name ?? '';
-    const work = await this.ensureFinalizer(cached);
     let known = this.freshest(name, this.o.appliedInformer.getByName(this.o.applied.nameFor(name)));
+    let work: ManifestWork;
+    let applied: AppliedManifestWork;
     if (known?.metadata.deletionTimestamp) {
       // Deleted on the managed cluster: clean up; a fresh one follows once it is gone.
+      work = await this.ensureFinalizer(cached);
       this.memo.delete(name);
       known = await this.o.applied.get(name);
       if (known?.metadata.deletionTimestamp) {
@@ -125,8 +128,12 @@ export class ManifestWorkReconciler {
         const outcome = await this.o.finalizer.releaseAppliedWork(known, why);
         return { requeueAfterMs: outcome.requeueAfterMs ?? pendingDeletionRecheckMs };
       }
+      applied = await this.o.applied.ensure(name, known);
+    } else {
+      // The hub finalizer and the AppliedManifestWork are written at once (nothing is applied
+      // before both exist): one round trip less for every new work.
+      [work, applied] = await this.finalizerAndAppliedWork(cached, known);
     }
-    const applied = await this.o.applied.ensure(name, known);
     this.written.set(name, applied);
 
     const memo = this.memo.get(name);
@@ -145,9 +152,16 @@ export class ManifestWorkReconciler {
     }
 
     const outcomes = await this.applyAll(work, applied);
-    const pending = await this.trackAppliedResources(work, applied, outcomes);
     const unwatched = this.watchFeedback(name, outcomes);
-    await this.writeStatus(work, outcomes, unwatched);
+    // The record of what was applied and the hub status do not depend on each other (OCM's agent
+    // writes them from separate controllers): both go out at once.
+    const [tracked, reported] = await Promise.allSettled([
+      this.trackAppliedResources(work, applied, outcomes),
+      this.writeStatus(work, outcomes, unwatched),
+    ]);
+    if (tracked.status === 'rejected') throw tracked.reason;
+    if (reported.status === 'rejected') throw reported.reason;
+    const pending = tracked.value;
 
     const unknownKind = outcomes.some((o) => o.unknownKind);
     const failed = outcomes.some((o) => o.error && !o.applyConflict);
@@ -169,6 +183,30 @@ export class ManifestWorkReconciler {
     const delay = Math.min(backoff.baseMs * 2 ** Math.min(attempt, 20), backoff.maxMs);
     if (pending > 0) return { requeueAfterMs: Math.min(delay, pendingDeletionRecheckMs) };
     return { requeueAfterMs: delay };
+  }
+
+  /**
+   * ensureFinalizer and the AppliedManifestWork side by side. When the work vanished before our
+   * finalizer went on, an AppliedManifestWork this call created (nothing applied for it yet) is
+   * let go at once rather than waiting out the orphan grace period.
+   */
+  private async finalizerAndAppliedWork(
+    cached: ManifestWork,
+    known: AppliedManifestWork | undefined,
+  ): Promise<[ManifestWork, AppliedManifestWork]> {
+    const name = cached.metadata.name ?? '';
+    const [work, applied] = await Promise.allSettled([
+      this.ensureFinalizer(cached),
+      this.o.applied.ensure(name, known),
+    ]);
+    if (work.status === 'rejected') {
+      if (!known && applied.status === 'fulfilled' && isNotFound(work.reason)) {
+        await this.o.finalizer.releaseAppliedWork(applied.value, `manifestwork ${name} is gone`);
+      }
+      throw work.reason;
+    }
+    if (applied.status === 'rejected') throw applied.reason;
+    return [work.value, applied.value];
   }
 
   /** Our finalizer goes on before anything is applied, so a deleted work waits for its clean-up. */
@@ -227,7 +265,7 @@ export class ManifestWorkReconciler {
       }
       outcomes.push(outcome);
     }
-    await this.recordApplyEvents(work, outcomes);
+    this.recordApplyEvents(work, outcomes);
     return outcomes;
   }
 
@@ -281,7 +319,7 @@ export class ManifestWorkReconciler {
       const result = await deleteAppliedResources(dropped, owner, this.o.clients, this.o.log);
       if (this.o.events) {
         for (const r of result.deleted.slice(0, maxEventsPerWorkPerPass)) {
-          await this.o.events.record(
+          this.o.events.record(
             work,
             'ResourceDeleted',
             resourceDeletedMessage(r, `it is removed from manifestwork ${work.metadata.name}`),
@@ -324,12 +362,12 @@ export class ManifestWorkReconciler {
   }
 
   /** library-go's events for what an apply created or replaced, as OCM's work agent emits them. */
-  private async recordApplyEvents(work: ManifestWork, outcomes: readonly ManifestOutcome[]): Promise<void> {
+  private recordApplyEvents(work: ManifestWork, outcomes: readonly ManifestOutcome[]): void {
     if (!this.o.events) return;
     const acted = outcomes.filter((o) => o.action).slice(0, maxEventsPerWorkPerPass);
     for (const { action, meta } of acted) {
       const where = `${meta.kind}/${meta.name}${meta.namespace ? ` -n ${meta.namespace}` : ''}`;
-      await this.o.events.record(
+      this.o.events.record(
         work,
         `${meta.kind}${action === 'created' ? 'Created' : 'Updated'}`,
         action === 'created'
