@@ -18,7 +18,9 @@
 // seconds per GB of both processes, baseline over tunnel, which other load on a shared machine
 // disturbs far less than throughput. Through squid, squid's own CPU is not counted.
 //
-// Groups for --only: idle, bulk-1, bulk-1-reverse, bulk-100, rr-small, stalled, squid, ws.
+// Groups for --only: idle, bulk-1, bulk-1-reverse, bulk-100, rr-small, stalled, squid, ws, and the
+// CONNECT-frontend path a hub service uses (lib/frontend-scenarios.ts, clients in their own
+// process): frontend-bulk-1, frontend-bulk-16, frontend-connect-rr, frontend-rr-small, frontend-idle-2k.
 import { mkdirSync } from 'node:fs';
 import type { Socket } from 'node:net';
 import { availableParallelism, loadavg } from 'node:os';
@@ -34,6 +36,7 @@ import { dialThroughProxy } from '../src/tunnel/forward-proxy.ts';
 import { agentSubject } from '../src/tunnel/identity.ts';
 import { RemoteCluster } from './lib/cluster-peer.ts';
 import { type ClusterApi, ClusterSide, type TargetPorts } from './lib/cluster-side.ts';
+import { runFrontendScenarios } from './lib/frontend-scenarios.ts';
 import {
   type BenchOptions,
   flag,
@@ -842,6 +845,24 @@ export async function run(opts: BenchOptions): Promise<void> {
           result: hubRatio >= 0.9 ? 'met' : 'MISSED',
         },
       );
+    });
+
+    // ---- through the CONNECT frontend, as a hub service ----------------------------------------
+    await runFrontendScenarios({
+      quick: opts.quick,
+      server,
+      cluster,
+      clusterName: 'bench',
+      ports,
+      idleEchoPort: idlePorts.echo,
+      ca,
+      serverCert,
+      directClientCert: clientCert,
+      selected,
+      group,
+      emit,
+      progress,
+      execArgv: profArgs,
     });
 
     // ---- through a real squid ----------------------------------------------------------------

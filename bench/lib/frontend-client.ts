@@ -1,0 +1,391 @@
+// The hub service of the frontend scenarios, in a process of its own: TLS clients that reach a
+// target either directly (the baseline: TLS straight to the cluster process's listener) or through
+// the proxy-server's CONNECT frontend (`CONNECT <export>.<cluster>:<port>`, then the same bytes).
+// Keeping the clients out of the hub process means the hub's CPU and memory figures are the
+// proxy-server's alone, as a separate hub service would see them. Every latency is taken here,
+// so both paths are timed by the same clock and the same event loop.
+//
+// `fork('bench/lib/frontend-client.ts')`, then IPC calls { id, method, args } answered with
+// { id, result } or { id, error } (the same shape as cluster-peer.ts). RemoteFrontendClient is
+// the parent's handle.
+import { type ChildProcess, fork } from 'node:child_process';
+import { createSecureContext, type SecureContext, type TLSSocket, connect as tlsConnect } from 'node:tls';
+import { fileURLToPath } from 'node:url';
+import { gc } from './stats.ts';
+
+/** Where a connection goes: the direct listener, or the frontend plus the CONNECT authority. */
+export interface Endpoint {
+  port: number;
+  /** CONNECT authority (`<export>.<cluster>:<port>`); absent = direct TLS */
+  authority?: string;
+  /** which certificate this path presents: the direct listener and the frontend trust different CAs */
+  identity: 'direct' | 'frontend';
+}
+
+export interface ClientTls {
+  caPem: string;
+  direct: { certPem: string; keyPem: string };
+  frontend: { certPem: string; keyPem: string };
+}
+
+export interface ConnectRrResult {
+  /** microseconds from connect() to the 1 KiB echo read back, one per connection */
+  latencies: number[];
+  /** wall time of the whole run, ms */
+  ms: number;
+  /** connections whose TLS session was resumed */
+  resumed: number;
+  /** negotiated cipher of the last connection */
+  cipher: string;
+  /** this (client) process's CPU time during the run, µs */
+  cpuMicros: number;
+}
+
+export interface ClientStats {
+  rss: number;
+  heapUsed: number;
+  cpuMicros: number;
+}
+
+const REQUEST = Buffer.alloc(1024, 0x61);
+const CHUNK = Buffer.alloc(256 * 1024, 0x5a);
+const noop = (): void => {};
+
+function bulkHeader(n: number): Buffer {
+  const b = Buffer.alloc(9);
+  b.write('S', 0, 'latin1');
+  b.writeBigUInt64BE(BigInt(n), 1);
+  return b;
+}
+
+/** Resolves with the first chunk(s) until `n` bytes arrived; rejects when the socket closes first. */
+function readN(s: TLSSocket, n: number): Promise<void> {
+  return new Promise((resolve, reject) => {
+    let got = 0;
+    const onData = (c: Buffer): void => {
+      got += c.length;
+      if (got >= n) {
+        done();
+        resolve();
+      }
+    };
+    const onClose = (): void => {
+      done();
+      reject(new Error(`connection closed after ${got} of ${n} bytes`));
+    };
+    const done = (): void => {
+      s.off('data', onData);
+      s.off('close', onClose);
+    };
+    s.on('data', onData);
+    s.once('close', onClose);
+  });
+}
+
+function drained(s: TLSSocket): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const ok = (): void => {
+      s.off('close', bad);
+      resolve();
+    };
+    const bad = (): void => {
+      s.off('drain', ok);
+      reject(new Error('connection closed while writing'));
+    };
+    s.once('drain', ok);
+    s.once('close', bad);
+  });
+}
+
+export class FrontendClient {
+  /** one secure context per identity, built once (as a pooled client does): not per connection */
+  private contexts: Record<'direct' | 'frontend', SecureContext> | undefined;
+  /** the last TLS session per port, when resumption is on */
+  private readonly sessions = new Map<number, Buffer>();
+  private readonly idle: TLSSocket[] = [];
+
+  async init(tls: ClientTls): Promise<void> {
+    const ctx = (id: { certPem: string; keyPem: string }): SecureContext =>
+      createSecureContext({ ca: tls.caPem, cert: id.certPem, key: id.keyPem });
+    this.contexts = { direct: ctx(tls.direct), frontend: ctx(tls.frontend) };
+  }
+
+  /** Opens one connection: TLS, then (through the frontend) CONNECT and its 200; paused through the frontend. */
+  private open(ep: Endpoint, resume: boolean): Promise<TLSSocket> {
+    const contexts = this.contexts;
+    if (!contexts) throw new Error('init() first');
+    return new Promise((resolve, reject) => {
+      const session = resume ? this.sessions.get(ep.port) : undefined;
+      const s = tlsConnect({
+        host: '127.0.0.1',
+        port: ep.port,
+        servername: 'localhost',
+        secureContext: contexts[ep.identity],
+        ...(session ? { session } : {}),
+      });
+      s.setNoDelay(true);
+      if (resume) s.on('session', (b: Buffer) => this.sessions.set(ep.port, b));
+      s.once('error', reject);
+      s.once('secureConnect', () => {
+        if (!ep.authority) {
+          s.off('error', reject);
+          resolve(s);
+          return;
+        }
+        s.write(`CONNECT ${ep.authority} HTTP/1.1\r\nhost: ${ep.authority}\r\n\r\n`);
+        let head = '';
+        const onData = (c: Buffer): void => {
+          head += c.toString('latin1');
+          const end = head.indexOf('\r\n\r\n');
+          if (end < 0) {
+            if (head.length > 8192) s.destroy(new Error('CONNECT answer too long'));
+            return;
+          }
+          s.off('data', onData);
+          s.off('error', reject);
+          s.pause();
+          if (!head.startsWith('HTTP/1.1 200')) {
+            s.destroy();
+            reject(new Error(`CONNECT ${ep.authority}: ${head.split('\r\n')[0]}`));
+            return;
+          }
+          if (end + 4 < head.length) s.unshift(Buffer.from(head.slice(end + 4), 'latin1'));
+          resolve(s);
+        };
+        s.on('data', onData);
+      });
+    });
+  }
+
+  /** `streams` connections each send `perStream` bytes to the bulk sink; wall time and own CPU. */
+  async bulk(ep: Endpoint, streams: number, perStream: number): Promise<{ ms: number; cpuMicros: number }> {
+    const ss = await Promise.all(Array.from({ length: streams }, () => this.open(ep, true)));
+    for (const s of ss) s.on('error', noop);
+    const c0 = process.cpuUsage();
+    const t0 = performance.now();
+    await Promise.all(
+      ss.map(async (s) => {
+        const ack = readN(s, 1);
+        s.resume();
+        s.write(bulkHeader(perStream));
+        let sent = 0;
+        while (sent < perStream) {
+          const n = Math.min(CHUNK.length, perStream - sent);
+          sent += n;
+          if (!s.write(n === CHUNK.length ? CHUNK : CHUNK.subarray(0, n))) await drained(s);
+        }
+        await ack;
+      }),
+    );
+    const ms = performance.now() - t0;
+    const c = process.cpuUsage(c0);
+    for (const s of ss) s.destroy();
+    return { ms, cpuMicros: c.user + c.system };
+  }
+
+  /** 1 KiB round trips on one open connection; latencies in µs after `warmup`. */
+  async rr(ep: Endpoint, iterations: number, warmup: number): Promise<number[]> {
+    const s = await this.open(ep, true);
+    s.on('error', noop);
+    let need = 0;
+    let got = 0;
+    let wake: (() => void) | undefined;
+    s.on('data', (c: Buffer) => {
+      got += c.length;
+      if (got >= need && wake) {
+        const w = wake;
+        wake = undefined;
+        w();
+      }
+    });
+    s.resume();
+    const lat: number[] = [];
+    try {
+      for (let i = 0; i < warmup + iterations; i++) {
+        need += REQUEST.length;
+        const answered = new Promise<void>((r) => {
+          wake = r;
+        });
+        const t = process.hrtime.bigint();
+        s.write(REQUEST);
+        await answered;
+        if (i >= warmup) lat.push(Number(process.hrtime.bigint() - t) / 1e3);
+      }
+    } finally {
+      s.destroy();
+    }
+    return lat;
+  }
+
+  /**
+   * `n` new connections, `concurrency` at a time: connect (TLS, CONNECT), write 1 KiB, read it
+   * back, close. With `resume`, every connection offers the last session ticket of that port.
+   */
+  async connectRr(ep: Endpoint, n: number, concurrency: number, resume: boolean): Promise<ConnectRrResult> {
+    const latencies: number[] = [];
+    let resumed = 0;
+    let cipher = '';
+    let next = 0;
+    const c0 = process.cpuUsage();
+    const t0 = performance.now();
+    await Promise.all(
+      Array.from({ length: concurrency }, async () => {
+        while (next < n) {
+          next++;
+          const t = process.hrtime.bigint();
+          const s = await this.open(ep, resume);
+          s.on('error', noop);
+          const echoed = readN(s, REQUEST.length);
+          s.resume();
+          s.write(REQUEST);
+          await echoed;
+          latencies.push(Number(process.hrtime.bigint() - t) / 1e3);
+          if (s.isSessionReused()) resumed++;
+          cipher = s.getCipher().standardName;
+          s.destroy();
+        }
+      }),
+    );
+    const ms = performance.now() - t0;
+    const c = process.cpuUsage(c0);
+    return { latencies, ms, resumed, cipher, cpuMicros: c.user + c.system };
+  }
+
+  /** Opens `n` connections (`concurrency` at a time) and keeps them open, idle. */
+  async openIdle(ep: Endpoint, n: number, concurrency: number): Promise<{ ms: number }> {
+    let next = 0;
+    const t0 = performance.now();
+    await Promise.all(
+      Array.from({ length: concurrency }, async () => {
+        while (next < n) {
+          next++;
+          const s = await this.open(ep, true);
+          s.on('error', noop);
+          this.idle.push(s);
+        }
+      }),
+    );
+    return { ms: performance.now() - t0 };
+  }
+
+  async closeIdle(): Promise<void> {
+    for (const s of this.idle.splice(0)) s.destroy();
+  }
+
+  async stats(gcFirst: boolean): Promise<ClientStats> {
+    if (gcFirst) gc();
+    const m = process.memoryUsage();
+    const c = process.cpuUsage();
+    return { rss: m.rss, heapUsed: m.heapUsed, cpuMicros: c.user + c.system };
+  }
+
+  async shutdown(): Promise<void> {
+    await this.closeIdle();
+  }
+}
+
+type Method = Exclude<keyof FrontendClient, 'constructor'>;
+interface Call {
+  id: number;
+  method: Method;
+  args: unknown[];
+}
+type Reply = { id: number; result?: unknown; error?: string } | { ready: true };
+
+/** The parent's handle on a FrontendClient in a child process. */
+export class RemoteFrontendClient {
+  private readonly child: ChildProcess;
+  private nextId = 1;
+  private readonly pending = new Map<number, { resolve: (v: unknown) => void; reject: (e: Error) => void }>();
+  private readonly ready: Promise<void>;
+  private readonly exited: Promise<void>;
+
+  constructor(execArgv: string[] = []) {
+    this.child = fork(fileURLToPath(import.meta.url), [], {
+      execArgv: ['--expose-gc', ...execArgv],
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+      env: { ...process.env, TETHER_BENCH_FRONTEND_CLIENT: '1' },
+    });
+    this.exited = new Promise((r) => this.child.once('exit', () => r()));
+    this.ready = new Promise((resolve, reject) => {
+      this.child.once('exit', (code, signal) => {
+        const err = new Error(`frontend client exited (code ${code}, signal ${signal})`);
+        reject(err);
+        for (const p of this.pending.values()) p.reject(err);
+        this.pending.clear();
+      });
+      this.child.on('message', (m: Reply) => {
+        if ('ready' in m) {
+          resolve();
+          return;
+        }
+        const p = this.pending.get(m.id);
+        if (!p) return;
+        this.pending.delete(m.id);
+        if (m.error !== undefined) p.reject(new Error(`frontend client: ${m.error}`));
+        else p.resolve(m.result);
+      });
+    });
+  }
+
+  private async call<T>(method: Method, ...args: unknown[]): Promise<T> {
+    await this.ready;
+    const id = this.nextId++;
+    return new Promise<T>((resolve, reject) => {
+      this.pending.set(id, { resolve: resolve as (v: unknown) => void, reject });
+      this.child.send({ id, method, args } satisfies Call);
+    });
+  }
+
+  init(tls: ClientTls): Promise<void> {
+    return this.call('init', tls);
+  }
+  bulk(ep: Endpoint, streams: number, perStream: number): Promise<{ ms: number; cpuMicros: number }> {
+    return this.call('bulk', ep, streams, perStream);
+  }
+  rr(ep: Endpoint, iterations: number, warmup: number): Promise<number[]> {
+    return this.call('rr', ep, iterations, warmup);
+  }
+  connectRr(ep: Endpoint, n: number, concurrency: number, resume: boolean): Promise<ConnectRrResult> {
+    return this.call('connectRr', ep, n, concurrency, resume);
+  }
+  openIdle(ep: Endpoint, n: number, concurrency: number): Promise<{ ms: number }> {
+    return this.call('openIdle', ep, n, concurrency);
+  }
+  closeIdle(): Promise<void> {
+    return this.call('closeIdle');
+  }
+  stats(gcFirst: boolean): Promise<ClientStats> {
+    return this.call('stats', gcFirst);
+  }
+  async shutdown(): Promise<void> {
+    if (this.child.exitCode !== null || this.child.signalCode !== null) return;
+    await this.call('shutdown').catch(() => {});
+    const killer = setTimeout(() => this.child.kill('SIGKILL'), 5000);
+    await this.exited;
+    clearTimeout(killer);
+  }
+}
+
+function serve(): void {
+  const side = new FrontendClient();
+  let exiting = false;
+  process.on('message', (m: Call) => {
+    const fn = side[m.method] as (...a: unknown[]) => Promise<unknown>;
+    fn.apply(side, m.args).then(
+      (result) =>
+        process.send?.({ id: m.id, result } satisfies Reply, () => {
+          if (m.method === 'shutdown') process.exit(0);
+        }),
+      (err: Error) => process.send?.({ id: m.id, error: err.stack ?? String(err) } satisfies Reply),
+    );
+  });
+  process.on('disconnect', () => {
+    if (exiting) return;
+    exiting = true;
+    void side.shutdown().finally(() => process.exit(0));
+  });
+  process.send?.({ ready: true } satisfies Reply);
+}
+
+if (process.env.TETHER_BENCH_FRONTEND_CLIENT && process.send) serve();
