@@ -20,6 +20,7 @@ import {
   parseTarget,
   type TunnelLimits,
 } from './protocol.ts';
+import { SessionSocket } from './session-socket.ts';
 
 /** Where a logical target really is; undefined means "not allowed". */
 export type TargetResolver = (name: string, port: number) => { host: string; port: number } | undefined;
@@ -102,7 +103,11 @@ export class AgentTunnelServer {
         session = s;
       };
       this.server.once('session', onSession);
-      this.server.emit('connection', socket);
+      // The agent's session must never stop reading the hub while its own writes wait (session-socket.ts).
+      this.server.emit(
+        'connection',
+        new SessionSocket(socket, { maxUnsentBytes: this.limits.maxUnsentBytes }),
+      );
       this.server.off('session', onSession);
       if (!session) {
         socket.destroy();

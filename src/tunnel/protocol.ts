@@ -33,6 +33,13 @@ export interface TunnelLimits {
   streamWindowBytes: number;
   /** connection-level flow-control window (bytes) */
   sessionWindowBytes: number;
+  /**
+   * bytes a session may have queued towards the peer before its writes wait for the connection to
+   * drain (session-socket.ts). Above the peer's connection window, so that a session that honours
+   * the windows is never held up writing and so never stops reading: with two sessions each
+   * waiting for the other to read, the tunnel would stop as a whole.
+   */
+  maxUnsentBytes: number;
   /** largest HTTP/2 DATA frame we accept (bytes) */
   maxFrameBytes: number;
   /** concurrent streams per session */
@@ -66,6 +73,7 @@ export interface TunnelLimits {
 export const defaultTunnelLimits: TunnelLimits = {
   streamWindowBytes: 2 * 1024 * 1024,
   sessionWindowBytes: 64 * 1024 * 1024,
+  maxUnsentBytes: 128 * 1024 * 1024,
   maxFrameBytes: 1024 * 1024 - 1,
   maxConcurrentStreams: 20_000,
   maxSessionMemoryMb: 512,

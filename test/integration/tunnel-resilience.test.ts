@@ -168,6 +168,29 @@ describe('tunnel resilience', () => {
     stalled.destroy();
   });
 
+  it('keeps the session moving while both ends have more queued for each other than the sockets hold', async () => {
+    // 32 streams echoing 8 MiB each: each end queues a full window of DATA (32 x 2 MiB = the 64 MiB
+    // connection window) for the other at once, more than loopback socket buffers take. node:http2
+    // stops reading while its own write is out, so without session-socket.ts both ends wait for the
+    // other to read and the session stops, PING answers included, until the keepalive drops it.
+    const limits = { pingIntervalMs: 1000, pingTimeoutMs: 5000 };
+    const s = await server({ limits });
+    const a = await startAgent(pki, {
+      cluster: 'cluster1',
+      servers: [`127.0.0.1:${s.port}`],
+      targetPort: echoPort,
+      limits,
+    });
+    cleanups.push(() => a.stop());
+    await s.waitForAgents('cluster1');
+    const payload = randomBytes(8 * 1024 * 1024);
+    const streams = await Promise.all(
+      Array.from({ length: 32 }, () => s.dial('cluster1', 'kube-apiserver:443')),
+    );
+    const results = await Promise.all(streams.map((st) => roundTrip(st, payload)));
+    for (const r of results) expect(r.sha).toBe(sha256(payload));
+  });
+
   it('moves 64 MiB each way intact', async () => {
     const s = await server();
     await agent([`127.0.0.1:${s.port}`]);

@@ -1,0 +1,99 @@
+// The connection under a tunnel's HTTP/2 session, with writes that do not hold up reads.
+//
+// node:http2 stops reading its socket while one of its own writes is in progress (a write is one
+// batch of every frame nghttp2 had ready, which with our windows can be tens of MiB). When both
+// ends of a tunnel have such a batch out at once and the batches do not fit into the kernel's
+// socket buffers, each end waits for the other to read before it reads again: the whole session
+// stops, PING answers included, until the keepalive drops it. Streams echoing bulk data both ways
+// (a stalled reader beside four busy streams under CPU load, or 32 busy streams at any load) were
+// enough. The tunnel promises that one stream never stalls the session, so the session must keep
+// reading whatever it has queued for the peer.
+//
+// Here the session writes into a buffer in front of the real socket and its write completes at
+// once, so it goes straight back to reading. One end that always reads breaks the cycle (the other
+// end's writes then always complete), so only the agent's session runs on it (agent-session.ts):
+// node runs a session over a Duplex that is not a socket through its JS stream bridge, which costs
+// that end roughly a quarter more CPU per byte, and the hub's CPU is the one that is shared. What waits in that buffer is bounded by the peer's
+// HTTP/2 connection window (a session sends no DATA beyond it) plus a few control frames; a peer
+// that advertises a larger window than maxUnsentBytes, and then reads nothing, meets ordinary
+// backpressure again: writes complete only once the socket drains below maxUnsentBytes.
+import { Duplex } from 'node:stream';
+
+export interface SessionSocketOptions {
+  /** bytes waiting to be sent above which the session's writes wait for the socket to drain */
+  maxUnsentBytes: number;
+}
+
+/** A Duplex over `socket` for an HTTP/2 session (node wraps it in its JS stream bridge). */
+export class SessionSocket extends Duplex {
+  readonly socket: Duplex;
+  private readonly maxUnsentBytes: number;
+  /** a write held back until the socket drains below maxUnsentBytes */
+  private heldWrite: ((err?: Error | null) => void) | undefined;
+
+  constructor(socket: Duplex, opts: SessionSocketOptions) {
+    super({ allowHalfOpen: false, readableHighWaterMark: 256 * 1024 });
+    this.socket = socket;
+    this.maxUnsentBytes = opts.maxUnsentBytes;
+    socket.on('data', (chunk: Buffer) => {
+      if (!this.push(chunk)) socket.pause();
+    });
+    socket.once('end', () => this.push(null));
+    socket.on('drain', () => this.releaseHeldWrite());
+    socket.once('error', (err) => this.destroy(err));
+    socket.once('close', () => this.destroy());
+  }
+
+  /** Bytes read from the peer (for keepalive and liveness checks). */
+  get bytesRead(): number {
+    return (this.socket as { bytesRead?: number }).bytesRead ?? 0;
+  }
+
+  /** Bytes handed to the connection towards the peer. */
+  get bytesWritten(): number {
+    return (this.socket as { bytesWritten?: number }).bytesWritten ?? 0;
+  }
+
+  override _read(): void {
+    this.socket.resume();
+  }
+
+  override _writev(chunks: Array<{ chunk: Buffer }>, done: (err?: Error | null) => void): void {
+    const socket = this.socket;
+    socket.cork();
+    for (const { chunk } of chunks) socket.write(chunk);
+    socket.uncork();
+    this.settleWrite(done);
+  }
+
+  override _write(chunk: Buffer, _enc: BufferEncoding, done: (err?: Error | null) => void): void {
+    this.socket.write(chunk);
+    this.settleWrite(done);
+  }
+
+  private settleWrite(done: (err?: Error | null) => void): void {
+    if (this.socket.writableLength <= this.maxUnsentBytes) {
+      done();
+      return;
+    }
+    this.heldWrite = done;
+  }
+
+  private releaseHeldWrite(): void {
+    const held = this.heldWrite;
+    if (!held || this.socket.writableLength > this.maxUnsentBytes) return;
+    this.heldWrite = undefined;
+    held();
+  }
+
+  override _final(done: (err?: Error | null) => void): void {
+    this.socket.end(done);
+  }
+
+  override _destroy(err: Error | null, done: (err?: Error | null) => void): void {
+    // A held write is cancelled by node's stream bridge when it closes; nothing to call here.
+    this.heldWrite = undefined;
+    this.socket.destroy();
+    done(err);
+  }
+}

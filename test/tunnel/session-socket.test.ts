@@ -1,0 +1,79 @@
+// SessionSocket: the session's writes complete before the peer reads them (so node:http2 goes back
+// to reading at once), up to maxUnsentBytes; beyond that they wait for the connection to drain.
+import { once } from 'node:events';
+import { type AddressInfo, createServer, connect as netConnect, type Socket } from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import { SessionSocket } from '../../src/tunnel/session-socket.ts';
+
+const cleanups: Array<() => void> = [];
+afterEach(() => {
+  for (const c of cleanups.splice(0).reverse()) c();
+});
+
+/** A loopback TCP pair whose accepting end reads nothing until told to. */
+async function socketPair(): Promise<{ client: Socket; peer: Socket }> {
+  const server = createServer({ pauseOnConnect: true });
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const client = netConnect((server.address() as AddressInfo).port, '127.0.0.1');
+  const [peer] = (await once(server, 'connection')) as [Socket];
+  cleanups.push(() => {
+    client.destroy();
+    peer.destroy();
+    server.close();
+  });
+  return { client, peer };
+}
+
+function write(s: SessionSocket, chunk: Buffer): Promise<void> {
+  return new Promise((resolve, reject) => s.write(chunk, (err) => (err ? reject(err) : resolve())));
+}
+
+describe('SessionSocket', () => {
+  it('completes writes the peer has not read yet, up to maxUnsentBytes', async () => {
+    const { client } = await socketPair();
+    const s = new SessionSocket(client, { maxUnsentBytes: 64 * 1024 * 1024 });
+    // 32 MiB is more than loopback socket buffers take while the peer reads nothing.
+    for (let i = 0; i < 32; i++) await write(s, Buffer.alloc(1024 * 1024, i));
+    expect(client.writableLength).toBeGreaterThan(0);
+  });
+
+  it('holds a write above maxUnsentBytes until the peer reads, and delivers every byte in order', async () => {
+    const { client, peer } = await socketPair();
+    const s = new SessionSocket(client, { maxUnsentBytes: 1024 * 1024 });
+    let done = false;
+    const big = Buffer.alloc(16 * 1024 * 1024);
+    for (let i = 0; i < big.length; i += 4) big.writeUInt32LE(i, i);
+    const written = write(s, big).then(() => {
+      done = true;
+    });
+    await new Promise((r) => setTimeout(r, 200));
+    expect(done).toBe(false);
+    const received: Buffer[] = [];
+    let n = 0;
+    peer.on('data', (c: Buffer) => {
+      received.push(c);
+      n += c.length;
+    });
+    peer.resume();
+    await written;
+    s.end();
+    await once(peer, 'end');
+    expect(n).toBe(big.length);
+    expect(Buffer.concat(received).equals(big)).toBe(true);
+  });
+
+  it('passes the peer’s bytes and end through, and closes with the socket', async () => {
+    const { client, peer } = await socketPair();
+    const s = new SessionSocket(client, { maxUnsentBytes: 1024 });
+    const chunks: Buffer[] = [];
+    s.on('data', (c: Buffer) => chunks.push(c));
+    peer.resume();
+    peer.end(Buffer.from('hello from the peer'));
+    await once(s, 'end');
+    expect(Buffer.concat(chunks).toString()).toBe('hello from the peer');
+    expect(s.bytesRead).toBe(19);
+    await once(s, 'close');
+    expect(client.destroyed).toBe(true);
+  });
+});
