@@ -18,6 +18,7 @@ import { ConnectFrontend } from '../../src/proxy-server/connect-frontend.ts';
 import type { ProxyServer } from '../../src/proxy-server/server.ts';
 import type { ClusterApi, TargetPorts } from './cluster-side.ts';
 import { type ConnectRrResult, type Endpoint, RemoteFrontendClient } from './frontend-client.ts';
+import { TlsFloorServer } from './frontend-tls-floor.ts';
 import { gc, median, nowMs, percentile, round, sleep } from './stats.ts';
 
 const MiB = 1024 * 1024;
@@ -201,6 +202,43 @@ export async function runFrontendScenarios(ctx: FrontendContext): Promise<void> 
       const t0 = nowMs();
       while (server.registry.pick(ctx.clusterName)?.session.openStreams && nowMs() - t0 < 10_000)
         await sleep(50);
+
+      // The floor: the same clients holding n bare TLS connections to a fresh node:tls process.
+      const floor = await TlsFloorServer.start({
+        certPem: ctx.serverCert.certPem,
+        keyPem: ctx.serverCert.keyPem,
+        clientCaPem: clientCa.certPem,
+      });
+      try {
+        const f0 = await floor.server.memory();
+        await client.openIdle({ port: floor.port, identity: 'frontend' }, n, 50);
+        await sleep(500);
+        const f1 = await floor.server.memory();
+        await client.closeIdle();
+        const floorRss = per(f0.rss, f1.rss);
+        emit(
+          {
+            scenario: 'frontend-idle-2k-tls-floor',
+            connections: n,
+            held: f1.held,
+            bare_tls_rss_kib_per_connection: floorRss,
+            bare_tls_heap_kib_per_connection: per(f0.heapUsed, f1.heapUsed),
+            frontend_server_rss_kib_per_connection: serverRss,
+            note: 'a bare node:tls server process holding the same idle client connections: the least a TLS-terminating frontend in Node pays per connection',
+            loadavg_1m: la(),
+          },
+          {
+            scenario: 'frontend-idle-2k-tls-floor',
+            tunnel: `bare node:tls ${floorRss} KiB/conn RSS`,
+            baseline: `frontend server side ${serverRss} KiB/conn`,
+            ratio: '—',
+            target: '(floor)',
+            result: floorRss > 32 ? 'floor > 32 KiB' : '—',
+          },
+        );
+      } finally {
+        await floor.server.stop();
+      }
     });
     // ---- bulk ---------------------------------------------------------------------------------
     const bulkScenario = async (name: string, streams: number): Promise<void> => {
@@ -421,12 +459,20 @@ export async function runFrontendScenarios(ctx: FrontendContext): Promise<void> 
         direct: { p50: [], p99: [] },
         frontend: { p50: [], p99: [] },
       };
+      const hubUs: number[] = [];
+      const agentUs: number[] = [];
       for (const k of ['direct', 'frontend'] as const) await client.rr(paths.echo[k], 0, sizes.rrWarmup);
       for (let r = 0; r < REPEATS; r++) {
         for (const k of (r % 2 ? ['frontend', 'direct'] : ['direct', 'frontend']) as Array<
           'direct' | 'frontend'
         >) {
+          const c0 = await cpu();
           const lat = await client.rr(paths.echo[k], sizes.rrIterations, 50);
+          const c1 = await cpu();
+          if (k === 'frontend') {
+            hubUs.push((c1.hub - c0.hub) / (sizes.rrIterations + 50));
+            agentUs.push((c1.agent - c0.agent) / (sizes.rrIterations + 50));
+          }
           out[k].p50.push(percentile(lat, 50));
           out[k].p99.push(percentile(lat, 99));
           progress(
@@ -446,8 +492,13 @@ export async function runFrontendScenarios(ctx: FrontendContext): Promise<void> 
           frontend_p99_us: p('frontend', 'p99'),
           direct_p50_us: p('direct', 'p50'),
           direct_p99_us: p('direct', 'p99'),
+          frontend_p50_runs: out.frontend.p50.map((x) => round(x, 0)),
           frontend_p99_runs: out.frontend.p99.map((x) => round(x, 0)),
+          direct_p50_runs: out.direct.p50.map((x) => round(x, 0)),
           direct_p99_runs: out.direct.p99.map((x) => round(x, 0)),
+          // CPU per round trip (includes a connection setup spread over the iterations)
+          hub_cpu_us_per_round_trip: round(median(hubUs), 1),
+          agent_cpu_us_per_round_trip: round(median(agentUs), 1),
           iterations: sizes.rrIterations,
           request_bytes: 1024,
           target: { p99_slowdown: 2 },
@@ -456,7 +507,7 @@ export async function runFrontendScenarios(ctx: FrontendContext): Promise<void> 
         },
         {
           scenario: 'frontend-rr-small',
-          tunnel: `p50 ${p('frontend', 'p50')} / p99 ${p('frontend', 'p99')} µs`,
+          tunnel: `p50 ${p('frontend', 'p50')} / p99 ${p('frontend', 'p99')} µs; CPU/round trip hub ${round(median(hubUs), 1)} µs agent ${round(median(agentUs), 1)} µs`,
           baseline: `direct ${p('direct', 'p50')} / ${p('direct', 'p99')} µs`,
           ratio: `p99 ×${s99}`,
           target: 'p99 ≤ ×2',
