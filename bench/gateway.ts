@@ -64,21 +64,44 @@ interface Lane {
   pool: Pool;
   path: string;
   samples: number[];
+  /** CPU ms spent while this lane ran: this process (client, gateway, tunnel) and the control planes */
+  cpu: { bench: number; controlPlanes: number };
 }
 
+type CpuClock = () => { bench: number; controlPlanes: number };
+
 /** Sequential GETs, `rounds` × `perRound` per lane, lanes taking turns (rotating order) each round. */
-async function interleavedLatencies(lanes: Lane[], rounds: number, perRound: number): Promise<void> {
+async function interleavedLatencies(
+  lanes: Lane[],
+  rounds: number,
+  perRound: number,
+  cpuMs: CpuClock,
+): Promise<void> {
   for (const lane of lanes) for (let i = 0; i < 30; i++) await get(lane.pool, lane.path, lane.client.headers);
   for (let r = 0; r < rounds; r++) {
     for (let k = 0; k < lanes.length; k++) {
       const lane = lanes[(r + k) % lanes.length] as Lane;
+      const before = cpuMs();
       for (let i = 0; i < perRound; i++) {
         const t = nowMs();
         await get(lane.pool, lane.path, lane.client.headers);
         lane.samples.push(nowMs() - t);
       }
+      const after = cpuMs();
+      lane.cpu.bench += after.bench - before.bench;
+      lane.cpu.controlPlanes += after.controlPlanes - before.controlPlanes;
     }
   }
+}
+
+/** CPU ms per request of a lane (load-insensitive, unlike latency). */
+function cpuPerRequest(l: Lane): { bench: number; control_planes: number; total: number } {
+  const n = l.samples.length;
+  return {
+    bench: round(l.cpu.bench / n, 3),
+    control_planes: round(l.cpu.controlPlanes / n, 3),
+    total: round((l.cpu.bench + l.cpu.controlPlanes) / n, 3),
+  };
 }
 
 /**
@@ -185,7 +208,7 @@ export async function run(opts: BenchOptions): Promise<void> {
     const lane = (client: ClientPath, path: string): Lane => {
       const pool = client.pool(1);
       pools.push(pool);
-      return { client, pool, path: client.path(path), samples: [] };
+      return { client, pool, path: client.path(path), samples: [], cpu: { bench: 0, controlPlanes: 0 } };
     };
 
     // get-small and the references beside it, interleaved.
@@ -203,12 +226,13 @@ export async function run(opts: BenchOptions): Promise<void> {
     progress(
       `get-small: ${rounds * perRound} sequential GETs per path, ${Object.keys(lanes).length} paths interleaved`,
     );
-    await interleavedLatencies(Object.values(lanes), rounds, perRound);
+    await interleavedLatencies(Object.values(lanes), rounds, perRound, stack.cpuMs);
     const st = (l: Lane) => ({
       p50: round(percentile(l.samples, 50), 3),
       p99: round(percentile(l.samples, 99), 3),
     });
     const d = st(lanes.direct);
+    const dCpu = cpuPerRequest(lanes.direct);
     const load = { concurrency: 1, requests_per_path: rounds * perRound, interleaved_rounds: rounds };
     for (const [scenario, l, goal, label] of [
       ['gateway-get-small-hub', lanes.hub, 1.5, 'hub+aggregator+gateway+tunnel'],
@@ -224,6 +248,7 @@ export async function run(opts: BenchOptions): Promise<void> {
       const s = st(l);
       const r50 = round(s.p50 / d.p50);
       const r99 = round(s.p99 / d.p99);
+      const cpu = cpuPerRequest(l);
       emit(
         {
           scenario,
@@ -231,6 +256,9 @@ export async function run(opts: BenchOptions): Promise<void> {
           ratio_vs_direct_p99: r99,
           ms: s,
           direct_ms: d,
+          cpu_ms_per_request: cpu,
+          direct_cpu_ms_per_request: dCpu,
+          cpu_ratio_vs_direct: round(cpu.total / dCpu.total),
           ...(goal ? { goal: `<= ${goal}x p50 and p99`, met: r50 <= goal && r99 <= goal } : {}),
           load,
         },
@@ -348,7 +376,7 @@ export async function run(opts: BenchOptions): Promise<void> {
       lane(stack.direct, `/api/v1/namespaces/${NS}/configmaps`),
       lane(stack.hub, `/api/v1/namespaces/${NS}/configmaps`),
     ];
-    await interleavedLatencies(listLanes, listReps, 1);
+    await interleavedLatencies(listLanes, listReps, 1, stack.cpuMs);
     const [ld, lh] = listLanes.map((l) => round(median(l.samples), 1)) as [number, number];
     emit(
       {

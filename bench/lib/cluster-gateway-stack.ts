@@ -36,6 +36,8 @@ import { pollUntil } from '../../src/wait.ts';
 
 export const BENCH_CLUSTER = 'bench-gw';
 export const BENCH_NAMESPACE = 'bench-gateway';
+/** USER_HZ of /proc/<pid>/stat times (100 on Linux). */
+const clockTicksPerSecond = 100;
 
 /** One client path: a pool, how to turn a managed-cluster path into its URL path, headers to add. */
 export interface ClientPath {
@@ -61,6 +63,8 @@ export interface GatewayBenchStack {
   gatewayOnly: ClientPath;
   /** the hub itself (for its own resources: paths are taken as they are) */
   hubLocal: ClientPath;
+  /** CPU time (user + system, ms) used so far by this process and by the control-plane processes */
+  cpuMs(): { bench: number; controlPlanes: number };
   stop(): Promise<void>;
 }
 
@@ -251,6 +255,23 @@ export async function startGatewayBenchStack(progress: (msg: string) => void): P
           'x-remote-user': adminUser,
           ...(adminGroups[0] ? { 'x-remote-group': adminGroups[0] } : {}),
         },
+      },
+      cpuMs: () => {
+        const self = process.cpuUsage();
+        let ticks = 0;
+        for (const pid of env.pids()) {
+          try {
+            // utime and stime: fields 14 and 15 of /proc/<pid>/stat, after the parenthesized name.
+            const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
+            ticks += Number(fields[11] ?? 0) + Number(fields[12] ?? 0);
+          } catch {
+            // a process that just exited
+          }
+        }
+        return {
+          bench: (self.user + self.system) / 1000,
+          controlPlanes: (ticks * 1000) / clockTicksPerSecond,
+        };
       },
       stop: stopAll,
     };

@@ -9,6 +9,7 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import { TetherError } from '../errors.ts';
 import { Informer, type KubeObject, ResourceClient } from '../kube/index.ts';
 import type { Logger } from '../log.ts';
+import { connectionOf, distinctHeaders } from './http.ts';
 
 export const authenticationConfigMapNamespace = 'kube-system';
 export const authenticationConfigMapName = 'extension-apiserver-authentication';
@@ -170,7 +171,7 @@ export class FrontProxyAuthenticator {
   authenticate(req: IncomingMessage): FrontProxyResult {
     const config = this.current;
     if (!config) return { ok: false, reason: 'request-header authentication is not configured yet' };
-    const socket = req.socket as TLSSocket;
+    const socket = connectionOf(req);
     if (!socket.authorized) {
       return { ok: false, reason: 'a front-proxy client certificate from the request-header CA is required' };
     }
@@ -183,7 +184,7 @@ export class FrontProxyAuthenticator {
         };
       }
     }
-    return { ok: true, caller: callerFromHeaders(req.headersDistinct, config) };
+    return { ok: true, caller: callerFromHeaders(distinctHeaders(req), config) };
   }
 
   private apply(cm: ConfigMap): void {

@@ -13,6 +13,7 @@ import { errorMessage } from '../errors.ts';
 import type { Logger } from '../log.ts';
 import type { Caller } from './front-proxy.ts';
 import type { HealthMonitor } from './health.ts';
+import { distinctHeaders, requestHasBody, responseGone } from './http.ts';
 import { type GatewayIdentityMode, impersonationHeaders } from './identity.ts';
 import type { GatewayMetrics } from './metrics.ts';
 import { sendStatus, sendStatusOnSocket, statusForUpstreamError } from './status.ts';
@@ -97,9 +98,9 @@ export async function proxyRequest(
   caller: Caller,
   path: string,
   query: string,
+  params: URLSearchParams = new URLSearchParams(query),
 ): Promise<void> {
   const method = req.method ?? 'GET';
-  const params = new URLSearchParams(query);
   const longRunning = longRunningKind(method, path, params);
   const verb = verbLabel(method, longRunning);
   const cluster = up.cluster;
@@ -109,12 +110,11 @@ export async function proxyRequest(
     if (!res.writableFinished) abort.abort();
   };
   res.once('close', onClose);
-  const hasBody =
-    req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0;
+  const hasBody = requestHasBody(req);
   const options: Dispatcher.RequestOptions = {
     method: method as Dispatcher.HttpMethod,
     path: `${upstreamBasePath(up)}${path}${query ? `?${query}` : ''}`,
-    headers: upstreamHeaders(req.headersDistinct, up, caller, ctx, false),
+    headers: upstreamHeaders(distinctHeaders(req), up, caller, ctx, false),
     body: hasBody ? req : null,
     signal: abort.signal,
   };
@@ -159,7 +159,7 @@ export async function proxyRequest(
     // the response; a failed body destroys it; a client gone early aborts the upstream (onClose).
     const body = response.body;
     body.on('error', () => res.destroy());
-    if (res.destroyed) body.destroy();
+    if (responseGone(res)) body.destroy();
     else {
       await new Promise<void>((resolve) => {
         res.once('close', resolve);
@@ -199,7 +199,7 @@ export async function proxyUpgrade(
     upstream.destroy();
     return;
   }
-  const headers = upstreamHeaders(req.headersDistinct, up, caller, ctx, true);
+  const headers = upstreamHeaders(distinctHeaders(req), up, caller, ctx, true);
   headers.host = up.url.host;
   let headText = `${req.method ?? 'GET'} ${upstreamBasePath(up)}${path}${query ? `?${query}` : ''} HTTP/1.1\r\n`;
   for (const [name, value] of Object.entries(headers)) {

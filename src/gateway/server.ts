@@ -3,7 +3,12 @@
 // caller with a SubjectAccessReview, serves discovery/OpenAPI and the clustergateways resource, and
 // forwards the proxy subresource into managed clusters through `dial` (the reverse tunnel).
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { createServer, type Server } from 'node:https';
+import {
+  createSecureServer,
+  type Http2SecureServer,
+  type SecureServerOptions,
+  type ServerHttp2Session,
+} from 'node:http2';
 import type { AddressInfo, Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { TLSSocket } from 'node:tls';
@@ -135,10 +140,42 @@ function sendBody(res: ServerResponse, body: string, etag: string, req: Incoming
   res.end(body);
 }
 
+/** Concurrent streams one HTTP/2 client connection may open. */
+const http2MaxStreamsPerConnection = 1000;
+/** An HTTP/2 connection with no open stream for this long is closed (as idle HTTP/1.1 ones are). */
+const http2IdleTimeoutMs = 120_000;
+
+const http1Timeouts = {
+  // Longer than the aggregator's idle timeout (90 s), so it is the side that closes idle connections.
+  keepAliveTimeout: 120_000,
+  headersTimeout: 60_000,
+  requestTimeout: 0,
+};
+
+/** Closes `session` once it has had no open stream for `idleMs`. */
+function closeWhenIdle(session: ServerHttp2Session, idleMs: number): void {
+  let open = 0;
+  let timer: NodeJS.Timeout | undefined;
+  const arm = (): void => {
+    timer = setTimeout(() => session.close(), idleMs);
+    timer.unref();
+  };
+  session.on('stream', (stream) => {
+    open++;
+    clearTimeout(timer);
+    stream.once('close', () => {
+      open--;
+      if (open === 0 && !session.closed && !session.destroyed) arm();
+    });
+  });
+  session.once('close', () => clearTimeout(timer));
+  arm();
+}
+
 export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
   const log = opts.log ?? makeLogger('gateway');
   const metrics = createGatewayMetrics();
-  let server: Server | undefined;
+  let server: Http2SecureServer | undefined;
   const authn = new FrontProxyAuthenticator({
     hubKubeConfig: opts.hubKubeConfig,
     log,
@@ -274,7 +311,7 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
       if (!caller) return;
       const up = store.upstream(name ?? '');
       if (!up) return fail(notFound(name ?? ''));
-      return proxyRequest(proxyCtx, req, res, up, caller, rest, query);
+      return proxyRequest(proxyCtx, req, res, up, caller, rest, query, params);
     }
     if (method !== 'GET') return fail(kubeStatus(405, `${method} is not supported on clustergateways`));
     const verb = route.kind === 'health' ? 'get' : route.kind;
@@ -349,18 +386,26 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
   };
 
   const sockets = new Set<Socket>();
-  server = createServer({
+  // HTTP/2 for the aggregator (one connection for all its requests and watches, see http.ts),
+  // HTTP/1.1 for Upgrades and other clients, on one port with the same limits as before.
+  server = createSecureServer({
     cert: opts.tls.certPem,
     key: opts.tls.keyPem,
     ca: requestHeaders.clientCaPem,
     requestCert: true,
     // Checked per request: only the front proxy is served, with a Status body for everyone else.
     rejectUnauthorized: false,
-    // Longer than the aggregator's idle timeout (90 s), so it is the side that closes idle connections.
-    keepAliveTimeout: 120_000,
-    headersTimeout: 60_000,
-    requestTimeout: 0,
+    allowHTTP1: true,
+    // Node takes the http.Server timeouts here (its typings do not list them yet).
+    http1Options: http1Timeouts as SecureServerOptions['http1Options'],
+    // The kube-apiserver's own default for --http2-max-streams-per-connection.
+    settings: { maxConcurrentStreams: http2MaxStreamsPerConnection },
+    // Buffered bytes per HTTP/2 connection (MB) before new streams are refused: room for
+    // maxConcurrentStreams watches with full windows.
+    maxSessionMemory: 128,
   });
+  // An HTTP/2 connection without open streams is closed after the same idle time as HTTP/1.1.
+  server.on('session', (session: ServerHttp2Session) => closeWhenIdle(session, http2IdleTimeoutMs));
   server.on('connection', (s: Socket) => {
     sockets.add(s);
     s.once('close', () => sockets.delete(s));

@@ -114,7 +114,7 @@ describe('gateway failure answers', () => {
     const stoppedAt = Date.now();
     await f.stopAgent(cluster);
     const down = await viaHub(proxyPath(cluster, '/version'));
-    expect(down.status).toBe(503);
+    expect(down.status, down.body).toBe(503);
     expect(down.ms).toBeLessThan(1000);
     expect(JSON.parse(down.body)).toMatchObject({ kind: 'Status', code: 503, reason: 'ServiceUnavailable' });
     expect(JSON.parse(down.body).message).toContain(cluster);
