@@ -1,8 +1,21 @@
 // Join benchmark: N registration agents join one hub and turn Available, on real local control
-// planes (a hub and ONE managed cluster, no tunnel). Target: 100 agents in ≤ 60 s.
+// planes (a hub and ONE managed cluster, no tunnel). Targets (issue 14): 100 clusters Joined +
+// Available ≤ 10 s; ≤ 15 hub requests per cluster to join and stay Available for one lease period.
 //
 //   npm run bench -- join [--quick] [--scenarios=10x1,100x1,100x4] [--accept=loop|precreate]
-//                         [--timeout=SECONDS]
+//                         [--timeout=SECONDS] [--lease=SECONDS] [--hold=SECONDS] [--cpu-prof=DIR]
+//
+// --lease is the clusters' spec.leaseDurationSeconds (default 60, OCM's); after the last cluster is
+// done the agents keep running for --hold seconds (default: one lease period) and the hub requests
+// are counted again, so "join and stay Available for one lease period" is one figure.
+//
+// Baseline ("floor"), measured in the same environment before the hub starts: per cluster, every
+// object and state a joined cluster ends up with, each written once by one admin client, with no
+// read and no watch — ManagedCluster, CSR (a real one: the KCM signs it), its approval, namespace,
+// ClusterRole, ClusterRoleBinding, three RoleBindings, Lease, one status patch (HubAccepted, Joined,
+// Available), one lease renewal — all N clusters side by side. Its request count is what the
+// OCM protocol cannot go below without dropping an object; its wall time is this apiserver's speed
+// for those writes under this run's load. The JSON line gives tether's figures as ratios to it.
 //
 // A scenario "NxP" runs N agents spread over P child processes (in-process within each child). All
 // N agents use the one managed kube-apiserver as "their" cluster, each with its own agent namespace
@@ -18,27 +31,40 @@
 //
 // Measured from the first agent's start until every ManagedCluster shows ManagedClusterJoined True
 // and ManagedClusterConditionAvailable True: wall time (and per-cluster p50/max of each stage),
-// hub kube-apiserver requests (apiserver_request_total from /metrics, after − before, per cluster,
-// split by verb/resource and by client: agents, hub controllers, this process; the rest is the
-// KCM), managed kube-apiserver requests, CPU seconds of the agent processes, the hub controllers
-// and the control-plane processes, and RSS. Watches count when they end (apiserver metric rules).
+// hub kube-apiserver requests (the hub apiserver's apiserver_request_total from /metrics, after −
+// before, per cluster, split by verb/resource and by client: agents, hub controllers, this
+// process; the rest is the KCM), managed kube-apiserver requests, CPU seconds of the agent
+// processes, the hub controllers and the control-plane processes, and RSS. Watches count when they
+// end (apiserver metric rules). The hub requests are printed as a table by verb and resource: to
+// join, and to join and stay Available for the hold period, next to the floor's.
 import { type ChildProcess, fork } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { KubeConfig, type RequestContext } from '@kubernetes/client-node';
+import { CertificatesV1Api, KubeConfig, type RequestContext } from '@kubernetes/client-node';
 import { Agent, request } from 'undici';
 import {
   clusterNameLabel,
+  defaultLeaseDurationSeconds,
   type ManagedCluster,
   ManagedClusterCondition,
+  managedClusterLeaseName,
   managedClusterResource,
 } from '../src/api/index.ts';
-import { Informer, isConditionTrue, ResourceClient } from '../src/kube/index.ts';
+import {
+  formatMicroTime,
+  Informer,
+  isConditionTrue,
+  type KubeObject,
+  type Lease,
+  leaseResource,
+  ResourceClient,
+} from '../src/kube/index.ts';
 import { startEnvironment } from '../src/localenv/environment.ts';
 import type { ControlPlaneInfo } from '../src/localenv/types.ts';
+import { createCertificateRequest } from '../src/pki/index.ts';
 import { type RegistrationAgent, startRegistrationAgent } from '../src/registration/agent/index.ts';
 import {
   BOOTSTRAP_USER,
@@ -46,11 +72,21 @@ import {
   createBootstrapToken,
   ensureBootstrapIdentity,
 } from '../src/registration/bootstrap.ts';
-import { approveClusterCsrs, startRegistrationHub } from '../src/registration/hub/index.ts';
+import {
+  approveClusterCsrs,
+  clusterRbac,
+  kubeApiserverClientSignerName,
+  startRegistrationHub,
+} from '../src/registration/hub/index.ts';
 import {
   type CertificateSigningRequest,
   certificateSigningRequestResource,
+  clusterRoleBindingResource,
+  clusterRoleResource,
+  namespaceResource,
+  roleBindingResource,
 } from '../src/registration/hub/resources.ts';
+import { agentSubject } from '../src/tunnel/identity.ts';
 import {
   type BenchOptions,
   flag,
@@ -63,6 +99,8 @@ import {
 } from './lib/stats.ts';
 
 const thisFile = fileURLToPath(import.meta.url);
+/** --cpu-prof=DIR: the hub and agent child processes write V8 CPU profiles there when they exit */
+let cpuProfDir: string | undefined;
 const ROLE_ENV = 'TETHER_BENCH_JOIN_ROLE';
 const CONFIG_ENV = 'TETHER_BENCH_JOIN_CONFIG';
 
@@ -179,6 +217,7 @@ interface AgentSpec {
   clusterName: string;
   agentNamespace: string;
   bootstrapKubeconfigPath: string;
+  leaseDurationSeconds: number;
 }
 
 interface AgentsChildConfig {
@@ -203,6 +242,7 @@ async function agentsChild(cfg: AgentsChildConfig): Promise<void> {
           managedKubeConfig: managed,
           bootstrapKubeconfigPath: spec.bootstrapKubeconfigPath,
           agentNamespace: spec.agentNamespace,
+          leaseDurationSeconds: spec.leaseDurationSeconds,
         });
         agents.push(agent);
         const cluster = spec.clusterName;
@@ -278,7 +318,12 @@ class Child {
   ) {
     this.name = name;
     this.proc = fork(thisFile, [name], {
-      execArgv: ['--expose-gc'],
+      execArgv: [
+        '--expose-gc',
+        ...(cpuProfDir
+          ? ['--cpu-prof', `--cpu-prof-dir=${cpuProfDir}`, `--cpu-prof-name=${name}.cpuprofile`]
+          : []),
+      ],
       stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
       env: {
         ...process.env,
@@ -442,6 +487,113 @@ function controlPlanePids(cps: ControlPlaneInfo[]): Array<[string, number]> {
   return out;
 }
 
+interface FloorResult {
+  seconds: number;
+  /** hub apiserver requests of the floor's window, this process's polls for issuance left out */
+  requests: RequestTotals;
+}
+
+/**
+ * The floor (see the header): for `n` clusters side by side, every object and state of a joined
+ * cluster written once, then the wait for the KCM to sign the CSRs. Its ManagedClusters are
+ * deleted afterwards (the hub, started later, must not reconcile them); nothing else carries the
+ * cluster-name label, so the hub's caches and the bench's watchers never see them.
+ */
+async function runFloor(
+  hubKc: KubeConfig,
+  hub: ControlPlaneInfo,
+  n: number,
+  leaseSeconds: number,
+): Promise<FloorResult> {
+  const names = Array.from({ length: n }, (_, i) => `floor-${i}`);
+  const csrPems = await Promise.all(
+    names.map((name) => createCertificateRequest(agentSubject(name, 'agent')).then((r) => r.csrPem)),
+  );
+  const clusters = new ResourceClient<ManagedCluster>(hubKc, managedClusterResource);
+  const csrs = new ResourceClient<CertificateSigningRequest>(hubKc, certificateSigningRequestResource);
+  const certificates = hubKc.makeApiClient(CertificatesV1Api);
+  const namespaces = new ResourceClient<KubeObject>(hubKc, namespaceResource);
+  const clusterRoles = new ResourceClient<KubeObject>(hubKc, clusterRoleResource);
+  const clusterRoleBindings = new ResourceClient<KubeObject>(hubKc, clusterRoleBindingResource);
+  const roleBindings = new ResourceClient<KubeObject>(hubKc, roleBindingResource);
+  const leases = new ResourceClient<Lease>(hubKc, leaseResource);
+  const unlabelled = <T extends KubeObject>(obj: T): T => ({
+    ...obj,
+    metadata: { ...obj.metadata, labels: undefined, finalizers: undefined },
+  });
+  const before = await scrapeRequests(hub);
+  const t0 = Date.now();
+  await Promise.all(
+    names.map(async (name, i) => {
+      await clusters.create({
+        metadata: { name },
+        spec: { hubAcceptsClient: true, leaseDurationSeconds: leaseSeconds },
+      });
+      const csr = await csrs.create({
+        metadata: { name: `${name}-csr` },
+        spec: {
+          request: Buffer.from(csrPems[i] ?? '').toString('base64'),
+          signerName: kubeApiserverClientSignerName,
+          usages: ['digital signature', 'key encipherment', 'client auth'],
+        },
+      });
+      const approved = {
+        type: 'Approved',
+        status: 'True',
+        reason: 'BenchFloor',
+        message: 'floor',
+        lastUpdateTime: new Date(),
+      };
+      await certificates.replaceCertificateSigningRequestApproval({
+        name: `${name}-csr`,
+        body: { ...csr, status: { conditions: [approved] } } as never,
+      });
+      await namespaces.create({ metadata: { name } });
+      const rbac = clusterRbac(name, true);
+      await clusterRoles.create(unlabelled(rbac.clusterRole));
+      await clusterRoleBindings.create(unlabelled(rbac.clusterRoleBinding));
+      for (const binding of rbac.roleBindings) await roleBindings.create(unlabelled(binding));
+      const now = formatMicroTime(new Date());
+      const lease = await leases.create({
+        metadata: { name: managedClusterLeaseName, namespace: name },
+        spec: { holderIdentity: managedClusterLeaseName, leaseDurationSeconds: leaseSeconds, renewTime: now },
+      });
+      const condition = (type: string, reason: string) => ({
+        type,
+        status: 'True',
+        reason,
+        message: 'floor',
+        lastTransitionTime: new Date().toISOString().replace(/\.\d+Z$/, 'Z'),
+      });
+      await clusters.patchStatus(name, {
+        status: {
+          conditions: [
+            condition(ManagedClusterCondition.HubAccepted, 'HubClusterAdminAccepted'),
+            condition(ManagedClusterCondition.Joined, 'ManagedClusterJoined'),
+            condition(ManagedClusterCondition.Available, 'ManagedClusterAvailable'),
+          ],
+        },
+      });
+      await leases.replace({ ...lease, spec: { ...lease.spec, renewTime: formatMicroTime(new Date()) } });
+    }),
+  );
+  let polls = 0;
+  for (;;) {
+    polls++;
+    const { items } = await csrs.list();
+    const issued = items.filter((c) => names.includes((c.metadata?.name ?? '').replace(/-csr$/, '')));
+    if (issued.length === n && issued.every((c) => c.status?.certificate)) break;
+    if (Date.now() - t0 > 120_000) throw new Error('floor: the KCM did not sign the CSRs within 120 s');
+    await sleep(100);
+  }
+  const seconds = (Date.now() - t0) / 1000;
+  const requests = diffTotals(before, await scrapeRequests(hub));
+  const listKey = [...requests.keys()].find((k) => k.startsWith('LIST certificatesigningrequests 200'));
+  if (listKey) requests.set(listKey, (requests.get(listKey) ?? 0) - polls);
+  await inParallel(names, 16, (name) => clusters.delete(name, undefined, { ignoreNotFound: true }));
+  return { seconds, requests };
+}
+
 /** Run `task` over `items` with at most `limit` in flight. */
 async function inParallel<T>(items: readonly T[], limit: number, task: (item: T) => Promise<unknown>) {
   let next = 0;
@@ -494,20 +646,34 @@ const stages: Array<keyof Timeline> = [
   'done',
 ];
 
+/** Hub requests per cluster by "VERB resource": to join, to join and hold, and the floor's. */
+interface Breakdown {
+  join: Record<string, number>;
+  withHold: Record<string, number>;
+  floor: Record<string, number>;
+}
+
 interface ScenarioResult {
+  breakdown: Breakdown;
   json: Record<string, unknown>;
   phases: Record<string, { p50: number; max: number; n: number }>;
   topRequests: Array<[string, number]>;
   warnings: Array<{ what: string; count: number; sample: string }>;
 }
 
-async function runScenario(
-  s: Scenario,
-  accept: Accept,
-  timeoutMs: number,
-  quick: boolean,
-  progress: (msg: string) => void,
-): Promise<ScenarioResult> {
+interface RunOptions {
+  accept: Accept;
+  timeoutMs: number;
+  quick: boolean;
+  /** the clusters' spec.leaseDurationSeconds */
+  leaseSeconds: number;
+  /** how long the agents keep running after the last cluster is done, counted apart */
+  holdSeconds: number;
+  progress: (msg: string) => void;
+}
+
+async function runScenario(s: Scenario, o: RunOptions): Promise<ScenarioResult> {
+  const { accept, timeoutMs, quick, progress } = o;
   const n = s.agents;
   const dir = mkdtempSync(join(tmpdir(), 'tether-bench-join-'));
   const children: Child[] = [];
@@ -530,6 +696,8 @@ async function runScenario(
     const hubKc = new KubeConfig();
     hubKc.loadFromFile(env.hub.kubeconfigPath);
     await ensureBootstrapIdentity(hubKc);
+    progress(`[${n}x${s.procs}] floor: ${n} clusters' objects written once, side by side`);
+    const floor = await runFloor(hubKc, env.hub, n, o.leaseSeconds);
     const { token } = await createBootstrapToken(hubKc, 3600);
     const yaml = bootstrapKubeconfigYaml({
       hubApiserver: hubUrl,
@@ -540,7 +708,12 @@ async function runScenario(
     const specs: AgentSpec[] = Array.from({ length: n }, (_, i) => {
       const path = join(dir, 'bootstrap', `bench-${i}.kubeconfig`);
       writeFileSync(path, yaml, { mode: 0o600 });
-      return { clusterName: `bench-${i}`, agentNamespace: `ocm-agent-${i}`, bootstrapKubeconfigPath: path };
+      return {
+        clusterName: `bench-${i}`,
+        agentNamespace: `ocm-agent-${i}`,
+        bootstrapKubeconfigPath: path,
+        leaseDurationSeconds: o.leaseSeconds,
+      };
     });
     const names = new Set(specs.map((x) => x.clusterName));
 
@@ -562,6 +735,8 @@ async function runScenario(
       return t;
     };
     let doneCount = 0;
+    /** clusters seen without Available True after they were done (during the run or the hold) */
+    const lostAvailable = new Set<string>();
     let allDone: () => void = () => {};
     const allDonePromise = new Promise<void>((r) => {
       allDone = r;
@@ -583,7 +758,7 @@ async function runScenario(
       }
     };
     const pumpAccept = () => {
-      while (acceptWorkers < 8 && acceptQueue.length > 0) {
+      while (acceptWorkers < 16 && acceptQueue.length > 0) {
         const name = acceptQueue.shift() as string;
         acceptWorkers++;
         void acceptOne(name).finally(() => {
@@ -609,6 +784,7 @@ async function runScenario(
         t.done = now;
         if (++doneCount === n) allDone();
       }
+      if (t.done !== undefined && !available) lostAvailable.add(name);
       if (accept === 'loop' && mc.spec?.hubAcceptsClient !== true && !accepting.has(name)) {
         accepting.add(name);
         acceptQueue.push(name);
@@ -677,7 +853,7 @@ async function runScenario(
       await inParallel(specs, 16, (spec) =>
         clusters.create({
           metadata: { name: spec.clusterName },
-          spec: { hubAcceptsClient: true, leaseDurationSeconds: 60 },
+          spec: { hubAcceptsClient: true, leaseDurationSeconds: o.leaseSeconds },
         }),
       );
       const deadline = Date.now() + timeoutMs;
@@ -716,7 +892,18 @@ async function runScenario(
     const hubAfter = await scrapeRequests(env.hub);
     const managedAfter = await scrapeRequests(cluster1);
     const cpCpu1 = cpPids.map(([, pid]) => processCpuSeconds(pid));
-    progress(`[${n}x${s.procs}] ${complete ? 'all' : `only ${doneCount}/${n}`} done; stopping agents`);
+    progress(
+      `[${n}x${s.procs}] ${complete ? 'all' : `only ${doneCount}/${n}`} done; holding ${o.holdSeconds} s`,
+    );
+    await sleep(o.holdSeconds * 1000);
+    const agents2 = await Promise.all(children.map((c) => c.call<ProcStats>('stats')));
+    const hubCtl2 = await hubChild.call<ProcStats>('stats');
+    const bench2 = { ...counts };
+    const hubAfterHold = await scrapeRequests(env.hub);
+    const stillAvailable = [...names].filter((name) =>
+      isConditionTrue(clusterInformer.getByName(name)?.status?.conditions, ManagedClusterCondition.Available),
+    ).length;
+    progress(`[${n}x${s.procs}] stopping agents`);
     stopAccepting = true;
     const stopMs = await Promise.all(children.map((c) => c.stop()));
 
@@ -754,6 +941,20 @@ async function runScenario(
     }
     const per = (x: number) => round(x / n, 1);
     const top = byVerbResource(hubDiff).slice(0, 5);
+    const holdDiff = diffTotals(hubBefore, hubAfterHold);
+    const holdTotal = sumTotals(holdDiff);
+    const holdWatches = watchesOf(holdDiff);
+    const agentsHold = sum(agents2.map((a, i) => a.requests.hub - (agents0[i]?.requests.hub ?? 0)));
+    const hubCtlHold = hubCtl2.requests.hub - hubCtl0.requests.hub;
+    const benchHold = bench2.hub - bench0.hub;
+    const perVerbResource = (t: RequestTotals) =>
+      Object.fromEntries(byVerbResource(t).map(([k, v]) => [k, per(v)]));
+    const breakdown: Breakdown = {
+      join: perVerbResource(hubDiff),
+      withHold: perVerbResource(holdDiff),
+      floor: Object.fromEntries(byVerbResource(floor.requests).map(([k, v]) => [k, round(v / n, 1)])),
+    };
+    const floorPerCluster = round(sumTotals(floor.requests) / n, 1);
     const warnings = logs.top(8);
     const json = {
       bench: 'join',
@@ -768,6 +969,24 @@ async function runScenario(
       ...(prepSeconds !== undefined ? { precreate_prep_s: round(prepSeconds, 2) } : {}),
       hub_requests: hubTotal,
       hub_requests_per_cluster: per(hubTotal),
+      lease_duration_s: o.leaseSeconds,
+      hold_s: o.holdSeconds,
+      // the goal's figure: join, then stay Available for the hold (one lease period by default)
+      hub_requests_per_cluster_with_hold: per(holdTotal),
+      hub_requests_per_cluster_with_hold_by_client: {
+        agents: per(agentsHold),
+        hub_controllers: per(hubCtlHold),
+        bench_watchers_and_accept: per(benchHold),
+        watches_ended: per(holdWatches),
+        other_kcm_etc: per(holdTotal - holdWatches - agentsHold - hubCtlHold - benchHold),
+      },
+      available_after_hold: stillAvailable,
+      lost_available_after_done: lostAvailable.size,
+      floor_requests_per_cluster: floorPerCluster,
+      floor_s: round(floor.seconds, 2),
+      ratio_requests_vs_floor: round(per(holdTotal) / floorPerCluster, 2),
+      ratio_time_vs_floor: round(wallSeconds / floor.seconds, 2),
+      hub_requests_per_cluster_by_verb_resource: breakdown,
       hub_watches_ended_per_cluster: per(hubWatches),
       hub_watches_started_per_cluster: {
         agents: per(agentsDelta('hubWatches')),
@@ -801,7 +1020,7 @@ async function runScenario(
       quick,
       loadavg: loadavg().map((x) => round(x, 2)),
     };
-    return { json, phases, topRequests: top.map(([k, v]) => [k, per(v)]), warnings };
+    return { json, phases, topRequests: top.map(([k, v]) => [k, per(v)]), warnings, breakdown };
   } finally {
     stopAccepting = true;
     const step = async (what: string, f: () => Promise<unknown>) => {
@@ -837,6 +1056,10 @@ export async function run(opts: BenchOptions): Promise<void> {
     throw new Error('--accept must be loop or precreate');
   const accept: Accept = acceptFlag;
   const timeoutMs = Number(flag(opts.args, 'timeout') || 300) * 1000;
+  cpuProfDir = flag(opts.args, 'cpu-prof') || undefined;
+  const leaseSeconds = Number(flag(opts.args, 'lease') || defaultLeaseDurationSeconds);
+  const holdSeconds = Number(flag(opts.args, 'hold') ?? leaseSeconds);
+  if (!(leaseSeconds >= 1 && holdSeconds >= 0)) throw new Error('--lease must be ≥ 1, --hold ≥ 0');
   const tStart = Date.now();
   const progress = (msg: string) =>
     process.stderr.write(`[join ${((Date.now() - tStart) / 1000).toFixed(1)}s] ${msg}\n`);
@@ -847,7 +1070,14 @@ export async function run(opts: BenchOptions): Promise<void> {
   );
   const results: ScenarioResult[] = [];
   for (const s of scenarios) {
-    const r = await runScenario(s, accept, timeoutMs, opts.quick, progress);
+    const r = await runScenario(s, {
+      accept,
+      timeoutMs,
+      quick: opts.quick,
+      leaseSeconds,
+      holdSeconds,
+      progress,
+    });
     console.log(JSON.stringify(r.json));
     results.push(r);
   }
@@ -859,7 +1089,7 @@ export async function run(opts: BenchOptions): Promise<void> {
 
   console.log('');
   console.log(
-    `join benchmark (${opts.quick ? 'quick' : 'full'}, accept: ${accept}); target: 100 agents ≤ 60 s`,
+    `join benchmark (${opts.quick ? 'quick' : 'full'}, accept: ${accept}, lease ${leaseSeconds} s, hold ${holdSeconds} s); targets: 100 clusters Joined + Available ≤ 10 s, ≤ 15 hub requests per cluster to join and hold one lease period`,
   );
   const j = (r: ScenarioResult) =>
     r.json as Record<string, unknown> & { hub_requests_per_cluster_by_client: Record<string, number> };
@@ -868,7 +1098,10 @@ export async function run(opts: BenchOptions): Promise<void> {
       'agents×procs',
       'all Available s',
       'p50 s',
+      'floor s',
       'hub req/cluster',
+      '+hold',
+      'floor',
       'non-watch: agents/hub ctl/bench/rest',
       'managed req/cluster',
       'agent CPU s',
@@ -885,7 +1118,10 @@ export async function run(opts: BenchOptions): Promise<void> {
         `${x.agents}×${x.agent_processes}${x.complete ? '' : ` (only ${x.done} done)`}`,
         String(x.all_available_s),
         String(x.cluster_done_p50_s),
+        String(x.floor_s),
         String(x.hub_requests_per_cluster),
+        String(x.hub_requests_per_cluster_with_hold),
+        String(x.floor_requests_per_cluster),
         `${c.agents}/${c.hub_controllers}/${c.bench_watchers_and_accept}/${c.other_kcm_etc}`,
         String(x.managed_requests_per_cluster),
         String(x.agent_cpu_s),
@@ -910,6 +1146,28 @@ export async function run(opts: BenchOptions): Promise<void> {
       }),
     ]),
   );
+  for (const r of results) {
+    const { join: joined, withHold, floor } = r.breakdown;
+    const keys = [...new Set([...Object.keys(withHold), ...Object.keys(joined), ...Object.keys(floor)])];
+    keys.sort((a, b) => (withHold[b] ?? 0) - (withHold[a] ?? 0) || (floor[b] ?? 0) - (floor[a] ?? 0));
+    const cell = (x: number | undefined) => (x === undefined ? '-' : String(x));
+    const total = (t: Record<string, number>) =>
+      round(
+        Object.values(t).reduce((a, b) => a + b, 0),
+        1,
+      );
+    console.log('');
+    console.log(
+      `hub apiserver requests per cluster by verb and resource (apiserver_request_total, after − before), ${r.json.agents}×${r.json.agent_processes}:`,
+    );
+    printTable(
+      ['verb resource', 'join', `join + hold ${holdSeconds} s`, 'floor'],
+      [
+        ...keys.map((k) => [k, cell(joined[k]), cell(withHold[k]), cell(floor[k])]),
+        ['total', String(total(joined)), String(total(withHold)), String(total(floor))],
+      ],
+    );
+  }
   console.log('');
   console.log('hub apiserver: top 5 verb/resource, requests per cluster; CPU s of control-plane processes');
   for (const r of results) {

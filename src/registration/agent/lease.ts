@@ -8,7 +8,8 @@
 // renews at once: after an outage the hub sees the heartbeat as soon as the hub is reachable. A
 // renewal that failed is also retried as soon as the hub apiserver is seen reachable again (the
 // shared server health of src/kube/server-health.ts: probes, any informer's success), not after
-// what is left of its backoff.
+// what is left of its backoff. A renewal writes the lease as the previous one left it (one request
+// per period); only after a failure, a conflict or at the first renewal is it read first.
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { KubeConfig } from '@kubernetes/client-node';
 import {
@@ -24,6 +25,7 @@ import {
   isConditionTrue,
   isConflict,
   isForbidden,
+  isNotFound,
   type Lease,
   leaseResource,
   ResourceClient,
@@ -59,6 +61,8 @@ export class ManagedClusterLeaseUpdater {
   private renewRequested = false;
   private failuresInARow = 0;
   private releaseHealth?: () => void;
+  /** the lease our last write returned; undefined after a failure, so the next renewal reads */
+  private lastWritten?: Lease;
 
   constructor(opts: LeaseUpdaterOptions) {
     this.opts = opts;
@@ -139,14 +143,19 @@ export class ManagedClusterLeaseUpdater {
     const signal = this.abort.signal;
     try {
       for (let attempt = 0; ; attempt++) {
-        const lease = await this.leases.get(managedClusterLeaseName, namespace, { signal });
+        // The lease as our last renewal left it: the write needs no read unless someone else
+        // wrote it since (409), or it went away (404).
+        const lease =
+          this.lastWritten ?? (await this.leases.get(managedClusterLeaseName, namespace, { signal }));
+        this.lastWritten = undefined;
         const renewTime = formatMicroTime(new Date());
         try {
-          if (lease) await this.leases.replace({ ...lease, spec: { ...lease.spec, renewTime } }, { signal });
-          else await this.create(namespace, durationSeconds, renewTime);
+          this.lastWritten = lease
+            ? await this.leases.replace({ ...lease, spec: { ...lease.spec, renewTime } }, { signal })
+            : await this.create(namespace, durationSeconds, renewTime);
           break;
         } catch (err) {
-          if (!isConflict(err) || attempt >= 2) throw err;
+          if (!(isConflict(err) || (lease && isNotFound(err))) || attempt >= 2) throw err;
         }
       }
       this.renewals++;
@@ -171,8 +180,8 @@ export class ManagedClusterLeaseUpdater {
     }
   }
 
-  private async create(namespace: string, leaseDurationSeconds: number, renewTime: string): Promise<void> {
-    await this.leases.create(
+  private async create(namespace: string, leaseDurationSeconds: number, renewTime: string): Promise<Lease> {
+    const created = await this.leases.create(
       {
         metadata: { name: managedClusterLeaseName, namespace, labels: { [clusterNameLabel]: namespace } },
         spec: { leaseDurationSeconds, renewTime },
@@ -180,6 +189,7 @@ export class ManagedClusterLeaseUpdater {
       { signal: this.abort.signal },
     );
     this.opts.log.info('managed cluster lease created (the hub had not yet)');
+    return created;
   }
 
   private async pause(ms: number): Promise<void> {

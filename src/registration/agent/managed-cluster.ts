@@ -8,7 +8,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { type ClientConfig, type ManagedCluster, managedClusterResource } from '../../api/index.ts';
 import { InvalidArgumentError } from '../../errors.ts';
-import { isAlreadyExists, ResourceClient } from '../../kube/index.ts';
+import { isAlreadyExists, isForbidden, ResourceClient } from '../../kube/index.ts';
 import type { Logger } from '../../log.ts';
 import { type BootstrapSource, loadBootstrapKubeconfig } from './bootstrap-kubeconfig.ts';
 import { describeError } from './describe-error.ts';
@@ -32,14 +32,17 @@ export interface EnsureManagedClusterOptions {
   log: Logger;
 }
 
-/** Create the ManagedCluster unless it exists (created by us earlier, or by a hub admin). */
+/**
+ * Create the ManagedCluster unless it exists (created by us earlier, or by a hub admin): one
+ * request either way, the apiserver's AlreadyExists being the answer to "does it exist" (a read
+ * follows only when creating is forbidden).
+ */
 export async function ensureManagedCluster(
   hub: KubeConfig,
   opts: EnsureManagedClusterOptions,
 ): Promise<void> {
   const clusters = new ResourceClient<ManagedCluster>(hub, managedClusterResource);
   const { clusterName, signal } = opts;
-  if (await clusters.get(clusterName, undefined, { signal })) return;
   try {
     await clusters.create(
       {
@@ -54,7 +57,10 @@ export async function ensureManagedCluster(
     );
     opts.log.info('ManagedCluster created on the hub: waiting for a hub admin to accept it');
   } catch (err) {
-    if (!isAlreadyExists(err)) throw err;
+    if (isAlreadyExists(err)) return;
+    // A bootstrap identity that may read but not create (the cluster was made by a hub admin).
+    if (isForbidden(err) && (await clusters.get(clusterName, undefined, { signal }))) return;
+    throw err;
   }
 }
 

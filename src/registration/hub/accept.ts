@@ -11,6 +11,11 @@
 // leaves it in force while ManifestWorks remain in the namespace, so the work agent can still
 // release its finalizers on them; the hub drops the finalizer once none is left. Deletion is not
 // handled here (deletion.ts), but removeClusterResources is: it owns the objects it knows how to name.
+//
+// The reconcile runs on every change of the ManagedCluster (the agent's status among them) and on
+// every change of the objects it keeps: each object is written only when what the hub wants of it
+// changed or the cache shows someone else's change (applied-objects.ts), so an accepted cluster
+// whose spec stays the same costs no request, and an edited or deleted grant is restored at once.
 import {
   clusterNameLabel,
   type ManagedCluster,
@@ -22,6 +27,7 @@ import {
   manifestWorkResource,
 } from '../../api/index.ts';
 import {
+  type Informer,
   isConditionTrue,
   isNotFound,
   type KubeObject,
@@ -30,6 +36,7 @@ import {
   ResourceClient,
   toApiError,
 } from '../../kube/index.ts';
+import { type ApplyDecision, appliedKey, echoWaitMs } from './applied-objects.ts';
 import { type HubContext, setClusterConditions, setClusterFinalizer } from './context.ts';
 import { ensureClusterLease } from './lease.ts';
 import { clusterRbac, sharedClusterRoles } from './rbac.ts';
@@ -82,18 +89,34 @@ export class ManagedClusterAcceptReconciler {
   /** Bring a cluster that is not being deleted in line with spec.hubAcceptsClient. */
   async reconcile(cluster: ManagedCluster): Promise<ReconcileResult | undefined> {
     const name = cluster.metadata.name ?? '';
-    const { clusters } = this.ctx;
+    const { clusters, clusterObjects } = this.ctx;
     const live = cluster.metadata.finalizers?.includes(managedClusterFinalizer)
       ? cluster
-      : await setClusterFinalizer(clusters, name, managedClusterFinalizer, true);
+      : await setClusterFinalizer(clusters, name, managedClusterFinalizer, true, cluster);
     if (!live || live.metadata.deletionTimestamp) return undefined;
     await this.ensureSharedClusterRoles();
     const accepted = live.spec?.hubAcceptsClient === true;
     const wasAccepted = isConditionTrue(live.status?.conditions, ManagedClusterCondition.HubAccepted);
     const rbac = clusterRbac(name, accepted);
-    await this.clusterRoles.apply(rbac.clusterRole, apply);
-    await this.clusterRoleBindings.apply(rbac.clusterRoleBinding, apply);
+    /** some object's cache has not shown our last write yet: look again when it has */
+    let lagging = false;
+    const note = (decision: ApplyDecision) => {
+      lagging ||= decision === 'wait';
+    };
+    // Independent writes go side by side: a cluster's accept is a few round trips, not a dozen.
+    const namespace = { metadata: { name, labels: { [clusterNameLabel]: name } } };
+    const firstWrites = await Promise.all([
+      this.applyIfChanged(this.clusterRoles, clusterObjects.clusterRoles, rbac.clusterRole),
+      this.applyIfChanged(
+        this.clusterRoleBindings,
+        clusterObjects.clusterRoleBindings,
+        rbac.clusterRoleBinding,
+      ),
+      ...(accepted ? [this.applyIfChanged(this.namespaces, clusterObjects.namespaces, namespace)] : []),
+    ]);
+    for (const decision of firstWrites) note(decision);
     if (!accepted) {
+      const again = lagging ? { requeueAfterMs: echoWaitMs } : undefined;
       const waiting = await this.removeNamespaceGrants(name);
       await setClusterConditions(
         clusters,
@@ -118,13 +141,21 @@ export class ManagedClusterAcceptReconciler {
           `managed cluster ${name} is denied by hub cluster admin`,
         );
       }
-      return waiting ? { requeueAfterMs: workCleanupPollMs } : undefined;
+      return waiting ? { requeueAfterMs: workCleanupPollMs } : again;
     }
-    await this.namespaces.apply({ metadata: { name, labels: { [clusterNameLabel]: name } } }, apply);
-    let recreate = false;
-    for (const binding of rbac.roleBindings) recreate = (await this.applyRoleBinding(binding)) || recreate;
+    // In the namespace, now that it exists: the agents' grants and the lease.
     const lease = this.ctx.leaseInformer.getByName(managedClusterLeaseName, name);
-    await ensureClusterLease(this.leases, live, lease);
+    const [recreates] = await Promise.all([
+      Promise.all(
+        rbac.roleBindings.map((binding) => {
+          const decision = this.decide(roleBindingResource.kind, clusterObjects.roleBindings, binding);
+          note(decision);
+          return decision === 'apply' ? this.applyRoleBinding(binding) : false;
+        }),
+      ),
+      ensureClusterLease(this.leases, live, lease, this.ctx.leaseCreations),
+    ]);
+    const recreate = recreates.some(Boolean);
     await setClusterConditions(
       clusters,
       name,
@@ -145,7 +176,28 @@ export class ManagedClusterAcceptReconciler {
         `managed cluster ${name} is accepted by hub cluster admin`,
       );
     }
-    return recreate ? { requeueAfterMs: 200 } : undefined;
+    if (recreate) return { requeueAfterMs: 200 };
+    return lagging ? { requeueAfterMs: echoWaitMs } : undefined;
+  }
+
+  /** Whether `desired` must be written, against the cache and what the hub last wrote. */
+  private decide<T extends KubeObject>(kind: string, cache: Informer<T>, desired: T): ApplyDecision {
+    const { name = '', namespace } = desired.metadata ?? {};
+    return this.ctx.applied.decide(appliedKey(kind, desired), desired, cache.getByName(name, namespace));
+  }
+
+  /** Apply `desired` unless the cache shows it as the hub last wrote it. */
+  private async applyIfChanged<T extends KubeObject>(
+    client: ResourceClient<T>,
+    cache: Informer<T>,
+    desired: T,
+  ): Promise<ApplyDecision> {
+    const kind = client.descriptor.kind;
+    const decision = this.decide(kind, cache, desired);
+    if (decision === 'apply') {
+      this.ctx.applied.record(appliedKey(kind, desired), desired, await client.apply(desired, apply));
+    }
+    return decision;
   }
 
   /** The shared ClusterRoles, applied by the first reconcile (again after a failure). */
@@ -167,9 +219,13 @@ export class ManagedClusterAcceptReconciler {
    */
   private async applyRoleBinding(binding: RbacBinding): Promise<boolean> {
     const { name = '', namespace = '' } = binding.metadata ?? {};
+    const key = appliedKey(roleBindingResource.kind, binding);
     try {
       const applied = await this.roleBindings.apply(binding, apply);
-      if (!applied.metadata?.deletionTimestamp) return false;
+      if (!applied.metadata?.deletionTimestamp) {
+        this.ctx.applied.record(key, binding, applied);
+        return false;
+      }
       await this.releaseWorkCleanup(namespace, applied);
       return true;
     } catch (err) {
@@ -178,19 +234,31 @@ export class ManagedClusterAcceptReconciler {
       if (toApiError(err)?.status !== 422) throw err;
       await this.roleBindings.delete(name, namespace, gone);
       await this.roles.delete(name, namespace, gone);
-      await this.roleBindings.apply(binding, apply);
+      this.ctx.applied.record(key, binding, await this.roleBindings.apply(binding, apply));
       return false;
     }
   }
 
   /**
    * Take away the namespace grants. The work binding stays in force (Terminating) while
-   * ManifestWorks remain in the namespace; true while it does.
+   * ManifestWorks remain in the namespace; true while it does. Only bindings the cache shows, or
+   * the hub wrote and the cache may not show yet, are deleted: a cluster that never had them (one
+   * waiting for acceptance, reconciled at each change) costs no request.
    */
   async removeNamespaceGrants(name: string): Promise<boolean> {
+    const { applied, clusterObjects } = this.ctx;
+    let workMayExist = false;
     for (const grant of namespaceGrants) {
-      await this.roleBindings.delete(namespaceRbacName(name, grant), name, gone);
+      const binding = { metadata: { name: namespaceRbacName(name, grant), namespace: name } };
+      const key = appliedKey(roleBindingResource.kind, binding);
+      const mayExist =
+        clusterObjects.roleBindings.getByName(binding.metadata.name, name) || applied.remembers(key);
+      if (!mayExist) continue;
+      if (grant === 'work') workMayExist = true;
+      applied.forget(key);
+      await this.roleBindings.delete(binding.metadata.name, name, gone);
     }
+    if (!workMayExist) return false;
     const work = await this.roleBindings.get(namespaceRbacName(name, 'work'), name);
     if (!work) return false;
     if ((await this.works.list({ namespace: name })).items.length > 0) return true;
@@ -225,6 +293,10 @@ export class ManagedClusterAcceptReconciler {
     if (await this.removeNamespaceGrants(name)) {
       throw new Error(`ManifestWorks remain in namespace ${name}: its work RoleBinding stays`);
     }
+    const named = { metadata: { name: clusterRbacName(name) } };
+    this.ctx.applied.forget(appliedKey(clusterRoleBindingResource.kind, named));
+    this.ctx.applied.forget(appliedKey(clusterRoleResource.kind, named));
+    this.ctx.applied.forget(appliedKey(namespaceResource.kind, { metadata: { name } }));
     await this.clusterRoleBindings.delete(clusterRbacName(name), undefined, gone);
     await this.clusterRoles.delete(clusterRbacName(name), undefined, gone);
     // Only a namespace that is the cluster's (labelled when accepted); never one it merely shares a name with.

@@ -1,8 +1,10 @@
-// What every registration-hub reconciler shares: the hub clients, the ManagedCluster cache, and the
-// one way they write a ManagedCluster — read it live, change one part, write it back at the
-// resourceVersion read. Several reconcilers write the same ManagedCluster (conditions, taints,
+// What every registration-hub reconciler shares: the hub clients, the caches (ManagedClusters,
+// leases, and the namespaces and RBAC the hub keeps per cluster), and the one way they write a
+// ManagedCluster — change one part of the informer's copy and write it back at that copy's
+// resourceVersion. Several reconcilers write the same ManagedCluster (conditions, taints,
 // finalizers) and the agent writes its status too; a stale write is refused (409) and retried on a
-// fresh read instead of overwriting someone else's change.
+// live read instead of overwriting someone else's change. Starting from the cache saves the GET
+// that would otherwise precede every write; a cache that is behind costs one refused write.
 import type { KubeConfig } from '@kubernetes/client-node';
 import { type ManagedCluster, managedClusterResource } from '../../api/index.ts';
 import {
@@ -10,13 +12,25 @@ import {
   conditionsEqualIgnoringTime,
   type Informer,
   isConflict,
+  type KubeObject,
   type Lease,
   type MergePatch,
   ResourceClient,
   setCondition,
 } from '../../kube/index.ts';
 import type { Logger } from '../../log.ts';
+import type { AppliedObjects } from './applied-objects.ts';
 import type { HubEventRecorder } from './events.ts';
+import type { LeaseCreations } from './lease.ts';
+import type { RbacBinding, RbacRole } from './resources.ts';
+
+/** Caches of what the hub writes per cluster: only objects labelled with a cluster name. */
+export interface ClusterObjectCaches {
+  namespaces: Informer<KubeObject>;
+  clusterRoles: Informer<RbacRole>;
+  clusterRoleBindings: Informer<RbacBinding>;
+  roleBindings: Informer<RbacBinding>;
+}
 
 export interface HubContext {
   kubeconfig: KubeConfig;
@@ -25,6 +39,12 @@ export interface HubContext {
   clusterInformer: Informer<ManagedCluster>;
   /** every `managed-cluster-lease`, in all namespaces */
   leaseInformer: Informer<Lease>;
+  /** the cluster namespaces and RBAC, to write them only when they differ from what the hub wrote */
+  clusterObjects: ClusterObjectCaches;
+  /** what the hub last wrote to each of those objects */
+  applied: AppliedObjects;
+  /** cluster leases this hub created and the informer may not show yet */
+  leaseCreations: LeaseCreations;
   events: HubEventRecorder;
   log: Logger;
 }
@@ -40,18 +60,20 @@ type PatchTarget = 'object' | 'status';
 const maxConflictRetries = 5;
 
 /**
- * Read `name` live, let `change` compute a merge patch from it (undefined: nothing to do), and
- * write the patch guarded by the resourceVersion read; on 409 read again and retry. Resolves with
- * the written object, the unchanged one, or undefined when the cluster does not exist.
+ * Let `change` compute a merge patch from the cluster (undefined: nothing to do) and write it
+ * guarded by the resourceVersion it was computed from; on 409 read live and retry. The first
+ * attempt starts from `cached` (the informer's copy) when given, else from a live read. Resolves
+ * with the written object, the unchanged one, or undefined when the cluster does not exist.
  */
 export async function patchCluster(
   clusters: ResourceClient<ManagedCluster>,
   name: string,
   target: PatchTarget,
   change: (cluster: ManagedCluster) => MergePatch | undefined,
+  cached?: ManagedCluster,
 ): Promise<ManagedCluster | undefined> {
   for (let attempt = 1; ; attempt++) {
-    const cluster = await clusters.get(name);
+    const cluster = attempt === 1 && cached ? cached : await clusters.get(name);
     if (!cluster) return undefined;
     const patch = change(cluster);
     if (!patch) return cluster;
@@ -83,9 +105,9 @@ function withConditions(
 }
 
 /**
- * Set conditions on the live cluster's status; no write when nothing but times would change. With
- * `cached` (the informer's copy), no read either when the cache already shows them: if the cache
- * is behind, its next update brings the reconcile back.
+ * Set conditions on the cluster's status; no write when nothing but times would change. With
+ * `cached` (the informer's copy), no request at all when the cache already shows them (if the
+ * cache is behind, its next update brings the reconcile back), and the patch starts from it.
  */
 export async function setClusterConditions(
   clusters: ResourceClient<ManagedCluster>,
@@ -94,27 +116,40 @@ export async function setClusterConditions(
   cached?: ManagedCluster,
 ): Promise<void> {
   if (cached && !withConditions(cached, updates)) return;
-  await patchCluster(clusters, name, 'status', (cluster) => {
-    const status = withConditions(cluster, updates);
-    return status ? { status } : undefined;
-  });
+  await patchCluster(
+    clusters,
+    name,
+    'status',
+    (cluster) => {
+      const status = withConditions(cluster, updates);
+      return status ? { status } : undefined;
+    },
+    cached,
+  );
 }
 
-/** Add or remove one finalizer on the live cluster. */
+/** Add or remove one finalizer; starts from `cached` when given (see patchCluster). */
 export async function setClusterFinalizer(
   clusters: ResourceClient<ManagedCluster>,
   name: string,
   finalizer: string,
   present: boolean,
+  cached?: ManagedCluster,
 ): Promise<ManagedCluster | undefined> {
-  return patchCluster(clusters, name, 'object', (cluster) => {
-    const finalizers = cluster.metadata.finalizers ?? [];
-    if (finalizers.includes(finalizer) === present) return undefined;
-    // Never add a finalizer to an object on its way out: nobody would remove it.
-    if (present && cluster.metadata.deletionTimestamp) return undefined;
-    const next = present ? [...finalizers, finalizer] : finalizers.filter((f) => f !== finalizer);
-    return { metadata: { finalizers: next } };
-  });
+  return patchCluster(
+    clusters,
+    name,
+    'object',
+    (cluster) => {
+      const finalizers = cluster.metadata.finalizers ?? [];
+      if (finalizers.includes(finalizer) === present) return undefined;
+      // Never add a finalizer to an object on its way out: nobody would remove it.
+      if (present && cluster.metadata.deletionTimestamp) return undefined;
+      const next = present ? [...finalizers, finalizer] : finalizers.filter((f) => f !== finalizer);
+      return { metadata: { finalizers: next } };
+    },
+    cached,
+  );
 }
 
 /** Namespaces no cluster may take over by being named like them. */

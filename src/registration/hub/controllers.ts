@@ -1,9 +1,11 @@
-// Wiring of the registration-hub reconcilers: the shared caches (ManagedClusters, cluster leases),
-// one work queue per concern keyed by cluster (or CSR) name, and their shutdown. Accepting and
+// Wiring of the registration-hub reconcilers: the shared caches (ManagedClusters, cluster leases,
+// and the namespaces and RBAC objects labelled with a cluster name), one work queue per concern
+// keyed by cluster (or CSR) name, and their shutdown. A change to a cluster's namespace or RBAC
+// brings that cluster back to its queue, so the accept reconcile repairs it. Accepting and
 // deleting share one queue, so one cluster is never accepted and torn down at the same time;
 // leases, taints, CSR approval and signing each run on their own.
 import type { KubeConfig } from '@kubernetes/client-node';
-import { type ManagedCluster, managedClusterLeaseName } from '../../api/index.ts';
+import { clusterNameLabel, type ManagedCluster, managedClusterLeaseName } from '../../api/index.ts';
 import {
   type Controller,
   Informer,
@@ -16,12 +18,22 @@ import {
 import type { Logger } from '../../log.ts';
 import type { CertificateAuthority } from '../../pki/index.ts';
 import { ManagedClusterAcceptReconciler } from './accept.ts';
-import { clusterClient, clusterNameProblem, type HubContext } from './context.ts';
+import { AppliedObjects, appliedKey } from './applied-objects.ts';
+import { type ClusterObjectCaches, clusterClient, clusterNameProblem, type HubContext } from './context.ts';
 import { ClusterCsrApprovingReconciler, clusterCsrSelector } from './csr-approval.ts';
 import { ManagedClusterDeletionReconciler } from './deletion.ts';
 import { HubEventRecorder } from './events.ts';
-import { ManagedClusterLeaseReconciler } from './lease.ts';
-import { type CertificateSigningRequest, certificateSigningRequestResource } from './resources.ts';
+import { LeaseCreations, ManagedClusterLeaseReconciler } from './lease.ts';
+import {
+  type CertificateSigningRequest,
+  certificateSigningRequestResource,
+  clusterRoleBindingResource,
+  clusterRoleResource,
+  namespaceResource,
+  type RbacBinding,
+  type RbacRole,
+  roleBindingResource,
+} from './resources.ts';
 import { ClusterCsrSigningReconciler, type HubSignerLimits } from './signer.ts';
 import { ManagedClusterTaintReconciler } from './taints.ts';
 
@@ -63,11 +75,30 @@ export function startHubControllers(o: HubControllerOptions): HubControllers {
       ...informerOptions('leases'),
       fieldSelector: `metadata.name=${managedClusterLeaseName}`,
     }),
+    clusterObjects: clusterObjectCaches(kubeconfig, informerOptions),
+    applied: new AppliedObjects(),
+    leaseCreations: new LeaseCreations(),
     events: new HubEventRecorder(kubeconfig, log.child({ component: 'events' })),
     log,
   };
+  const kinds: Record<keyof ClusterObjectCaches, string> = {
+    namespaces: namespaceResource.kind,
+    clusterRoles: clusterRoleResource.kind,
+    clusterRoleBindings: clusterRoleBindingResource.kind,
+    roleBindings: roleBindingResource.kind,
+  };
+  const objectCaches: Informer<KubeObject>[] = [];
+  for (const [field, kind] of Object.entries(kinds) as Array<[keyof ClusterObjectCaches, string]>) {
+    const cache: Informer<KubeObject> = ctx.clusterObjects[field];
+    objectCaches.push(cache);
+    cache.addHandlers({
+      add: (obj) => ctx.applied.observe(appliedKey(kind, obj), obj),
+      update: (_old, obj) => ctx.applied.observe(appliedKey(kind, obj), obj),
+      delete: (obj) => ctx.applied.forget(appliedKey(kind, obj)),
+    });
+  }
   // Shared by several controllers: started (and stopped) here, not by any one of them.
-  const shared = [ctx.clusterInformer, ctx.leaseInformer];
+  const shared = [ctx.clusterInformer, ctx.leaseInformer, ...objectCaches];
   for (const informer of shared) informer.start();
 
   const controllers: Controller[] = [];
@@ -81,8 +112,12 @@ export function startHubControllers(o: HubControllerOptions): HubControllers {
   const deletion = new ManagedClusterDeletionReconciler(ctx, accept, (name) => clusterQueue.queue.add(name));
   const badNames = new Set<string>();
   const clusterQueue = run('managedcluster', {
-    informers: [ctx.clusterInformer],
-    workers: 4,
+    informers: [ctx.clusterInformer, ...objectCaches],
+    // A namespace or RBAC object is its cluster's by label (the shared ClusterRoles' label is empty).
+    keyFunc: (obj: KubeObject, informer) =>
+      informer === ctx.clusterInformer ? obj.metadata?.name : obj.metadata?.labels?.[clusterNameLabel],
+    // Reconciles wait on the apiserver, not the CPU: many clusters joining at once need many.
+    workers: 16,
     reconcile: async (name) => {
       const cluster = ctx.clusterInformer.getByName(name);
       if (!cluster) return deletion.forget(name);
@@ -124,8 +159,13 @@ export function startHubControllers(o: HubControllerOptions): HubControllers {
     events: ctx.events,
     log: log.child({ controller: 'csr-approving' }),
   });
-  // One worker: CSRs are rare, and approving them in arrival order keeps the log easy to follow.
-  run('csr-approving', { informers: [csrInformer], reconcile: (name) => approver.reconcile(name) });
+  // Many clusters join at once (each approval is a few requests in a row): several workers, while
+  // the approver takes the CSRs of one cluster in turn.
+  run('csr-approving', {
+    informers: [csrInformer],
+    workers: 16,
+    reconcile: (name) => approver.reconcile(name),
+  });
 
   if (o.signer) {
     const signerInformer = new Informer<CertificateSigningRequest>(csrs, {
@@ -153,5 +193,25 @@ export function startHubControllers(o: HubControllerOptions): HubControllers {
       await deletion.stop();
       await Promise.all(shared.map((informer) => informer.stop()));
     },
+  };
+}
+
+/** Informers on the namespaces and RBAC objects labelled with a cluster name (what accepting writes). */
+function clusterObjectCaches(
+  kubeconfig: KubeConfig,
+  informerOptions: (name: string) => { resyncPeriodMs?: number; log: Logger },
+): ClusterObjectCaches {
+  const cache = <T extends KubeObject>(descriptor: typeof namespaceResource, name: string) =>
+    new Informer<T>(new ResourceClient<T>(kubeconfig, descriptor), {
+      ...informerOptions(name),
+      labelSelector: clusterNameLabel,
+      // The ManagedCluster informer's resync already reconciles every cluster.
+      resyncPeriodMs: 0,
+    });
+  return {
+    namespaces: cache<KubeObject>(namespaceResource, 'cluster-namespaces'),
+    clusterRoles: cache<RbacRole>(clusterRoleResource, 'cluster-clusterroles'),
+    clusterRoleBindings: cache<RbacBinding>(clusterRoleBindingResource, 'cluster-clusterrolebindings'),
+    roleBindings: cache<RbacBinding>(roleBindingResource, 'cluster-rolebindings'),
   };
 }

@@ -31,6 +31,7 @@ import type { Logger } from '../../log.ts';
 import { clusterClient, patchCluster } from './context.ts';
 import {
   autoApprovalReason,
+  type ClusterCsrIdentity,
   checkClusterCsr,
   classifyCsrRequest,
   isCsrApproved,
@@ -107,10 +108,13 @@ export async function hasClusterJoined(
   cluster: string,
   exceptCsr?: string,
 ): Promise<boolean> {
-  const mc = await clusterClient(kubeconfig).get(cluster);
-  if (isConditionTrue(mc?.status?.conditions, ManagedClusterCondition.Joined)) return true;
   const csrs = new ResourceClient<CertificateSigningRequest>(kubeconfig, certificateSigningRequestResource);
-  const { items } = await csrs.list({ labelSelector: `${clusterNameLabel}=${cluster}` });
+  // Both fresh, side by side: one round trip for the check before every bootstrap approval.
+  const [mc, { items }] = await Promise.all([
+    clusterClient(kubeconfig).get(cluster),
+    csrs.list({ labelSelector: `${clusterNameLabel}=${cluster}` }),
+  ]);
+  if (isConditionTrue(mc?.status?.conditions, ManagedClusterCondition.Joined)) return true;
   return items.some((c) => c.metadata?.name !== exceptCsr && isCsrApproved(c));
 }
 
@@ -158,6 +162,8 @@ export class ClusterCsrApprovingReconciler {
   private readonly kubeconfig: KubeConfig;
   private readonly informer: Informer<CertificateSigningRequest>;
   private readonly options: ClusterCsrApproverOptions;
+  /** per cluster, the tail of its approvals in progress */
+  private readonly running = new Map<string, Promise<void>>();
 
   constructor(
     kubeconfig: KubeConfig,
@@ -181,6 +187,33 @@ export class ClusterCsrApprovingReconciler {
       );
       return;
     }
+    await this.oneAtATime(check.identity.cluster, () => this.decide(name, csr, check.identity, log));
+  }
+
+  /**
+   * Run `task` after every earlier task of the same cluster: CSRs of different clusters are
+   * approved side by side, those of one cluster in turn, so two bootstrap requests never both see
+   * the cluster "not joined yet".
+   */
+  private async oneAtATime(cluster: string, task: () => Promise<void>): Promise<void> {
+    const before = this.running.get(cluster) ?? Promise.resolve();
+    const mine = before.then(task, task);
+    const settled = mine.catch(() => {});
+    this.running.set(cluster, settled);
+    try {
+      await mine;
+    } finally {
+      if (this.running.get(cluster) === settled) this.running.delete(cluster);
+    }
+  }
+
+  private async decide(
+    name: string,
+    csr: CertificateSigningRequest,
+    identity: ClusterCsrIdentity,
+    log: Logger,
+  ): Promise<void> {
+    const check = { identity };
     const request = classifyCsrRequest(csr, check.identity);
     const joined =
       request.kind === 'bootstrap' && (await hasClusterJoined(this.kubeconfig, check.identity.cluster, name));
@@ -273,7 +306,14 @@ export async function approveClusterCsrs(
     skipped: [],
     accepted: false,
   };
-  const joined = options.skipApproveCheck ? false : await hasClusterJoined(hubKubeConfig, clusterName);
+  // One read of the cluster serves the joined check and the acceptance patch (retried on a 409).
+  const clusters = clusterClient(hubKubeConfig);
+  const before = await clusters.get(clusterName);
+  // What hasClusterJoined reads, from the list above: Joined reported, or a CSR approved.
+  const joined =
+    !options.skipApproveCheck &&
+    (isConditionTrue(before?.status?.conditions, ManagedClusterCondition.Joined) ||
+      items.some(isCsrApproved));
   const eligible: { name: string; user: string }[] = [];
   for (const csr of items) {
     const name = csr.metadata?.name ?? '';
@@ -315,8 +355,12 @@ export async function approveClusterCsrs(
       if (await approveCsr(hubKubeConfig, name, approval)) result.approved.push(name);
     }
   }
-  const cluster = await patchCluster(clusterClient(hubKubeConfig), clusterName, 'object', (mc) =>
-    mc.spec?.hubAcceptsClient === true ? undefined : { spec: { hubAcceptsClient: true } },
+  const cluster = await patchCluster(
+    clusters,
+    clusterName,
+    'object',
+    (mc) => (mc.spec?.hubAcceptsClient === true ? undefined : { spec: { hubAcceptsClient: true } }),
+    before,
   );
   result.accepted = cluster !== undefined;
   return result;

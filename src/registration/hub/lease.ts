@@ -21,11 +21,13 @@ import {
   findCondition,
   formatMicroTime,
   isAlreadyExists,
+  isConditionTrue,
   isNotFound,
   type Lease,
   type ReconcileResult,
   type ResourceClient,
 } from '../../kube/index.ts';
+import { echoWaitMs } from './applied-objects.ts';
 import { type HubContext, setClusterConditions } from './context.ts';
 import { clockOutOfSyncMessage, clockSyncedMessage, leaseStoppedMessage } from './resources.ts';
 
@@ -50,14 +52,36 @@ export function leaseDeadline(cluster: ManagedCluster, lease: Lease, graceFactor
   return renewedAt + graceFactor * durationSeconds * 1000;
 }
 
+/**
+ * The leases this hub created, by cluster, and when: until the informer shows one, another create
+ * would only be refused (AlreadyExists).
+ */
+export class LeaseCreations {
+  private readonly created = new Map<string, number>();
+
+  /** Whether the lease of `cluster` was created less than echoWaitMs ago. */
+  recent(cluster: string): boolean {
+    const at = this.created.get(cluster);
+    if (at === undefined) return false;
+    if (Date.now() - at < echoWaitMs) return true;
+    this.created.delete(cluster);
+    return false;
+  }
+
+  add(cluster: string): void {
+    this.created.set(cluster, Date.now());
+  }
+}
+
 /** Create the cluster's lease (renewed now) unless it exists; OCM's hub does this on accept too. */
 export async function ensureClusterLease(
   leases: ResourceClient<Lease>,
   cluster: ManagedCluster,
   cached: Lease | undefined,
+  creations: LeaseCreations,
 ): Promise<void> {
-  if (cached) return;
   const name = cluster.metadata.name ?? '';
+  if (cached || creations.recent(name)) return;
   const now = formatMicroTime(new Date());
   try {
     await leases.create({
@@ -68,6 +92,7 @@ export async function ensureClusterLease(
         renewTime: now,
       },
     });
+    creations.add(name);
   } catch (err) {
     if (!isAlreadyExists(err)) throw err;
   }
@@ -135,10 +160,11 @@ export class ManagedClusterLeaseReconciler {
     const lease = this.ctx.leaseInformer.getByName(managedClusterLeaseName, name);
     if (lease) await this.checkClock(cluster, lease);
     if (!lease) {
+      // Until the hub has accepted it, the namespace may not exist: accepting creates the lease.
+      if (!isConditionTrue(cluster.status?.conditions, ManagedClusterCondition.HubAccepted)) return undefined;
       try {
-        await ensureClusterLease(this.leases, cluster, undefined);
+        await ensureClusterLease(this.leases, cluster, undefined, this.ctx.leaseCreations);
       } catch (err) {
-        // No namespace yet: accepting the cluster creates it, and the lease with it.
         if (!isNotFound(err)) throw err;
       }
       return undefined; // the informer brings the new lease back here
@@ -157,18 +183,23 @@ export class ManagedClusterLeaseReconciler {
       { cluster: name, renewTime: lease.spec?.renewTime },
       'lease expired: availability unknown',
     );
-    await setClusterConditions(this.ctx.clusters, name, (fresh) => {
-      const current = findCondition(fresh.status?.conditions, ManagedClusterCondition.Available);
-      if (current?.status === 'Unknown') return [];
-      return [
-        {
-          type: ManagedClusterCondition.Available,
-          status: 'Unknown',
-          reason: ManagedClusterReason.ManagedClusterLeaseUpdateStopped,
-          message: leaseStoppedMessage,
-        },
-      ];
-    });
+    await setClusterConditions(
+      this.ctx.clusters,
+      name,
+      (fresh) => {
+        const current = findCondition(fresh.status?.conditions, ManagedClusterCondition.Available);
+        if (current?.status === 'Unknown') return [];
+        return [
+          {
+            type: ManagedClusterCondition.Available,
+            status: 'Unknown',
+            reason: ManagedClusterReason.ManagedClusterLeaseUpdateStopped,
+            message: leaseStoppedMessage,
+          },
+        ];
+      },
+      cluster,
+    );
     return undefined;
   }
 }

@@ -58,11 +58,17 @@ export class ManagedClusterTaintReconciler {
   async reconcile(name: string): Promise<void> {
     const cached = this.ctx.clusterInformer.getByName(name);
     if (!cached || cached.metadata.deletionTimestamp || !taintsOf(cached)) return;
-    await patchCluster(this.ctx.clusters, name, 'object', (live) => {
-      if (live.metadata.deletionTimestamp) return undefined;
-      const taints = taintsOf(live);
-      if (!taints) return undefined;
-      return { spec: { taints: taints.length > 0 ? taints : null } };
-    });
+    await patchCluster(
+      this.ctx.clusters,
+      name,
+      'object',
+      (current) => {
+        if (current.metadata.deletionTimestamp) return undefined;
+        const taints = taintsOf(current);
+        if (!taints) return undefined;
+        return { spec: { taints: taints.length > 0 ? taints : null } };
+      },
+      cached,
+    );
   }
 }
