@@ -12,16 +12,13 @@ import { InvalidArgumentError } from '../errors.ts';
 import { setForwardProxyCa } from '../kube/index.ts';
 import { logger } from '../log.ts';
 import { startOpsServer } from '../ops.ts';
-import { type AgentTls, ProxyAgent } from '../proxy-agent/agent.ts';
-import { createProxyAgentMetrics } from '../proxy-agent/metrics.ts';
+import type { AgentTls, ProxyAgent } from '../proxy-agent/agent.ts';
 import { parseExport, parseHostPort, targetPolicy } from '../proxy-agent/targets.ts';
 import {
   type RegistrationAgent,
   resolveAgentName,
   startRegistrationAgent,
 } from '../registration/agent/index.ts';
-import { startServiceAccountAgent } from '../serviceaccount/index.ts';
-import { startWorkAgent } from '../work/agent/index.ts';
 import { readPemFlag } from './files.ts';
 import { kubeconfigFlag } from './kubeconfig-flag.ts';
 import { opsBindOption, positiveInt } from './options.ts';
@@ -189,7 +186,14 @@ async function runAgent(flags: AgentFlags): Promise<void> {
   const metrics = new Registry();
   collectDefaultMetrics({ register: metrics });
   const proxyServers = flags.proxyServer ?? [];
-  const proxyMetrics = proxyServers.length > 0 ? createProxyAgentMetrics(metrics) : undefined;
+  // Each component's code is loaded only when it runs (--no-work, --no-serviceaccount, no --proxy-server).
+  const tunnel =
+    proxyServers.length > 0
+      ? await Promise.all([import('../proxy-agent/agent.ts'), import('../proxy-agent/metrics.ts')])
+      : undefined;
+  const proxyMetrics = tunnel?.[1].createProxyAgentMetrics(metrics);
+  const { startWorkAgent } = flags.work ? await import('../work/agent/index.ts') : {};
+  const { startServiceAccountAgent } = flags.serviceaccount ? await import('../serviceaccount/index.ts') : {};
 
   // First, so a taken port stops start-up before anything talks to the hub.
   const ops = await startOpsServer({
@@ -233,13 +237,13 @@ async function runAgent(flags: AgentFlags): Promise<void> {
 
   /** First credential: start the proxy-agent. Later ones: rotate it in place (drain, not cut). */
   const updateProxyAgent = async (hub: KubeConfig): Promise<void> => {
-    if (!proxyMetrics) return;
+    if (!tunnel || !proxyMetrics) return;
     const tls = proxyTls(hub);
     if (proxyAgent) {
       await proxyAgent.rotate(tls);
       return;
     }
-    proxyAgent = new ProxyAgent({
+    proxyAgent = new tunnel[0].ProxyAgent({
       cluster: flags.clusterName,
       agentId: agentName,
       servers: proxyServers,
@@ -255,7 +259,7 @@ async function runAgent(flags: AgentFlags): Promise<void> {
 
   const startComponents = async (hub: KubeConfig): Promise<void> => {
     const next: Stoppable[] = [];
-    if (flags.work)
+    if (startWorkAgent)
       next.push(
         await startWorkAgent({
           clusterName: flags.clusterName,
@@ -264,7 +268,7 @@ async function runAgent(flags: AgentFlags): Promise<void> {
           managedKubeConfig: managed,
         }),
       );
-    if (flags.serviceaccount)
+    if (startServiceAccountAgent)
       next.push(
         await startServiceAccountAgent({
           clusterName: flags.clusterName,

@@ -3,7 +3,7 @@
 // ManifestWork ttlSecondsAfterFinished collector, and (with
 // --webhook-tls-*) the addon group's v1alpha1 ⇄ v1beta1 CRD conversion webhook.
 import { type Command, Option } from 'commander';
-import { type AddonConversionWebhookServer, startAddonConversionWebhook } from '../addon/index.ts';
+import type { AddonConversionWebhookServer } from '../addon/index.ts';
 import { InvalidArgumentError } from '../errors.ts';
 import { logger } from '../log.ts';
 import { startOpsServer } from '../ops.ts';
@@ -45,6 +45,8 @@ async function startWebhook(flags: HubFlags): Promise<AddonConversionWebhookServ
   if (!flags.webhookTlsCertFile) return undefined;
   const certPem = readPemFlag('--webhook-tls-cert-file', flags.webhookTlsCertFile, 'CERTIFICATE');
   const keyPem = readPemFlag('--webhook-tls-private-key-file', flags.webhookTlsPrivateKeyFile, 'PRIVATE KEY');
+  // Loaded only with a certificate: the webhook brings the X.509 library the controllers do without.
+  const { startAddonConversionWebhook } = await import('../addon/index.ts');
   try {
     return await startAddonConversionWebhook({
       host: flags.webhookBindAddress,

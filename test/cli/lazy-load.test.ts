@@ -7,6 +7,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { freePort } from '../../src/localenv/process.ts';
 import { createCertificateAuthority, issueCertificate } from '../../src/pki/index.ts';
 import { pollUntil } from '../../src/wait.ts';
 
@@ -37,7 +38,7 @@ function loadedModules(stderr: string): string[] {
 function tether(args: string[]): { status: number | null; stdout: string; modules: string[] } {
   const run = spawnSync(process.execPath, ['--import', hooks, 'bin/tether.js', ...args], {
     encoding: 'utf8',
-    timeout: 30_000,
+    timeout: 60_000,
   });
   return { status: run.status, stdout: run.stdout, modules: loadedModules(run.stderr) };
 }
@@ -46,7 +47,8 @@ const kubernetesClient = (m: string): boolean => m.includes('/node_modules/@kube
 const hubOrAgentCode = (m: string): boolean =>
   /\/src\/(registration|work|serviceaccount|gateway|addon)\//.test(m);
 
-describe('tether loads only what a verb uses', () => {
+// Each test starts real processes; on a busy shared machine a Node start alone can take seconds.
+describe('tether loads only what a verb uses', { timeout: 90_000 }, () => {
   it('proxy-agent and proxy-server register without the Kubernetes client or hub/agent controllers', () => {
     for (const verb of ['proxy-agent', 'proxy-server']) {
       const run = tether([verb, '--help']);
@@ -89,16 +91,8 @@ describe('tether loads only what a verb uses', () => {
   it('a running proxy-server with --insecure-skip-hub-checks never loads the Kubernetes client', async () => {
     const ca = await createCertificateAuthority('lazy-load-ca');
     const serving = await issueCertificate(ca, { commonName: 'proxy-server', usage: 'server' });
-    const file = (name: string, text: string): string => {
-      writeFileSync(join(dir, name), text, { mode: 0o600 });
-      return join(dir, name);
-    };
-    const child = spawn(
-      process.execPath,
+    const modules = await runUntilLogged(
       [
-        '--import',
-        hooks,
-        'bin/tether.js',
         'proxy-server',
         '--bind-address=127.0.0.1',
         '--agent-port=0',
@@ -109,30 +103,81 @@ describe('tether loads only what a verb uses', () => {
         `--agent-ca-file=${file('ca.crt', ca.certPem)}`,
         '--insecure-skip-hub-checks',
       ],
-      { env: { ...process.env, TETHER_LOG_LEVEL: 'info' }, stdio: ['ignore', 'pipe', 'pipe'] },
+      'proxy-server ready',
     );
-    children.push(child);
-    let stdout = '';
-    let stderr = '';
-    child.stdout?.on('data', (d: Buffer) => {
-      stdout += d.toString();
-    });
-    child.stderr?.on('data', (d: Buffer) => {
-      stderr += d.toString();
-    });
-    const exited = new Promise<void>((resolve) => child.on('close', () => resolve()));
-    await pollUntil(async () => stdout.includes('proxy-server ready'), {
-      timeoutMs: 20_000,
-      intervalMs: 50,
-      description: `proxy-server to log "ready" (stderr: ${stderr})`,
-    });
-    child.kill('SIGTERM');
-    await exited;
-    const modules = loadedModules(stderr);
     expect(modules.some((m) => m.endsWith('/src/proxy-server/server.ts'))).toBe(true);
     expect(modules.filter(kubernetesClient)).toEqual([]);
     expect(modules.filter((m) => /\/src\/(kube|proxy-server\/(cluster-admission|hub-auth))/.test(m))).toEqual(
       [],
     );
   });
+
+  it('agent --no-work --no-serviceaccount without --proxy-server loads neither those agents nor the tunnel', async () => {
+    // Nothing listens here: the agent starts and keeps trying to reach its cluster.
+    const closed = await freePort();
+    const kubeconfig = file(
+      'closed.kubeconfig',
+      [
+        'apiVersion: v1',
+        'kind: Config',
+        `clusters: [{name: c, cluster: {server: "https://127.0.0.1:${closed}"}}]`,
+        'contexts: [{name: c, context: {cluster: c, user: u}}]',
+        'current-context: c',
+        'users: [{name: u, user: {}}]',
+        '',
+      ].join('\n'),
+    );
+    const modules = await runUntilLogged(
+      [
+        'agent',
+        '--cluster-name=cluster1',
+        '--agent-name=lazy',
+        `--kubeconfig=${kubeconfig}`,
+        `--bootstrap-kubeconfig=${kubeconfig}`,
+        '--no-work',
+        '--no-serviceaccount',
+        '--ops-port=0',
+      ],
+      'agent started',
+    );
+    expect(modules.some((m) => m.includes('/src/registration/agent/'))).toBe(true);
+    expect(
+      modules.filter((m) =>
+        /\/src\/(work|serviceaccount)\/|\/src\/(proxy-agent\/agent|tunnel\/agent-session)\.ts$/.test(m),
+      ),
+    ).toEqual([]);
+  });
 });
+
+function file(name: string, text: string): string {
+  writeFileSync(join(dir, name), text, { mode: 0o600 });
+  return join(dir, name);
+}
+
+/** Runs `tether <args>` until it logs `readyText`, stops it with SIGTERM and returns what it loaded. */
+async function runUntilLogged(args: string[], readyText: string): Promise<string[]> {
+  const child = spawn(process.execPath, ['--import', hooks, 'bin/tether.js', ...args], {
+    env: { ...process.env, TETHER_LOG_LEVEL: 'info' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  children.push(child);
+  let stdout = '';
+  let stderr = '';
+  child.stdout?.on('data', (d: Buffer) => {
+    stdout += d.toString();
+  });
+  child.stderr?.on('data', (d: Buffer) => {
+    stderr += d.toString();
+  });
+  const exited = new Promise<void>((resolve) => child.on('close', () => resolve()));
+  await pollUntil(
+    async () => {
+      if (child.exitCode !== null) throw new Error(`tether ${args[0]} exited: ${stderr}`);
+      return stdout.includes(readyText);
+    },
+    { timeoutMs: 20_000, intervalMs: 50, description: `tether ${args[0]} to log "${readyText}"` },
+  );
+  child.kill('SIGTERM');
+  await exited;
+  return loadedModules(stderr);
+}
