@@ -175,7 +175,7 @@ async function runUntilLogged(args: string[], readyText: string): Promise<string
       if (child.exitCode !== null) throw new Error(`tether ${args[0]} exited: ${stderr}`);
       return stdout.includes(readyText);
     },
-    { timeoutMs: 20_000, intervalMs: 50, description: `tether ${args[0]} to log "${readyText}"` },
+    { timeoutMs: 60_000, intervalMs: 50, description: `tether ${args[0]} to log "${readyText}"` },
   );
   child.kill('SIGTERM');
   await exited;
