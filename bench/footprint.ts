@@ -6,6 +6,8 @@
 //                  proxy-agent), already joined: a warm-up run joins and is accepted first, so the
 //                  measured runs are restarts of a joined agent, measured once it is Available
 //   proxy-agent    `tether proxy-agent` for cluster1 holding a tunnel to that proxy-server
+//   proxy-server-nohub  `tether proxy-server --insecure-skip-hub-checks`: the same without the
+//                  Kubernetes client, i.e. what a proxy-server with a lighter hub client would cost
 // and reports per process: spawn → /readyz 200 (ms, and CPU seconds until then), RSS after a settle
 // period, RSS and V8 heap after a forced GC, idle CPU, and the scripts it compiled. Baselines in the
 // same run: `node -e` idling (bare Node RSS) and `node -e` to a listening HTTP server answering
@@ -41,7 +43,10 @@ import { pollUntil } from '../src/wait.ts';
 import { type Footprint, measureIdle, type Started, spawnUntilReady } from './lib/process-footprint.ts';
 import { type BenchOptions, flag, printTable, round } from './lib/stats.ts';
 
-type Kind = 'node-http' | 'hub' | 'proxy-server' | 'agent' | 'proxy-agent';
+type Kind = 'node-http' | 'hub' | 'proxy-server' | 'proxy-server-nohub' | 'agent' | 'proxy-agent';
+
+/** The verb a kind runs: proxy-server-nohub is `proxy-server --insecure-skip-hub-checks` (no Kubernetes client). */
+const verbOf = (kind: Kind): string => (kind === 'proxy-server-nohub' ? 'proxy-server' : kind);
 
 interface Sample {
   kind: Kind;
@@ -165,7 +170,7 @@ export async function run(opts: BenchOptions): Promise<void> {
         const ops = await freePort();
         const s = await spawnUntilReady({
           name: kind,
-          args: [bin, kind, ...args(ops)],
+          args: [bin, verbOf(kind), ...args(ops)],
           opsPort: ops,
           logFile: join(dir, `${kind}.log`),
           env,
@@ -193,6 +198,13 @@ export async function run(opts: BenchOptions): Promise<void> {
         `--agent-ca-file=${hubCa}`,
         `--proxy-client-ca-file=${writeFile(pki, 'client-ca.crt', clientCa.certPem)}`,
         `--hub-kubeconfig=${cps.hub.kubeconfigPath}`,
+      ];
+      const noHubAgentPort = await freePort();
+      const noHubServerArgs = (ops: number) => [
+        ...serverArgs(ops)
+          .filter((a) => !a.startsWith('--hub-kubeconfig='))
+          .map((a) => (a.startsWith('--agent-port=') ? `--agent-port=${noHubAgentPort}` : a)),
+        '--insecure-skip-hub-checks',
       ];
       const managed = new URL(cluster1.apiserverUrl);
       const agentArgs = (ops: number) => [
@@ -239,6 +251,9 @@ export async function run(opts: BenchOptions): Promise<void> {
         await measure('agent', agent);
         await measure('proxy-agent', proxyAgent);
         await stopLive();
+        // What the proxy-server costs without its hub client: the floor a lighter hub client could reach.
+        await measure('proxy-server-nohub', await tether('proxy-server-nohub', noHubServerArgs));
+        await stopLive();
       }
     } finally {
       await stopLive();
@@ -266,7 +281,7 @@ function report(
   const bare = of('node-http');
   const bareRss = mid(bare.map((s) => s.footprint.rss));
   const bareStart = mid(bare.map((s) => s.started.startupMs));
-  const kinds: Kind[] = ['node-http', 'hub', 'proxy-server', 'agent', 'proxy-agent'];
+  const kinds: Kind[] = ['node-http', 'hub', 'proxy-server', 'proxy-server-nohub', 'agent', 'proxy-agent'];
   const rows: string[][] = [];
   const json: string[] = [];
   for (const kind of kinds) {
