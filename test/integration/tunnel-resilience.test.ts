@@ -169,11 +169,14 @@ describe('tunnel resilience', () => {
   });
 
   it('keeps the session moving while both ends have more queued for each other than the sockets hold', async () => {
-    // 32 streams echoing 8 MiB each: each end queues a full window of DATA (32 x 2 MiB = the 64 MiB
+    // 32 streams echoing 4 MiB each: each end queues a full window of DATA (32 x 2 MiB = the 64 MiB
     // connection window) for the other at once, more than loopback socket buffers take. node:http2
     // stops reading while its own write is out, so without session-socket.ts both ends wait for the
     // other to read and the session stops, PING answers included, until the keepalive drops it.
-    const limits = { pingIntervalMs: 1000, pingTimeoutMs: 5000 };
+    // A stopped session is dropped by the keepalive (no byte, no PING answer) within ~17 s. The hub
+    // reads nothing while its own 64 MiB write is out either, so under heavy CPU load a slow but
+    // live agent can look silent for seconds: the unresponsive check is kept out of the way here.
+    const limits = { pingIntervalMs: 2000, pingTimeoutMs: 15_000, unresponsiveAfterMs: 60_000 };
     const s = await server({ limits });
     const a = await startAgent(pki, {
       cluster: 'cluster1',
@@ -183,7 +186,7 @@ describe('tunnel resilience', () => {
     });
     cleanups.push(() => a.stop());
     await s.waitForAgents('cluster1');
-    const payload = randomBytes(8 * 1024 * 1024);
+    const payload = randomBytes(4 * 1024 * 1024);
     const streams = await Promise.all(
       Array.from({ length: 32 }, () => s.dial('cluster1', 'kube-apiserver:443')),
     );
