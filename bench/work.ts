@@ -14,6 +14,8 @@
 // Baseline, measured in the same run just before the agent starts: the same N ConfigMaps
 // server-side applied straight to the managed apiserver from one client with the agent's
 // concurrency: the floor the agent cannot beat (it also writes the hub and AppliedManifestWorks).
+// Both phases also report the CPU seconds the control planes (etcd, kube-apiserver,
+// kube-controller-manager of hub and cluster1) spent, which a loaded machine does not distort.
 import { type ChildProcess, fork } from 'node:child_process';
 import { subscribe } from 'node:diagnostics_channel';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -338,6 +340,21 @@ function perWorkBreakdown(c: RequestCounts, n: number): Record<string, number> {
   return Object.fromEntries(sorted.map(([k, v]) => [k, round(v / n, 3)]));
 }
 
+/** CPU seconds (user + system) the processes `pids` used so far, from /proc (Linux; 100 ticks/s). */
+function cpuSecondsOf(pids: readonly number[]): number {
+  let ticks = 0;
+  for (const pid of pids) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      ticks += Number(fields[11]) + Number(fields[12]);
+    } catch {
+      // gone: its time is not counted
+    }
+  }
+  return ticks / 100;
+}
+
 /**
  * The floor: `names` ConfigMaps server-side applied straight to the managed apiserver with
  * `concurrency` requests in flight from this process. Wall seconds and this process's CPU seconds.
@@ -429,7 +446,11 @@ export async function run(opts: BenchOptions): Promise<void> {
 
     const concurrency = workers ?? DEFAULT_AGENT_WORKERS;
     progress(`baseline: ${n} server-side applies of the same ConfigMaps, ${concurrency} in flight…`);
+    // Control planes (etcd, kube-apiserver, kube-controller-manager of hub and cluster1): what
+    // each phase costs them, load-insensitive unlike wall time.
+    const planesCpu0 = cpuSecondsOf(env.pids());
     const baseline = await directApplyBaseline(managed, BASELINE_NAMESPACE, names, concurrency);
+    const planesCpuBaseline = cpuSecondsOf(env.pids()) - planesCpu0;
 
     // Watched, not listed: listing 500 works every few hundred ms would load the hub apiserver
     // the agent is being measured against.
@@ -446,6 +467,7 @@ export async function run(opts: BenchOptions): Promise<void> {
       `starting the agent (workers: ${workers ?? 'default'}) and waiting for ${n} works to be Applied…`,
     );
     const hubMetricsBefore = await scrapeRequestTotals(env.hub.apiserverUrl, env.hub.caCertPath);
+    const planesCpu1 = cpuSecondsOf(env.pids());
     const applyStart = Date.now();
     const cpuProf = flag(opts.args, 'cpu-prof');
     const execArgv = cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${cpuProf}`] : [];
@@ -457,6 +479,7 @@ export async function run(opts: BenchOptions): Promise<void> {
     await waitUntil('all works Applied', 600_000, async () => (await applied()) === n);
     const applySeconds = (Date.now() - applyStart) / 1000;
     const afterApply = await child.stats();
+    const planesCpuApply = cpuSecondsOf(env.pids()) - planesCpu1;
     // Cross-check from the hub apiserver's own metrics: everything but the bench's polling lists.
     const hubMetricsApply = diffCounts(
       await scrapeRequestTotals(env.hub.apiserverUrl, env.hub.caCertPath),
@@ -500,6 +523,9 @@ export async function run(opts: BenchOptions): Promise<void> {
       applied_after_ready_s: round(applyAfterReady, 2),
       ratio_vs_direct: round(applySeconds / baseline.seconds, 2),
       ratio_after_ready_vs_direct: round(applyAfterReady / baseline.seconds, 2),
+      baseline_control_planes_cpu_s: round(planesCpuBaseline, 2),
+      apply_control_planes_cpu_s: round(planesCpuApply, 2),
+      control_planes_cpu_ratio_vs_direct: round(planesCpuApply / planesCpuBaseline, 2),
       apply_agent_cpu_s: round(cpuS(afterApply), 2),
       cpu_ratio_vs_direct: round(cpuS(afterApply) / baseline.cpuSeconds, 2),
       apply_hub_requests_per_work: perWork(sumCounts(hubApply)),
@@ -525,13 +551,14 @@ export async function run(opts: BenchOptions): Promise<void> {
       loadavg_1m: round(loadavg()[0] ?? 0),
     };
     printTable(
-      ['phase', 'works', 'wall s', 'CPU s', 'hub req/work', 'managed req/work'],
+      ['phase', 'works', 'wall s', 'CPU s', 'control planes CPU s', 'hub req/work', 'managed req/work'],
       [
         [
           `baseline: direct SSA, ${concurrency} in flight`,
           String(n),
           String(result.baseline_direct_ssa_s),
           String(result.baseline_direct_ssa_cpu_s),
+          String(result.baseline_control_planes_cpu_s),
           '0',
           '1',
         ],
@@ -540,6 +567,7 @@ export async function run(opts: BenchOptions): Promise<void> {
           String(n),
           String(result.all_applied_s),
           String(result.apply_agent_cpu_s),
+          String(result.apply_control_planes_cpu_s),
           String(result.apply_hub_requests_per_work),
           String(result.apply_managed_requests_per_work),
         ],
@@ -548,6 +576,7 @@ export async function run(opts: BenchOptions): Promise<void> {
           String(n),
           String(result.all_deleted_s),
           String(result.delete_agent_cpu_s),
+          '-',
           String(result.delete_hub_requests_per_work),
           String(result.delete_managed_requests_per_work),
         ],
