@@ -5,8 +5,9 @@
 // cleans up on deny and delete. Replicas elect one leader on a Lease; only the leader reconciles.
 //
 // The hub's own identity needs: managedclusters get/list/watch/update/patch (+ /status); namespaces,
-// clusterroles, clusterrolebindings, roles, rolebindings get/create/patch/delete (and the
-// escalate/bind that granting the agents' rules implies, or those rules itself); leases in all
+// clusterroles, clusterrolebindings, roles, rolebindings get/list/watch/create/patch/delete (the
+// cluster-labelled ones are cached and written only when they differ from what the hub wrote; and
+// the escalate/bind that granting the agents' rules implies, or those rules itself); leases in all
 // cluster namespaces and in the election namespace; manifestworks and managedclusteraddons
 // list/watch/delete; events create; subjectaccessreviews create (renewal approval);
 // certificatesigningrequests list/watch/get, /approval update and `approve` on
