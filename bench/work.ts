@@ -33,7 +33,7 @@ import {
   kubeconfigToYaml,
   ResourceClient,
 } from '../src/kube/index.ts';
-import { startEnvironment } from '../src/localenv/environment.ts';
+import { type Environment, startEnvironment } from '../src/localenv/environment.ts';
 import { issueCertificate, loadCertificateAuthority } from '../src/pki/index.ts';
 import { agentSubject } from '../src/tunnel/identity.ts';
 import { startWorkAgent } from '../src/work/agent/index.ts';
@@ -340,19 +340,25 @@ function perWorkBreakdown(c: RequestCounts, n: number): Record<string, number> {
   return Object.fromEntries(sorted.map(([k, v]) => [k, round(v / n, 3)]));
 }
 
-/** CPU seconds (user + system) the processes `pids` used so far, from /proc (Linux; 100 ticks/s). */
-function cpuSecondsOf(pids: readonly number[]): number {
-  let ticks = 0;
-  for (const pid of pids) {
-    try {
-      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      ticks += Number(fields[11]) + Number(fields[12]);
-    } catch {
-      // gone: its time is not counted
-    }
+/** CPU seconds (user + system) of one process so far, from /proc (Linux; 100 ticks/s); 0 when gone. */
+function cpuSecondsOf(pid: number | undefined): number {
+  if (pid === undefined) return 0;
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return 0;
   }
-  return ticks / 100;
+}
+
+/** CPU seconds so far of every control-plane process ("hub/kube-apiserver", "cluster1/etcd", …). */
+function controlPlaneCpu(env: Environment): RequestCounts {
+  const out: RequestCounts = {};
+  for (const p of env.processes()) {
+    if (p.name.includes('/')) out[p.name] = (out[p.name] ?? 0) + cpuSecondsOf(p.pid);
+  }
+  return out;
 }
 
 /**
@@ -448,9 +454,9 @@ export async function run(opts: BenchOptions): Promise<void> {
     progress(`baseline: ${n} server-side applies of the same ConfigMaps, ${concurrency} in flight…`);
     // Control planes (etcd, kube-apiserver, kube-controller-manager of hub and cluster1): what
     // each phase costs them, load-insensitive unlike wall time.
-    const planesCpu0 = cpuSecondsOf(env.pids());
+    const planesCpu0 = controlPlaneCpu(env);
     const baseline = await directApplyBaseline(managed, BASELINE_NAMESPACE, names, concurrency);
-    const planesCpuBaseline = cpuSecondsOf(env.pids()) - planesCpu0;
+    const planesCpuBaseline = sumCounts(diffCounts(controlPlaneCpu(env), planesCpu0));
 
     // Watched, not listed: listing 500 works every few hundred ms would load the hub apiserver
     // the agent is being measured against.
@@ -467,7 +473,7 @@ export async function run(opts: BenchOptions): Promise<void> {
       `starting the agent (workers: ${workers ?? 'default'}) and waiting for ${n} works to be Applied…`,
     );
     const hubMetricsBefore = await scrapeRequestTotals(env.hub.apiserverUrl, env.hub.caCertPath);
-    const planesCpu1 = cpuSecondsOf(env.pids());
+    const planesCpu1 = controlPlaneCpu(env);
     const applyStart = Date.now();
     const cpuProf = flag(opts.args, 'cpu-prof');
     const execArgv = cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${cpuProf}`] : [];
@@ -479,7 +485,8 @@ export async function run(opts: BenchOptions): Promise<void> {
     await waitUntil('all works Applied', 600_000, async () => (await applied()) === n);
     const applySeconds = (Date.now() - applyStart) / 1000;
     const afterApply = await child.stats();
-    const planesCpuApply = cpuSecondsOf(env.pids()) - planesCpu1;
+    const planesCpuApplyByProcess = diffCounts(controlPlaneCpu(env), planesCpu1);
+    const planesCpuApply = sumCounts(planesCpuApplyByProcess);
     // Cross-check from the hub apiserver's own metrics: everything but the bench's polling lists.
     const hubMetricsApply = diffCounts(
       await scrapeRequestTotals(env.hub.apiserverUrl, env.hub.caCertPath),
@@ -526,6 +533,9 @@ export async function run(opts: BenchOptions): Promise<void> {
       baseline_control_planes_cpu_s: round(planesCpuBaseline, 2),
       apply_control_planes_cpu_s: round(planesCpuApply, 2),
       control_planes_cpu_ratio_vs_direct: round(planesCpuApply / planesCpuBaseline, 2),
+      apply_control_planes_cpu_s_by_process: Object.fromEntries(
+        Object.entries(planesCpuApplyByProcess).map(([k, v]) => [k, round(v, 2)]),
+      ),
       apply_agent_cpu_s: round(cpuS(afterApply), 2),
       cpu_ratio_vs_direct: round(cpuS(afterApply) / baseline.cpuSeconds, 2),
       apply_hub_requests_per_work: perWork(sumCounts(hubApply)),
@@ -598,6 +608,7 @@ export async function run(opts: BenchOptions): Promise<void> {
         ['apply, managed (agent)', kinds(result.apply_managed_requests_per_work_by_kind)],
         ['delete, hub (agent)', kinds(result.delete_hub_requests_per_work_by_kind)],
         ['delete, managed (agent)', kinds(result.delete_managed_requests_per_work_by_kind)],
+        ['apply, control planes CPU s', kinds(result.apply_control_planes_cpu_s_by_process)],
       ],
     );
     console.log(JSON.stringify(result));
