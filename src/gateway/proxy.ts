@@ -106,8 +106,12 @@ export async function proxyRequest(
   const cluster = up.cluster;
   const started = process.hrtime.bigint();
   const abort = new AbortController();
+  // The upstream request is cancelled when the caller goes away before the upstream body has ended
+  // (a watch the client closed). Not `res.writableFinished`: HTTP/2 responses report finished on
+  // any close, also a reset by the client.
+  let upstreamEnded = false;
   const onClose = (): void => {
-    if (!res.writableFinished) abort.abort();
+    if (!upstreamEnded) abort.abort();
   };
   res.once('close', onClose);
   const hasBody = requestHasBody(req);
@@ -158,6 +162,9 @@ export async function proxyRequest(
     // A plain pipe (stream.pipeline's per-call AbortController showed in profiles): the body ends
     // the response; a failed body destroys it; a client gone early aborts the upstream (onClose).
     const body = response.body;
+    body.once('end', () => {
+      upstreamEnded = true;
+    });
     body.on('error', () => res.destroy());
     if (responseGone(res)) body.destroy();
     else {

@@ -405,7 +405,12 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     maxSessionMemory: 128,
   });
   // An HTTP/2 connection without open streams is closed after the same idle time as HTTP/1.1.
-  server.on('session', (session: ServerHttp2Session) => closeWhenIdle(session, http2IdleTimeoutMs));
+  const sessions = new Set<ServerHttp2Session>();
+  server.on('session', (session: ServerHttp2Session) => {
+    sessions.add(session);
+    session.once('close', () => sessions.delete(session));
+    closeWhenIdle(session, http2IdleTimeoutMs);
+  });
   server.on('connection', (s: Socket) => {
     sockets.add(s);
     s.once('close', () => sockets.delete(s));
@@ -425,7 +430,12 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
   });
   // The front-proxy check reads a connection's client certificate once (peerCommonNames): no
   // renegotiation may swap it afterwards.
-  server.on('secureConnection', (s: TLSSocket) => s.disableRenegotiation());
+  server.on('secureConnection', (s: TLSSocket) => {
+    s.disableRenegotiation();
+    // The TLS socket is what holds the connection once the handshake is done: stop() destroys it.
+    sockets.add(s);
+    s.once('close', () => sockets.delete(s));
+  });
   server.on('tlsClientError', (err) => log.debug({ err: err.message }, 'TLS handshake failed'));
   const listening = server;
   try {
@@ -458,6 +468,8 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     store,
     async stop() {
       const closed = new Promise<void>((r) => listening.close(() => r()));
+      // A graceful HTTP/2 close would wait for every open stream (watches): cut them.
+      for (const session of sessions) session.destroy();
       for (const s of sockets) s.destroy();
       if (unsubscribePools !== 'expired') unsubscribePools.unsubscribe();
       await stopAll();
