@@ -76,6 +76,7 @@ describe('frozen or cut-off agent', () => {
       targetPort: echo.port,
     });
     await procs.ready(agent.opsPort);
+    await procs.agentHeld(ports.ops, 'cluster1');
     await expectServed(ports.connect, 'before');
 
     agent.proc.child.kill('SIGSTOP');
@@ -123,6 +124,7 @@ describe('frozen or cut-off agent', () => {
       targetPort: echo.port,
     });
     await procs.ready(agent.opsPort);
+    await procs.agentHeld(ports.ops, 'cluster1');
     // An open tunnel, as a gateway's pooled connection: it worked, then the agent freezes under it.
     const open = await procs.connect(ports.connect, 'cluster1:443');
     expect(open.status, open.reason).toBe(200);
@@ -163,6 +165,7 @@ describe('frozen or cut-off agent', () => {
       extra: ['--ping-interval=500', '--ping-timeout=1500'],
     });
     await procs.ready(agent.opsPort);
+    await procs.agentHeld(ports.ops, 'cluster1');
     await expectServed(ports.connect, 'before');
 
     relay.cut();

@@ -119,6 +119,7 @@ describe('half-open tunnel streams through the CONNECT frontend (processes)', ()
       targetPort: target.port,
     });
     await procs.ready(agent.opsPort);
+    await procs.agentHeld(ports.ops, 'cluster1');
   });
   afterEach(async () => {
     await procs.cleanup();
@@ -209,6 +210,7 @@ describe('half-open tunnel streams, agent-side timer (processes)', () => {
       extra: [`--half-open-timeout=${HALF_OPEN_TIMEOUT_MS}`],
     });
     await procs.ready(agent.opsPort);
+    await procs.agentHeld(ports.ops, 'cluster1');
     const r = await procs.connect(ports.connect, 'cluster1:443', 15_000, { allowHalfOpen: true });
     expect(r.status, r.reason).toBe(200);
     r.socket.on('error', () => {});

@@ -121,6 +121,22 @@ export class TunnelProcesses {
     );
   }
 
+  /**
+   * Polls until the proxy-server behind `serverOps` holds a tunnel of `cluster`. An agent is ready
+   * once it has answered the hello, a moment before the server has registered the tunnel.
+   */
+  async agentHeld(serverOps: number, cluster: string, timeoutMs = 15_000): Promise<void> {
+    const series = `tether_proxy_connected_agents{cluster="${cluster}"}`;
+    await pollUntil(
+      async () => {
+        const res = await request(`http://127.0.0.1:${serverOps}/metrics`);
+        const line = (await res.body.text()).split('\n').find((l) => l.startsWith(series));
+        return line !== undefined && Number(line.slice(line.lastIndexOf(' ') + 1)) >= 1;
+      },
+      { timeoutMs, intervalMs: 50, description: `a tunnel of ${cluster} on the proxy-server` },
+    );
+  }
+
   /** `tether proxy-server` without a hub (agents taken on their certificate), ready to serve. */
   async startServer(extra: string[] = []): Promise<{ proc: TetherProc; ports: ServerPorts }> {
     const ports = { agent: await freePort(), connect: await freePort(), ops: await freePort() };
