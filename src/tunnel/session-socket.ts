@@ -35,6 +35,10 @@ export class SessionSocket extends Duplex {
     super({ allowHalfOpen: false, readableHighWaterMark: 256 * 1024 });
     this.socket = socket;
     this.maxUnsentBytes = opts.maxUnsentBytes;
+    // node:http2 turns Nagle off on the socket it is given, but it wraps a Duplex like this one in
+    // its JS stream bridge, where that call reaches nothing: without this every small frame (a
+    // hello answer, a CONNECT reply) waited for the peer's delayed ACK, ≈ 40 ms per new stream.
+    (socket as { setNoDelay?: (on: boolean) => unknown }).setNoDelay?.(true);
     socket.on('data', (chunk: Buffer) => {
       if (!this.push(chunk)) socket.pause();
     });

@@ -1,6 +1,7 @@
 // SessionSocket: the session's writes complete before the peer reads them (so node:http2 goes back
 // to reading at once), up to maxUnsentBytes; beyond that they wait for the connection to drain.
 import { once } from 'node:events';
+import { createServer as createH2Server } from 'node:http2';
 import { type AddressInfo, createServer, connect as netConnect, type Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { SessionSocket } from '../../src/tunnel/session-socket.ts';
@@ -30,6 +31,22 @@ function write(s: SessionSocket, chunk: Buffer): Promise<void> {
 }
 
 describe('SessionSocket', () => {
+  it('turns Nagle off on the connection, which node:http2 cannot reach through its JS stream bridge (else each small frame waits ~40 ms for an ACK)', async () => {
+    const { client } = await socketPair();
+    const calls: Array<boolean | undefined> = [];
+    const original = client.setNoDelay.bind(client);
+    client.setNoDelay = (on?: boolean) => {
+      calls.push(on);
+      return original(on);
+    };
+    const h2 = createH2Server();
+    cleanups.push(() => h2.close());
+    const sessions = once(h2, 'session');
+    h2.emit('connection', new SessionSocket(client, { maxUnsentBytes: 1024 * 1024 }));
+    await sessions;
+    expect(calls).toEqual([true]);
+  });
+
   it('completes writes the peer has not read yet, up to maxUnsentBytes', async () => {
     const { client } = await socketPair();
     const s = new SessionSocket(client, { maxUnsentBytes: 64 * 1024 * 1024 });
