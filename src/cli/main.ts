@@ -4,17 +4,12 @@
 // the log's credential scrubber: a supervised process's stderr is a log file too.
 // First import: as PID 1 (in the image) SIGTERM needs a handler before anything else loads.
 import './pid1-signals.ts';
-import { enableCompileCache } from 'node:module';
 import { Command, CommanderError } from 'commander';
 import { isTetherError } from '../errors.ts';
 import { redactSecrets } from '../log.ts';
 import { packageVersion } from './image-ref.ts';
 
-// Node keeps what it compiled (and the TypeScript it stripped) in its compile cache ($TMPDIR, or
-// NODE_COMPILE_CACHE; NODE_DISABLE_COMPILE_CACHE=1 turns it off; a read-only disk just disables it):
-// a second start compiles nothing, about a third less CPU to start. The verb modules load after this
-// line; the few files before it were stripped already, so the type stripper itself stays loaded.
-enableCompileCache();
+// Node's compile cache is enabled by bin/tether.js, before the first TypeScript file loads.
 
 /** The `get` / `create` / `delete` groups, shared by the modules that add subcommands to them. */
 interface Groups {

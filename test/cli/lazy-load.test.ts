@@ -3,7 +3,7 @@
 // code, while `tether --help` still lists every verb. Each run is a real `tether` child whose
 // module loads are recorded by a module hook and printed when it exits.
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -61,6 +61,33 @@ describe('tether loads only what a verb uses', { timeout: 90_000 }, () => {
         [],
       );
     }
+  });
+
+  it('with a warm compile cache, a start never loads the TypeScript stripper (about 18 MB of RSS)', () => {
+    const probe = join(dir, 'record-builtins.mjs');
+    writeFileSync(
+      probe,
+      `process.on('exit', () => process.stderr.write('${MARK}' + JSON.stringify(process.moduleLoadList) + '\\n'));\n`,
+    );
+    // The cache's default place, $TMPDIR/node-compile-cache, in a directory of this test's own
+    // (NODE_COMPILE_CACHE would enable the cache from Node's start, before tether's own call).
+    const tmp = join(dir, 'tmp');
+    mkdirSync(tmp);
+    const env = { ...process.env, TMPDIR: tmp };
+    delete env.NODE_COMPILE_CACHE;
+    delete env.NODE_DISABLE_COMPILE_CACHE;
+    const builtins = (): string[] => {
+      const run = spawnSync(process.execPath, ['--import', probe, 'bin/tether.js', 'proxy-agent', '--help'], {
+        encoding: 'utf8',
+        timeout: 60_000,
+        env,
+      });
+      expect(run.status).toBe(0);
+      return loadedModules(run.stderr);
+    };
+    const stripper = (m: string): boolean => m.includes('amaro');
+    expect(builtins().some(stripper), 'the first start strips TypeScript').toBe(true);
+    expect(builtins().filter(stripper), 'the second start reads it from the cache').toEqual([]);
   });
 
   it('--help still lists every verb, in order', () => {
