@@ -73,7 +73,7 @@ describe('tether loads only what a verb uses', { timeout: 90_000 }, () => {
     // (NODE_COMPILE_CACHE would enable the cache from Node's start, before tether's own call).
     const tmp = join(dir, 'tmp');
     mkdirSync(tmp);
-    const env = { ...process.env, TMPDIR: tmp };
+    const env: NodeJS.ProcessEnv = { ...process.env, TMPDIR: tmp };
     delete env.NODE_COMPILE_CACHE;
     delete env.NODE_DISABLE_COMPILE_CACHE;
     const builtins = (): string[] => {
