@@ -1,12 +1,18 @@
 // Informer: a local cache of one kind kept current by list + watch, with add/update/delete events.
 // Lists, then watches from the list's resourceVersion with client-node's Watch and bookmarks on.
 // Watches end all the time and that is normal: the apiserver closes them at timeoutSeconds,
-// client-node 2.0.1 aborts one that has been quiet for 30 s (TimeoutError), connections drop.
+// connections drop. Like client-go's reflector, each watch asks for a timeoutSeconds drawn between
+// 5 and 10 minutes (so that many informers do not restart together), and client-node's inactivity
+// abort is moved a little past it (its 30 s default ended every quiet watch: 2.4 watch requests
+// per minute per informer). A dead connection is still noticed in bounded time: the apiserver
+// sends a bookmark to every watch at least once a minute (its watch cache's bookmark frequency),
+// so a watch silent for silenceTimeoutMs (default 150 s, two and a half bookmark periods) is
+// abandoned as a black hole; a watch whose response has not come within 30 s is too; and any other
+// request that finds the server unreachable restarts the watches through server-health.ts (below).
 // A watch that ended cleanly is resumed from the last resourceVersion seen (event or bookmark);
 // one that failed is retried after a capped backoff, and one that cannot resume (410 Gone, an
 // error before it was established, a second failure in a row) is replaced by a fresh list whose
-// differences with the cache become events. A watch silent for longer than silenceTimeoutMs is
-// abandoned too (the "watch stopped quietly" failure). Every resyncPeriodMs each cached object
+// differences with the cache become events. Every resyncPeriodMs each cached object
 // is handed to `update` again so controllers converge even if they missed something.
 //
 // Connectivity failures (no answer at all: refused, reset, timed out) are shared with every other
@@ -36,14 +42,19 @@ export interface InformerOptions {
   namespace?: string;
   labelSelector?: string;
   fieldSelector?: string;
-  /** abandon a watch that brought no event or bookmark for this long (default 5 min) */
+  /**
+   * abandon a watch that brought no event or bookmark for this long (default 150 s: the apiserver
+   * sends a bookmark at least once a minute); a watch not answered at all is abandoned after
+   * 30 s, or this if shorter
+   */
   silenceTimeoutMs?: number;
   /** re-emit update for every cached object this often; 0 turns it off (default 10 min) */
   resyncPeriodMs?: number;
   /**
-   * timeoutSeconds asked of the apiserver per watch (default 25). Kept under client-node's 30 s
-   * inactivity abort so a quiet watch ends with the bookmark the apiserver sends just before its
-   * timeout, and resumes from a fresh resourceVersion.
+   * timeoutSeconds asked of the apiserver per watch (default: drawn between 300 and 600 for each
+   * watch, as client-go's reflector does). The apiserver sends a bookmark just before it, so the
+   * next watch resumes from a fresh resourceVersion. client-node's inactivity abort is set 30 s
+   * past it.
    */
   watchTimeoutSeconds?: number;
   /**
@@ -76,6 +87,18 @@ export function splitKey(key: string): { namespace?: string; name: string } {
   return slash < 0 ? { name: key } : { namespace: key.slice(0, slash), name: key.slice(slash + 1) };
 }
 
+/** client-go's reflector: a watch's timeoutSeconds is drawn from [min, 2 × min), min 5 minutes. */
+export const MIN_WATCH_TIMEOUT_SECONDS = 300;
+/** A watch whose response (headers) has not come within this is abandoned (the old client-node bound). */
+export const WATCH_RESPONSE_TIMEOUT_MS = 30_000;
+/** How far past the asked timeoutSeconds client-node's inactivity abort is set. */
+const WATCH_IDLE_MARGIN_MS = 30_000;
+
+/** timeoutSeconds for one watch: `fixed`, or uniformly drawn from [300, 600). */
+export function watchTimeoutSeconds(fixed?: number): number {
+  return fixed ?? MIN_WATCH_TIMEOUT_SECONDS + Math.floor(Math.random() * MIN_WATCH_TIMEOUT_SECONDS);
+}
+
 export class Informer<T extends KubeObject = KubeObject> {
   private readonly client: ResourceClient<T>;
   private readonly options: InformerOptions;
@@ -99,11 +122,12 @@ export class Informer<T extends KubeObject = KubeObject> {
   private releaseHealth?: () => void;
   private readonly recoveryListeners = new Set<() => void>();
   private resyncTimer?: NodeJS.Timeout;
+  private watchesStarted = 0;
 
   constructor(client: ResourceClient<T>, options: InformerOptions = {}) {
     this.client = client;
     this.options = options;
-    this.silenceTimeoutMs = options.silenceTimeoutMs ?? 5 * 60_000;
+    this.silenceTimeoutMs = options.silenceTimeoutMs ?? 150_000;
     this.resyncPeriodMs = options.resyncPeriodMs ?? 10 * 60_000;
     this.backoffBaseMs = options.backoffBaseMs ?? 500;
     this.backoffMaxMs = options.backoffMaxMs ?? 30_000;
@@ -151,6 +175,11 @@ export class Informer<T extends KubeObject = KubeObject> {
     await this.running;
     this.releaseHealth?.();
     this.releaseHealth = undefined;
+  }
+
+  /** Watch requests this informer has sent so far (each list is followed by one, and each resume). */
+  get watchRequests(): number {
+    return this.watchesStarted;
   }
 
   /** The first list has been loaded into the cache. */
@@ -344,17 +373,21 @@ export class Informer<T extends KubeObject = KubeObject> {
   private async watchOnce(
     health: ServerHealth,
   ): Promise<{ outcome: WatchOutcome; events: number; err?: unknown }> {
+    const timeoutSeconds = watchTimeoutSeconds(this.options.watchTimeoutSeconds);
+    this.watchesStarted++;
     const { attempt, err } = await runWatch({
       kubeconfig: this.client.kubeconfig,
       path: this.client.collectionPath(this.options.namespace),
       query: {
         resourceVersion: this.resourceVersion || undefined,
         allowWatchBookmarks: true,
-        timeoutSeconds: this.options.watchTimeoutSeconds ?? 25,
+        timeoutSeconds,
         labelSelector: this.options.labelSelector,
         fieldSelector: this.options.fieldSelector,
       },
+      responseTimeoutMs: WATCH_RESPONSE_TIMEOUT_MS,
       silenceTimeoutMs: this.silenceTimeoutMs,
+      idleTimeoutMs: timeoutSeconds * 1000 + WATCH_IDLE_MARGIN_MS,
       onStart: (a) => {
         this.current = a;
       },

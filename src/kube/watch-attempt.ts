@@ -1,8 +1,10 @@
 // One watch request of an informer, from its start until it ends for whatever reason, and what its
 // end means for the informer: resume from the last resourceVersion, relist, or back off and retry.
-// The request is client-node's Watch; on top of it a silence timer abandons a watch that brought
-// nothing (no response, no event or bookmark) for silenceTimeoutMs. Kept apart from informer.ts,
-// which owns the cache, the list and the backoff around these attempts.
+// The request is client-node's Watch; on top of it two timers: one abandons a watch whose response
+// (the headers) has not come within responseTimeoutMs, the other an established watch that brought
+// nothing (no event or bookmark) for silenceTimeoutMs. client-node's own inactivity abort is set to
+// idleTimeoutMs (its default, 30 s, would end every quiet watch long before the apiserver does).
+// Kept apart from informer.ts, which owns the cache, the list and the backoff around these attempts.
 import { type KubeConfig, Watch } from '@kubernetes/client-node';
 import { TimeoutError } from '../errors.ts';
 
@@ -29,7 +31,12 @@ export interface WatchRequest {
   /** the collection path (…/namespaces/<ns>/<plural> or …/<plural>) */
   path: string;
   query: Record<string, string | number | boolean | undefined>;
+  /** abandon the watch if the apiserver has not answered (headers) within this */
+  responseTimeoutMs: number;
+  /** abandon an established watch that brought no event or bookmark for this long */
   silenceTimeoutMs: number;
+  /** client-node's inactivity abort (its Watch.requestTimeoutMs) */
+  idleTimeoutMs: number;
   /** the attempt as soon as it exists, so that the caller can finish it early */
   onStart(attempt: WatchAttempt): void;
   /** every event (ADDED, MODIFIED, DELETED, BOOKMARK, ERROR) while the attempt is open */
@@ -44,13 +51,15 @@ export function runWatch(req: WatchRequest): Promise<{ attempt: WatchAttempt; er
     let silenceTimer: NodeJS.Timeout | undefined;
     const armSilence = () => {
       clearTimeout(silenceTimer);
+      const established = attempt.established;
+      const ms = established ? req.silenceTimeoutMs : Math.min(req.responseTimeoutMs, req.silenceTimeoutMs);
       silenceTimer = setTimeout(() => {
         attempt.silenced = true;
-        const err = attempt.established
-          ? new TimeoutError(`watch silent for ${req.silenceTimeoutMs} ms`)
-          : new TimeoutError(`watch got no response within ${req.silenceTimeoutMs} ms`);
+        const err = established
+          ? new TimeoutError(`watch silent for ${ms} ms`)
+          : new TimeoutError(`watch got no response within ${ms} ms`);
         attempt.finish(err);
-      }, req.silenceTimeoutMs);
+      }, ms);
     };
     const attempt: WatchAttempt = {
       events: 0,
@@ -77,7 +86,10 @@ export function runWatch(req: WatchRequest): Promise<{ attempt: WatchAttempt; er
       attempt.lastDataAt = Date.now();
       req.onEvent(phase, obj, attempt);
     };
-    new Watch(req.kubeconfig)
+    const watch = new Watch(req.kubeconfig);
+    // Declared private, but a plain instance field client-node reads on every reset of its timer.
+    (watch as unknown as { requestTimeoutMs: number }).requestTimeoutMs = req.idleTimeoutMs;
+    watch
       .watch(req.path, req.query, onEvent, (err) => attempt.finish(err))
       .then((controller) => {
         // Resolves once the response headers are in (or after done() for a failed request).
@@ -89,6 +101,7 @@ export function runWatch(req: WatchRequest): Promise<{ attempt: WatchAttempt; er
         // A failed request resolves after finish(); only a 200 gets here with the attempt open.
         attempt.established = true;
         attempt.lastDataAt = Date.now();
+        armSilence();
         req.onEstablished();
       })
       .catch((err: unknown) => attempt.finish(err));

@@ -1,0 +1,74 @@
+// How long an informer's watch lives on a real hub kube-apiserver (issue 14): each watch asks for a
+// timeoutSeconds between 5 and 10 minutes (client-go's reflector), so a quiet informer sends one
+// watch request, not one every 25 s as when client-node's 30 s inactivity abort bounded it. What
+// keeps a quiet watch from being taken for a dead one is the apiserver's bookmark, sent to every
+// watch at least once a minute: the silence timeout here is set just above that.
+import { setTimeout as sleep } from 'node:timers/promises';
+import { describe, expect, it } from 'vitest';
+import {
+  Informer,
+  type KubeObject,
+  loadKubeconfig,
+  ResourceClient,
+  type ResourceDescriptor,
+} from '../../src/kube/index.ts';
+import { pollUntil } from '../../src/wait.ts';
+import { testEnv } from './env.ts';
+import { uniqueName } from './helpers.ts';
+import { capturedLog } from './relayed-hub.ts';
+import { scratchNamespace } from './scratch-namespace.ts';
+
+const configMapResource: ResourceDescriptor = {
+  group: '',
+  version: 'v1',
+  plural: 'configmaps',
+  kind: 'ConfigMap',
+  namespaced: true,
+};
+
+/** Longer than the old 25 s watch timeout three times over, and than one bookmark period. */
+const QUIET_MS = 80_000;
+/** A watch without even a bookmark for this long is abandoned (the apiserver's period is 60 s). */
+const SILENCE_TIMEOUT_MS = 75_000;
+
+const env = testEnv();
+const admin = loadKubeconfig(env.hub.kubeconfigPath);
+const configMaps = new ResourceClient<KubeObject>(admin, configMapResource);
+const { namespace, cleanup } = scratchNamespace(admin, 'watch-lifetime');
+
+describe('informer watch lifetime', () => {
+  it('keeps one watch open through 80 quiet seconds (bookmarks keep it alive) and still delivers a change made then', async () => {
+    const { log, lines } = capturedLog();
+    const set = uniqueName('quiet');
+    const informer = new Informer(new ResourceClient<KubeObject>(admin, configMapResource), {
+      namespace,
+      labelSelector: `e2e.tether.dev/set=${set}`,
+      resyncPeriodMs: 0,
+      silenceTimeoutMs: SILENCE_TIMEOUT_MS,
+      log,
+    });
+    cleanup(() => informer.stop());
+    informer.start();
+    await informer.waitForSync(30_000);
+    await pollUntil(() => informer.watchRequests === 1, {
+      timeoutMs: 10_000,
+      intervalMs: 50,
+      description: 'the first watch to start',
+    });
+
+    // Time passing with nothing to watch is what this test is about: no condition to poll for.
+    await sleep(QUIET_MS);
+    const silent = lines.filter((l) => l.msg === 'watch silent: restarting it');
+    expect(silent).toEqual([]);
+    expect(informer.watchRequests).toBe(1);
+
+    const name = uniqueName('after-quiet');
+    await configMaps.create({ metadata: { name, namespace, labels: { 'e2e.tether.dev/set': set } } });
+    await pollUntil(() => informer.getByName(name, namespace) !== undefined, {
+      timeoutMs: 10_000,
+      intervalMs: 50,
+      description: `${name} in the informer's cache`,
+    });
+    expect(informer.watchRequests).toBe(1);
+  });
+});
