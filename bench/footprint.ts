@@ -58,9 +58,9 @@ interface Sample {
 const MB = 1e6;
 const CLUSTER = 'cluster1';
 
-/** "min–max" of a sample, or the one value when they are equal. */
+/** "min–max" of a sample, or the one value when they are equal; "-" when not measured (--no-inspector). */
 function range(xs: number[], digits = 1): string {
-  if (xs.length === 0) return '-';
+  if (xs.length === 0 || xs.some((x) => !Number.isFinite(x))) return '-';
   const [lo, hi] = [round(Math.min(...xs), digits), round(Math.max(...xs), digits)];
   return lo === hi ? `${lo}` : `${lo}–${hi}`;
 }
@@ -296,7 +296,9 @@ function report(
       range(rss),
       range(f.map((x) => x.rssAfterGc / MB)),
       range(f.map((x) => x.heapUsed / MB)),
-      `${last.scripts.own}/${last.scripts.nodeModules}(${last.scripts.clientNode})/${last.scripts.node}`,
+      Number.isNaN(last.scripts.own)
+        ? '-'
+        : `${last.scripts.own}/${last.scripts.nodeModules}(${last.scripts.clientNode})/${last.scripts.node}`,
       range(startup, 0),
       range(
         ss.map((s) => s.started.startupCpuS),
