@@ -36,7 +36,7 @@ import { dialThroughProxy } from '../src/tunnel/forward-proxy.ts';
 import { agentSubject } from '../src/tunnel/identity.ts';
 import { RemoteCluster } from './lib/cluster-peer.ts';
 import { type ClusterApi, ClusterSide, type TargetPorts } from './lib/cluster-side.ts';
-import { runFrontendScenarios } from './lib/frontend-scenarios.ts';
+import { type FrontendRow, runFrontendScenarios } from './lib/frontend-scenarios.ts';
 import {
   type BenchOptions,
   flag,
@@ -49,6 +49,7 @@ import {
   sleep,
   withTimeout,
 } from './lib/stats.ts';
+import { benchHeader, drained, readBytes } from './lib/stream-io.ts';
 
 const MiB = 1024 * 1024;
 const CHUNK = Buffer.alloc(256 * 1024, 0x5a);
@@ -103,40 +104,11 @@ const QUICK: Sizes = {
   wsBulk1: 32 * MiB,
 };
 
-/** One table row; JSON lines carry more. */
-interface Row {
-  scenario: string;
-  tunnel: string;
-  baseline: string;
-  ratio: string;
-  target: string;
-  result: string;
-}
+/** One table row (the frontend scenarios' row shape); JSON lines carry more. */
+type Row = FrontendRow;
 
 // ---------------------------------------------------------------------------------------------
 // stream helpers
-
-function header(mode: 'S' | 'R', n: number): Buffer {
-  const b = Buffer.alloc(9);
-  b.write(mode, 0, 'latin1');
-  b.writeBigUInt64BE(BigInt(n), 1);
-  return b;
-}
-
-function drained(s: Duplex): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const ok = (): void => {
-      s.off('close', bad);
-      resolve();
-    };
-    const bad = (): void => {
-      s.off('drain', ok);
-      reject(new Error('stream closed while writing'));
-    };
-    s.once('drain', ok);
-    s.once('close', bad);
-  });
-}
 
 /** Writes `total` bytes (0: until ctl.stop) respecting backpressure. */
 async function pump(s: Duplex, total: number, ctl?: { stop: boolean; sent: number }): Promise<void> {
@@ -152,42 +124,16 @@ async function pump(s: Duplex, total: number, ctl?: { stop: boolean; sent: numbe
   }
 }
 
-/** Resolves once `n` more bytes have been read from `s`. */
-function readBytes(s: Duplex, n: number): Promise<void> {
-  return new Promise((resolve, reject) => {
-    let got = 0;
-    const onData = (c: Buffer): void => {
-      got += c.length;
-      if (got >= n) {
-        cleanup();
-        resolve();
-      }
-    };
-    const onEnd = (): void => {
-      cleanup();
-      reject(new Error(`stream closed after ${got} of ${n} bytes`));
-    };
-    const cleanup = (): void => {
-      s.off('data', onData);
-      s.off('end', onEnd);
-      s.off('close', onEnd);
-    };
-    s.on('data', onData);
-    s.once('end', onEnd);
-    s.once('close', onEnd);
-  });
-}
-
 async function sinkTransfer(s: Duplex, n: number): Promise<void> {
   const ack = readBytes(s, 1);
-  s.write(header('S', n));
+  s.write(benchHeader('S', n));
   await pump(s, n);
   await ack;
 }
 
 async function sourceTransfer(s: Duplex, n: number): Promise<void> {
   const all = readBytes(s, n);
-  s.write(header('R', n));
+  s.write(benchHeader('R', n));
   await all;
 }
 
@@ -781,7 +727,7 @@ export async function run(opts: BenchOptions): Promise<void> {
           const src = (await openMany(tunnel.open, 'bulk', 1))[0] as Duplex;
           if (pause) src.pause();
           else hubFlowing = src.readableFlowing;
-          src.write(header('R', 0));
+          src.write(benchHeader('R', 0));
           await sleep(500);
           const b0 = (await cluster.stats(false)).sourceBytes;
           const mbps = (await bulkOnce(tunnel, n, per)).mbps;

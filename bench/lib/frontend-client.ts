@@ -12,6 +12,7 @@ import { type ChildProcess, fork } from 'node:child_process';
 import { createSecureContext, type SecureContext, type TLSSocket, connect as tlsConnect } from 'node:tls';
 import { fileURLToPath } from 'node:url';
 import { gc } from './stats.ts';
+import { benchHeader, drained, readBytes } from './stream-io.ts';
 
 /** Where a connection goes: the direct listener, or the frontend plus the CONNECT authority. */
 export interface Endpoint {
@@ -50,52 +51,6 @@ export interface ClientStats {
 const REQUEST = Buffer.alloc(1024, 0x61);
 const CHUNK = Buffer.alloc(256 * 1024, 0x5a);
 const noop = (): void => {};
-
-function bulkHeader(n: number): Buffer {
-  const b = Buffer.alloc(9);
-  b.write('S', 0, 'latin1');
-  b.writeBigUInt64BE(BigInt(n), 1);
-  return b;
-}
-
-/** Resolves with the first chunk(s) until `n` bytes arrived; rejects when the socket closes first. */
-function readN(s: TLSSocket, n: number): Promise<void> {
-  return new Promise((resolve, reject) => {
-    let got = 0;
-    const onData = (c: Buffer): void => {
-      got += c.length;
-      if (got >= n) {
-        done();
-        resolve();
-      }
-    };
-    const onClose = (): void => {
-      done();
-      reject(new Error(`connection closed after ${got} of ${n} bytes`));
-    };
-    const done = (): void => {
-      s.off('data', onData);
-      s.off('close', onClose);
-    };
-    s.on('data', onData);
-    s.once('close', onClose);
-  });
-}
-
-function drained(s: TLSSocket): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const ok = (): void => {
-      s.off('close', bad);
-      resolve();
-    };
-    const bad = (): void => {
-      s.off('drain', ok);
-      reject(new Error('connection closed while writing'));
-    };
-    s.once('drain', ok);
-    s.once('close', bad);
-  });
-}
 
 export class FrontendClient {
   /** one secure context per identity, built once (as a pooled client does): not per connection */
@@ -165,9 +120,9 @@ export class FrontendClient {
     const t0 = performance.now();
     await Promise.all(
       ss.map(async (s) => {
-        const ack = readN(s, 1);
+        const ack = readBytes(s, 1);
         s.resume();
-        s.write(bulkHeader(perStream));
+        s.write(benchHeader('S', perStream));
         let sent = 0;
         while (sent < perStream) {
           const n = Math.min(CHUNK.length, perStream - sent);
@@ -235,7 +190,7 @@ export class FrontendClient {
           const t = process.hrtime.bigint();
           const s = await this.open(ep, resume);
           s.on('error', noop);
-          const echoed = readN(s, REQUEST.length);
+          const echoed = readBytes(s, REQUEST.length);
           s.resume();
           s.write(REQUEST);
           await echoed;
