@@ -8,22 +8,14 @@ import {
   type KubeObject,
   loadKubeconfig,
   ResourceClient,
-  type ResourceDescriptor,
   runController,
 } from '../../src/kube/index.ts';
 import { testEnv } from './env.ts';
-import { uniqueName } from './helpers.ts';
+import { configMapResource, uniqueName } from './helpers.ts';
 import { capturedLog, longBackoff, msUntil, relayedHub } from './relayed-hub.ts';
 import { scratchNamespace } from './scratch-namespace.ts';
 
 type ConfigMap = KubeObject & { data?: Record<string, string> };
-const configMapResource: ResourceDescriptor = {
-  group: '',
-  version: 'v1',
-  plural: 'configmaps',
-  kind: 'ConfigMap',
-  namespaced: true,
-};
 const reconciledAnnotation = 'e2e.tether.dev/reconciled';
 /** From restoring the relay to the failed key's write landing (without the wiring: its whole backoff). */
 const RESUME_BOUND_MS = 3_000;

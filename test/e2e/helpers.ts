@@ -1,7 +1,17 @@
 // Small helpers shared by e2e files: clients for the test control planes and the real kubectl.
 import { spawn } from 'node:child_process';
 import { KubeConfig } from '@kubernetes/client-node';
+import type { ResourceDescriptor } from '../../src/kube/index.ts';
 import type { ControlPlaneInfo } from '../../src/localenv/types.ts';
+
+/** core/v1 ConfigMaps, the object the informer and controller e2e tests watch and write. */
+export const configMapResource: ResourceDescriptor = {
+  group: '',
+  version: 'v1',
+  plural: 'configmaps',
+  kind: 'ConfigMap',
+  namespaced: true,
+};
 
 export function adminKubeConfig(cp: ControlPlaneInfo): KubeConfig {
   const kc = new KubeConfig();

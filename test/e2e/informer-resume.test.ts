@@ -8,29 +8,16 @@ import { readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
-import {
-  Informer,
-  type KubeObject,
-  loadKubeconfig,
-  ResourceClient,
-  type ResourceDescriptor,
-} from '../../src/kube/index.ts';
+import { Informer, type KubeObject, loadKubeconfig, ResourceClient } from '../../src/kube/index.ts';
 import { ServerHealth } from '../../src/kube/server-health.ts';
 import type { Logger } from '../../src/log.ts';
 import { pollUntil } from '../../src/wait.ts';
 import { testEnv } from './env.ts';
-import { uniqueName } from './helpers.ts';
+import { configMapResource, uniqueName } from './helpers.ts';
 import { capturedLog, longBackoff, msUntil, relayedHub as startRelayedHub } from './relayed-hub.ts';
 import { scratchNamespace } from './scratch-namespace.ts';
 
 type ConfigMap = KubeObject & { data?: Record<string, string> };
-const configMapResource: ResourceDescriptor = {
-  group: '',
-  version: 'v1',
-  plural: 'configmaps',
-  kind: 'ConfigMap',
-  namespaced: true,
-};
 
 /** From restoring the relay to the informer holding a change made meanwhile (old code: 6–30 s). */
 const RESUME_BOUND_MS = 3_000;

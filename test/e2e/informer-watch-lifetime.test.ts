@@ -5,26 +5,12 @@
 // watch at least once a minute: the silence timeout here is set just above that.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
-import {
-  Informer,
-  type KubeObject,
-  loadKubeconfig,
-  ResourceClient,
-  type ResourceDescriptor,
-} from '../../src/kube/index.ts';
+import { Informer, type KubeObject, loadKubeconfig, ResourceClient } from '../../src/kube/index.ts';
 import { pollUntil } from '../../src/wait.ts';
 import { testEnv } from './env.ts';
-import { uniqueName } from './helpers.ts';
+import { configMapResource, uniqueName } from './helpers.ts';
 import { capturedLog } from './relayed-hub.ts';
 import { scratchNamespace } from './scratch-namespace.ts';
-
-const configMapResource: ResourceDescriptor = {
-  group: '',
-  version: 'v1',
-  plural: 'configmaps',
-  kind: 'ConfigMap',
-  namespaced: true,
-};
 
 /** Longer than the old 25 s watch timeout three times over, and than one bookmark period. */
 const QUIET_MS = 80_000;
