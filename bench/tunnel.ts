@@ -49,7 +49,7 @@ import {
   sleep,
   withTimeout,
 } from './lib/stats.ts';
-import { benchHeader, drained, readBytes } from './lib/stream-io.ts';
+import { benchHeader, drained, echoRoundTrips, readBytes } from './lib/stream-io.ts';
 
 const MiB = 1024 * 1024;
 const CHUNK = Buffer.alloc(256 * 1024, 0x5a);
@@ -373,34 +373,12 @@ export async function run(opts: BenchOptions): Promise<void> {
     const rrOnce = async (p: Path, iterations: number, warmup: number): Promise<number[]> => {
       const [s] = (await openMany(p.open, 'echo', 1)) as [Duplex];
       const req = Buffer.alloc(1024, 0x61);
-      let need = 0;
-      let got = 0;
-      let wake: (() => void) | undefined;
-      s.on('data', (c: Buffer) => {
-        got += c.length;
-        if (got >= need && wake) {
-          const w = wake;
-          wake = undefined;
-          w();
-        }
-      });
-      const lat: number[] = [];
       try {
-        for (let i = 0; i < warmup + iterations; i++) {
-          need += req.length;
-          const answered = new Promise<void>((r) => {
-            wake = r;
-          });
-          const t = process.hrtime.bigint();
-          s.write(req);
-          await withTimeout(answered, 30_000, `${p.name} round trip`);
-          if (i >= warmup) lat.push(Number(process.hrtime.bigint() - t) / 1e3);
-        }
+        return await echoRoundTrips(s, req, iterations, warmup);
       } finally {
         s.destroy();
         await sleep(50);
       }
-      return lat;
     };
 
     interface RrSummary {

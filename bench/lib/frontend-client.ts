@@ -12,7 +12,7 @@ import { type ChildProcess, fork } from 'node:child_process';
 import { createSecureContext, type SecureContext, type TLSSocket, connect as tlsConnect } from 'node:tls';
 import { fileURLToPath } from 'node:url';
 import { gc } from './stats.ts';
-import { benchHeader, drained, readBytes } from './stream-io.ts';
+import { benchHeader, drained, echoRoundTrips, readBytes } from './stream-io.ts';
 
 /** Where a connection goes: the direct listener, or the frontend plus the CONNECT authority. */
 export interface Endpoint {
@@ -142,34 +142,11 @@ export class FrontendClient {
   async rr(ep: Endpoint, iterations: number, warmup: number): Promise<number[]> {
     const s = await this.open(ep, true);
     s.on('error', noop);
-    let need = 0;
-    let got = 0;
-    let wake: (() => void) | undefined;
-    s.on('data', (c: Buffer) => {
-      got += c.length;
-      if (got >= need && wake) {
-        const w = wake;
-        wake = undefined;
-        w();
-      }
-    });
-    s.resume();
-    const lat: number[] = [];
     try {
-      for (let i = 0; i < warmup + iterations; i++) {
-        need += REQUEST.length;
-        const answered = new Promise<void>((r) => {
-          wake = r;
-        });
-        const t = process.hrtime.bigint();
-        s.write(REQUEST);
-        await answered;
-        if (i >= warmup) lat.push(Number(process.hrtime.bigint() - t) / 1e3);
-      }
+      return await echoRoundTrips(s, REQUEST, iterations, warmup);
     } finally {
       s.destroy();
     }
-    return lat;
   }
 
   /**

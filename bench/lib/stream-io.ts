@@ -1,7 +1,8 @@
 // Stream helpers the tunnel benchmarks share: the 9-byte request header the bench targets read
-// ('S' send me n bytes / 'R' read n bytes, then a u64 big-endian count), waiting for 'drain', and
-// waiting until n bytes have been read.
+// ('S' send me n bytes / 'R' read n bytes, then a u64 big-endian count), waiting for 'drain',
+// waiting until n bytes have been read, and timed round trips on an echoing stream.
 import type { Duplex } from 'node:stream';
+import { withTimeout } from './stats.ts';
 
 /** The bench targets' request: one mode byte and the byte count as a u64. */
 export function benchHeader(mode: 'S' | 'R', n: number): Buffer {
@@ -51,4 +52,47 @@ export function readBytes(s: Duplex, n: number): Promise<void> {
     s.once('end', onEnd);
     s.once('close', onEnd);
   });
+}
+
+/**
+ * `iterations` round trips of `req` on an echoing stream, one at a time: latencies in µs, after
+ * `warmup` unmeasured ones. A round trip that takes longer than `timeoutMs` rejects. The caller
+ * owns (and destroys) the stream.
+ */
+export async function echoRoundTrips(
+  s: Duplex,
+  req: Buffer,
+  iterations: number,
+  warmup: number,
+  timeoutMs = 30_000,
+): Promise<number[]> {
+  let need = 0;
+  let got = 0;
+  let wake: (() => void) | undefined;
+  const onData = (c: Buffer): void => {
+    got += c.length;
+    if (got >= need && wake) {
+      const w = wake;
+      wake = undefined;
+      w();
+    }
+  };
+  s.on('data', onData);
+  s.resume();
+  const lat: number[] = [];
+  try {
+    for (let i = 0; i < warmup + iterations; i++) {
+      need += req.length;
+      const answered = new Promise<void>((r) => {
+        wake = r;
+      });
+      const t = process.hrtime.bigint();
+      s.write(req);
+      await withTimeout(answered, timeoutMs, 'round trip');
+      if (i >= warmup) lat.push(Number(process.hrtime.bigint() - t) / 1e3);
+    }
+  } finally {
+    s.off('data', onData);
+  }
+  return lat;
 }
