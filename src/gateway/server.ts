@@ -3,15 +3,7 @@
 // caller with a SubjectAccessReview, serves discovery/OpenAPI and the clustergateways resource, and
 // forwards the proxy subresource into managed clusters through `dial` (the reverse tunnel).
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import {
-  createSecureServer,
-  type Http2SecureServer,
-  type SecureServerOptions,
-  type ServerHttp2Session,
-} from 'node:http2';
-import type { AddressInfo, Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
-import type { TLSSocket } from 'node:tls';
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { Registry } from 'prom-client';
 import { errorMessage, InvalidArgumentError } from '../errors.ts';
@@ -40,6 +32,7 @@ import {
 } from './front-proxy.ts';
 import { HealthMonitor } from './health.ts';
 import type { GatewayIdentityMode } from './identity.ts';
+import { createGatewayListener, type GatewayListener } from './listener.ts';
 import { createGatewayMetrics, type GatewayMetrics } from './metrics.ts';
 import { type ProxyContext, proxyRequest, proxyUpgrade } from './proxy.ts';
 import {
@@ -140,46 +133,14 @@ function sendBody(res: ServerResponse, body: string, etag: string, req: Incoming
   res.end(body);
 }
 
-/** Concurrent streams one HTTP/2 client connection may open. */
-const http2MaxStreamsPerConnection = 1000;
-/** An HTTP/2 connection with no open stream for this long is closed (as idle HTTP/1.1 ones are). */
-const http2IdleTimeoutMs = 120_000;
-
-const http1Timeouts = {
-  // Longer than the aggregator's idle timeout (90 s), so it is the side that closes idle connections.
-  keepAliveTimeout: 120_000,
-  headersTimeout: 60_000,
-  requestTimeout: 0,
-};
-
-/** Closes `session` once it has had no open stream for `idleMs`. */
-function closeWhenIdle(session: ServerHttp2Session, idleMs: number): void {
-  let open = 0;
-  let timer: NodeJS.Timeout | undefined;
-  const arm = (): void => {
-    timer = setTimeout(() => session.close(), idleMs);
-    timer.unref();
-  };
-  session.on('stream', (stream) => {
-    open++;
-    clearTimeout(timer);
-    stream.once('close', () => {
-      open--;
-      if (open === 0 && !session.closed && !session.destroyed) arm();
-    });
-  });
-  session.once('close', () => clearTimeout(timer));
-  arm();
-}
-
 export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
   const log = opts.log ?? makeLogger('gateway');
   const metrics = createGatewayMetrics();
-  let server: Http2SecureServer | undefined;
+  let listener: GatewayListener | undefined;
   const authn = new FrontProxyAuthenticator({
     hubKubeConfig: opts.hubKubeConfig,
     log,
-    onCaChange: (ca) => server?.setSecureContext({ cert: opts.tls.certPem, key: opts.tls.keyPem, ca }),
+    onCaChange: (ca) => listener?.setClientCa(ca),
   });
   const authz = new SubjectAccessReviewAuthorizer(opts.hubKubeConfig, opts.authorization);
   const store = new ClusterGatewayStore({
@@ -385,72 +346,33 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     return proxyUpgrade(proxyCtx, req, socket, head, up, caller, route.rest ?? '/', query);
   };
 
-  const sockets = new Set<Socket>();
   // HTTP/2 for the aggregator (one connection for all its requests and watches, see http.ts),
-  // HTTP/1.1 for Upgrades and other clients, on one port with the same limits as before.
-  server = createSecureServer({
-    cert: opts.tls.certPem,
-    key: opts.tls.keyPem,
-    ca: requestHeaders.clientCaPem,
-    requestCert: true,
-    // Checked per request: only the front proxy is served, with a Status body for everyone else.
-    rejectUnauthorized: false,
-    allowHTTP1: true,
-    // Node takes the http.Server timeouts here (its typings do not list them yet).
-    http1Options: http1Timeouts as SecureServerOptions['http1Options'],
-    // The kube-apiserver's own default for --http2-max-streams-per-connection.
-    settings: { maxConcurrentStreams: http2MaxStreamsPerConnection },
-    // Buffered bytes per HTTP/2 connection (MB) before new streams are refused: room for
-    // maxConcurrentStreams watches with full windows.
-    maxSessionMemory: 128,
-  });
-  // An HTTP/2 connection without open streams is closed after the same idle time as HTTP/1.1.
-  const sessions = new Set<ServerHttp2Session>();
-  server.on('session', (session: ServerHttp2Session) => {
-    sessions.add(session);
-    session.once('close', () => sessions.delete(session));
-    closeWhenIdle(session, http2IdleTimeoutMs);
-  });
-  server.on('connection', (s: Socket) => {
-    sockets.add(s);
-    s.once('close', () => sockets.delete(s));
-  });
-  server.on('request', (req: IncomingMessage, res: ServerResponse) => {
-    handle(req, res).catch((err: unknown) => {
-      log.error({ err: errorMessage(err), url: req.url }, 'request failed');
-      sendStatus(res, kubeStatus(500, `internal error: ${errorMessage(err)}`));
-    });
-  });
-  server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
-    socket.on('error', () => {});
-    handleUpgrade(req, socket, head).catch((err: unknown) => {
-      log.error({ err: errorMessage(err), url: req.url }, 'upgrade failed');
-      sendStatusOnSocket(socket, kubeStatus(500, `internal error: ${errorMessage(err)}`));
-    });
-  });
-  // The front-proxy check reads a connection's client certificate once (peerCommonNames): no
-  // renegotiation may swap it afterwards.
-  server.on('secureConnection', (s: TLSSocket) => {
-    s.disableRenegotiation();
-    // The TLS socket is what holds the connection once the handshake is done: stop() destroys it.
-    sockets.add(s);
-    s.once('close', () => sockets.delete(s));
-  });
-  server.on('tlsClientError', (err) => log.debug({ err: err.message }, 'TLS handshake failed'));
-  const listening = server;
-  try {
-    await new Promise<void>((resolve, reject) => {
-      listening.once('error', reject);
-      listening.listen(opts.port, opts.host, () => {
-        listening.off('error', reject);
-        resolve();
+  // HTTP/1.1 for Upgrades and other clients, on one port (listener.ts).
+  const listening = createGatewayListener({
+    tls: opts.tls,
+    clientCaPem: requestHeaders.clientCaPem,
+    onRequest: (req, res) => {
+      handle(req, res).catch((err: unknown) => {
+        log.error({ err: errorMessage(err), url: req.url }, 'request failed');
+        sendStatus(res, kubeStatus(500, `internal error: ${errorMessage(err)}`));
       });
-    });
+    },
+    onUpgrade: (req, socket, head) => {
+      handleUpgrade(req, socket, head).catch((err: unknown) => {
+        log.error({ err: errorMessage(err), url: req.url }, 'upgrade failed');
+        sendStatusOnSocket(socket, kubeStatus(500, `internal error: ${errorMessage(err)}`));
+      });
+    },
+    log,
+  });
+  listener = listening;
+  let port: number;
+  try {
+    port = await listening.listen(opts.port, opts.host);
   } catch (err) {
     await stopAll();
     throw err;
   }
-  const port = (listening.address() as AddressInfo).port;
   log.info(
     { host: opts.host, port, clusters: store.names().length, identityMode: proxyCtx.identityMode },
     'gateway serving',
@@ -467,10 +389,7 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     metrics,
     store,
     async stop() {
-      const closed = new Promise<void>((r) => listening.close(() => r()));
-      // A graceful HTTP/2 close would wait for every open stream (watches): cut them.
-      for (const session of sessions) session.destroy();
-      for (const s of sockets) s.destroy();
+      const closed = listening.close();
       if (unsubscribePools !== 'expired') unsubscribePools.unsubscribe();
       await stopAll();
       await closed;
