@@ -22,6 +22,7 @@ import {
 } from './addon-crds.ts';
 import { managedServiceAccountCrd } from './authentication.ts';
 import { clusterClaimCrd, managedClusterCrd } from './cluster.ts';
+import { placementCrdManifests } from './placement-crds.ts';
 import type { CrdManifest, JsonSchema } from './schema.ts';
 import { appliedManifestWorkCrd, manifestWorkCrd } from './work-crds.ts';
 
@@ -46,6 +47,7 @@ export function hubCrdManifests(opts: HubCrdOptions = {}): CrdManifest[] {
     managedClusterAddOnCrd(webhook),
     addOnDeploymentConfigCrd(),
     managedServiceAccountCrd(),
+    ...placementCrdManifests(),
   ];
 }
 

@@ -7,6 +7,8 @@ export * from './authentication.ts';
 export * from './cluster.ts';
 export * from './conditions.ts';
 export * from './crds.ts';
+export * from './placement.ts';
+export * from './placement-crds.ts';
 export { type ApiResource, apiVersionOf, crdNameOf } from './resource.ts';
 export type { CrdManifest, CrdManifestVersion, JsonSchema, PrinterColumn } from './schema.ts';
 export * from './work.ts';

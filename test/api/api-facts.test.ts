@@ -19,25 +19,11 @@ import {
 
 const facts = JSON.parse(readFileSync(new URL('./ocm-api-facts.json', import.meta.url), 'utf8')) as ApiFacts;
 
-const notServedYet = (kind: string): Allowed => ({
-  kind,
-  path: crdPath,
-  aspect: 'served',
-  why: 'not served yet: placement and ManifestWorkReplicaSet come with the placement issue (15)',
-});
-
 /**
  * Differences tether keeps on purpose. Each entry: what differs and why (a tether extension or a
  * deliberate omission). Copy these into the README's compatibility section when they change.
  */
 const allowed: Allowed[] = [
-  // Placement kinds: in OCM's hub manifests, not installed by tether until issue 15.
-  notServedYet('ManagedClusterSet'),
-  notServedYet('ManagedClusterSetBinding'),
-  notServedYet('Placement'),
-  notServedYet('PlacementDecision'),
-  notServedYet('AddOnPlacementScore'),
-  notServedYet('ManifestWorkReplicaSet'),
   {
     // api-facts.json `skipped`: OCM publishes no CRD YAML for it, so there is nothing to hold it
     // against; its schema follows the Go types of managed-serviceaccount (v1beta1 stored, v1alpha1

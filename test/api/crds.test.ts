@@ -69,7 +69,7 @@ function findCrd(resource: ApiResource): CrdManifest {
 }
 
 describe('CRD sets', () => {
-  it('the hub gets the registration, work, add-on and service-account kinds', () => {
+  it('the hub gets the registration, work, add-on, service-account and placement kinds', () => {
     expect(hubCrdManifests().map((c) => c.spec.names.kind)).toEqual([
       'ManagedCluster',
       'ManifestWork',
@@ -77,6 +77,12 @@ describe('CRD sets', () => {
       'ManagedClusterAddOn',
       'AddOnDeploymentConfig',
       'ManagedServiceAccount',
+      'ManagedClusterSet',
+      'ManagedClusterSetBinding',
+      'Placement',
+      'PlacementDecision',
+      'AddOnPlacementScore',
+      'ManifestWorkReplicaSet',
     ]);
   });
 
