@@ -1,0 +1,141 @@
+// The placement hub: everything of OCM's placement APIs that runs in `tether hub` — the cluster-set
+// controllers (the kept `default` and `global` sets, the default set label, ClusterSetEmpty, Bound)
+// and the ManagedClusterSetBinding admission policy. Replicas elect one leader on their own Lease
+// (`placement-controller-lock`, next to the registration hub's), and only the leader reconciles.
+//
+// The hub's identity needs: managedclusters get/list/watch/patch; managedclustersets
+// get/list/watch/create/patch (+ /status patch); managedclustersetbindings get/list/watch
+// (+ /status patch); leases in the election namespace; and, to apply its admission policy itself,
+// validatingadmissionpolicies(+bindings) patch and managedclustersets/bind create (else it only logs
+// that `tether init` must install it).
+import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
+import type { KubeConfig } from '@kubernetes/client-node';
+import { errorMessage } from '../../errors.ts';
+import { isAlreadyExists, type KubeObject, LeaderElector, ResourceClient } from '../../kube/index.ts';
+import { type Logger, logger } from '../../log.ts';
+import { type ClusterSetControllers, startClusterSetControllers } from './clustersets.ts';
+import { installPlacementAdmission } from './clustersets-admission.ts';
+
+export {
+  bindingNameMessage,
+  bindingPolicyName,
+  installPlacementAdmission,
+  placementAdmissionObjects,
+} from './clustersets-admission.ts';
+export {
+  clusterInSet,
+  clusterSetAutoUpdateAnnotation,
+  clusterSetMembers,
+  labelSelectorMatches,
+} from './clustersets-membership.ts';
+
+/** The placement hub's leader Lease (OCM's placement controller's lock name). */
+export const placementLeaderLeaseName = 'placement-controller-lock';
+/** Where the Lease lives by default: the hub namespace, as the registration hub's. */
+export const placementLeaderLeaseNamespace = 'open-cluster-management-hub';
+
+export interface PlacementLeaderElectionOptions {
+  namespace?: string;
+  name?: string;
+  /** this replica, unique among replicas (default hostname + random suffix) */
+  identity?: string;
+  leaseDurationSeconds?: number;
+  renewDeadlineMs?: number;
+  retryPeriodMs?: number;
+}
+
+export interface PlacementHubOptions {
+  hubKubeConfig: KubeConfig;
+  /** leader election on a Lease (default on); false runs the controllers at once, alone */
+  leaderElection?: PlacementLeaderElectionOptions | false;
+  /** apply the ManagedClusterSetBinding admission policy at start (default true) */
+  installAdmission?: boolean;
+  /** informers re-deliver every cached object this often (default 10 min) */
+  resyncPeriodMs?: number;
+  log?: Logger;
+}
+
+export interface PlacementHub {
+  readonly identity: string;
+  isLeader(): boolean;
+  /** stop reconciling (waiting for running reconciles) and give up the leader Lease */
+  stop(): Promise<void>;
+}
+
+interface RunningControllers {
+  stop(): Promise<void>;
+}
+
+/** Start the placement hub; resolves once it campaigns (or, alone, once its controllers start). */
+export async function startPlacementHub(opts: PlacementHubOptions): Promise<PlacementHub> {
+  const log = opts.log ?? logger('placement-hub');
+  const kc = opts.hubKubeConfig;
+  if (opts.installAdmission ?? true) {
+    try {
+      await installPlacementAdmission(kc, 30_000);
+    } catch (err) {
+      log.warn(
+        { err: errorMessage(err) },
+        'ManagedClusterSetBinding admission policy not applied: install it with tether init',
+      );
+    }
+  }
+  const election = opts.leaderElection === false ? undefined : (opts.leaderElection ?? {});
+  const identity = election?.identity ?? `${hostname()}-${randomUUID().slice(0, 8)}`;
+  const start = (): RunningControllers => {
+    const childLog = log.child({ identity });
+    const sets: ClusterSetControllers = startClusterSetControllers({
+      kubeconfig: kc,
+      resyncPeriodMs: opts.resyncPeriodMs,
+      log: childLog.child({ component: 'clustersets' }),
+    });
+    return { stop: () => sets.stop() };
+  };
+
+  if (!election) {
+    const controllers = start();
+    return { identity, isLeader: () => true, stop: () => controllers.stop() };
+  }
+
+  let controllers: RunningControllers | undefined;
+  const namespace = election.namespace ?? placementLeaderLeaseNamespace;
+  await ensureNamespace(kc, namespace, log);
+  const elector = new LeaderElector({
+    kubeconfig: kc,
+    namespace,
+    name: election.name ?? placementLeaderLeaseName,
+    identity,
+    leaseDurationSeconds: election.leaseDurationSeconds,
+    renewDeadlineMs: election.renewDeadlineMs,
+    retryPeriodMs: election.retryPeriodMs,
+    log: log.child({ identity, component: 'leader-election' }),
+    onStartedLeading: () => {
+      controllers = start();
+    },
+    onStoppedLeading: async () => {
+      const running = controllers;
+      controllers = undefined;
+      await running?.stop();
+    },
+  });
+  elector.start();
+  return { identity, isLeader: () => elector.isLeader(), stop: () => elector.stop() };
+}
+
+async function ensureNamespace(kubeconfig: KubeConfig, name: string, log: Logger): Promise<void> {
+  const namespaces = new ResourceClient<KubeObject>(kubeconfig, {
+    group: '',
+    version: 'v1',
+    plural: 'namespaces',
+    kind: 'Namespace',
+    namespaced: false,
+  });
+  try {
+    await namespaces.create({ metadata: { name } });
+  } catch (err) {
+    if (!isAlreadyExists(err)) {
+      log.warn({ namespace: name, err: errorMessage(err) }, 'cannot create the leader election namespace');
+    }
+  }
+}
