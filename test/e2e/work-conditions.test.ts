@@ -1,10 +1,15 @@
 // ManifestWork conditions as OCM sets them, on real control planes: condition rules (CEL with
 // messageExpression; OCM's well-known Complete of a Pod) on each manifest and aggregated on the
 // work; a complete manifest no longer updated nor recreated; ttlSecondsAfterFinished deleting a
-// complete work (hub garbage collector); Progressing; Deleting and ResourceDeleted events while a
-// work is removed; feedbackScrapeType Watch.
+// complete work (hub garbage collector); Progressing; Deleting and ResourceDeleted events (on the
+// managed cluster, as OCM's agent records them) while a work is removed; feedbackScrapeType Watch.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Manifest, ManifestConfigOption, ManifestWork } from '../../src/api/index.ts';
+import {
+  agentNamespace,
+  type Manifest,
+  type ManifestConfigOption,
+  type ManifestWork,
+} from '../../src/api/index.ts';
 import { findCondition, type KubeObject, ResourceClient } from '../../src/kube/index.ts';
 import { startWorkGarbageCollector, type WorkGarbageCollector } from '../../src/work/hub/index.ts';
 import {
@@ -32,13 +37,25 @@ const pods = new ResourceClient<KubeObject & { status?: { phase?: string } }>(ma
   kind: 'Pod',
   namespaced: true,
 });
-const hubEvents = new ResourceClient<KubeObject & { reason?: string; message?: string }>(hubAdmin, {
+// The agent's events, where OCM's work agent records them: on the managed cluster, in its namespace.
+const agentEvents = new ResourceClient<KubeObject & { reason?: string; message?: string }>(managed, {
   group: '',
   version: 'v1',
   plural: 'events',
   kind: 'Event',
   namespaced: true,
 });
+const hubEvents = new ResourceClient<KubeObject & { reason?: string }>(hubAdmin, {
+  group: '',
+  version: 'v1',
+  plural: 'events',
+  kind: 'Event',
+  namespaced: true,
+});
+const hubEventsAbout = async (work: string) =>
+  (await hubEvents.list({ namespace: cluster.name })).items
+    .filter((e) => (e as { involvedObject?: { name?: string } }).involvedObject?.name === work)
+    .map((e) => e.reason);
 let cluster: WorkCluster;
 let ns: string;
 let collector: WorkGarbageCollector | undefined;
@@ -182,10 +199,15 @@ describe('deletion and watched feedback', () => {
     };
     await cluster.createWork(work, [held, configMap(ns, 'deleting-free')]);
     await cluster.waitForWork(work, 'settled', settled);
+    // About the agent itself (its namespace, as library-go's recorder outside a pod), not the work:
+    // this test's objects are told apart by their namespace in the message.
     const eventsOf = async (reason: string) =>
-      (await hubEvents.list({ namespace: cluster.name })).items.filter(
+      (await agentEvents.list({ namespace: agentNamespace })).items.filter(
         (e) =>
-          (e as { involvedObject?: { name?: string } }).involvedObject?.name === work && e.reason === reason,
+          e.reason === reason &&
+          (e as { involvedObject?: { kind?: string; name?: string } }).involvedObject?.name ===
+            agentNamespace &&
+          (e.message ?? '').includes(ns),
       );
     // What OCM's agent (library-go's resource apply) reports when it creates an object.
     const created = await waitFor('ConfigMapCreated events', async () => {
@@ -195,18 +217,16 @@ describe('deletion and watched feedback', () => {
     expect(created.map((e) => e.message)).toContain(
       `Created ConfigMap/deleting-free -n ${ns} because it was missing`,
     );
+    // Nothing on the hub: an event there would be one more hub request per work.
+    const onHub = await hubEventsAbout(work);
+    expect(onHub).toEqual([]);
     await hubWorks.delete(work, cluster.name);
     const deleting = await cluster.waitForWork(work, 'Deleting', (w) =>
       conditionStatus(w, 'Deleting') === 'True' ? w : undefined,
     );
     expect(findCondition(deleting.status?.conditions, 'Deleting')?.reason).toBe('ManifestWorkDeleting');
     const events = await waitFor('ResourceDeleted events', async () => {
-      const list = await hubEvents.list({ namespace: cluster.name });
-      const mine = list.items.filter(
-        (e) =>
-          (e as { involvedObject?: { name?: string } }).involvedObject?.name === work &&
-          e.reason === 'ResourceDeleted',
-      );
+      const mine = await eventsOf('ResourceDeleted');
       return mine.length >= 2 && mine;
     });
     expect(events.map((e) => e.message).join('\n')).toContain(

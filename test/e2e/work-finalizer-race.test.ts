@@ -2,14 +2,19 @@
 // A work deleted before the finalizer went on (created and deleted at once, the agent's cache not
 // caught up yet) must not leave that AppliedManifestWork behind for the orphan grace period (an
 // hour by default): the agent lets it go at once, and nothing of the work is applied.
+// A deleted work is released at the resourceVersion the agent's own Deleting status write returned,
+// not at its cache's older one (which only earned a 409 and a retry for every work whose watch event
+// had not come back yet).
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import {
   type AppliedManifestWork,
   appliedManifestWorkResource,
   type ManifestWork,
+  ManifestWorkCondition,
+  manifestWorkFinalizer,
   manifestWorkResource,
 } from '../../src/api/index.ts';
-import { Informer, ResourceClient } from '../../src/kube/index.ts';
+import { findCondition, Informer, ResourceClient } from '../../src/kube/index.ts';
 import { logger } from '../../src/log.ts';
 import { AppliedWorkStore } from '../../src/work/agent/applied-work.ts';
 import { ManifestApplier } from '../../src/work/agent/apply.ts';
@@ -89,4 +94,32 @@ it('a work deleted before the agent put its finalizer on leaves no AppliedManife
   await expect(reconciler.reconcile(work)).rejects.toThrow(/not ?found/i);
   expect(await appliedWorks.get(`${hubHash}-${work}`)).toBeUndefined();
   expect(await onManaged(kinds.configMap).get('race-a', ns)).toBeUndefined();
+});
+
+it('a deleted work is released from a copy older than the agent’s Deleting write, without a conflict', async () => {
+  const work = unique('stale');
+  await hubWorks.create({
+    metadata: { name: work, namespace: cluster.name, finalizers: [manifestWorkFinalizer] },
+    spec: { workload: { manifests: [configMap(ns, 'stale-a')] } },
+  });
+  await hubWorks.delete(work, cluster.name);
+  // What the agent's cache holds: deleting, with our finalizer, no Deleting condition yet.
+  const cached = await cluster.getWork(work);
+  expect(cached?.metadata.deletionTimestamp).toBeDefined();
+  expect(findCondition(cached?.status?.conditions, ManifestWorkCondition.Deleting)).toBeUndefined();
+
+  const log = logger('work-agent', { cluster: cluster.name });
+  const works = new ResourceClient<ManifestWork>(cluster.hubKc, manifestWorkResource);
+  const finalizer = new WorkFinalizer({
+    works,
+    clusterName: cluster.name,
+    applied: new AppliedWorkStore(managed, hubHash, cluster.agentId),
+    clients: new ManagedClients(managed),
+    evictionGracePeriodMs: 60 * 60_000,
+    log,
+  });
+  // The Deleting status write moves the resourceVersion past the cached copy's: removing the
+  // finalizer at the cached one would be a 409.
+  await expect(finalizer.finalizeWork(cached as ManifestWork)).resolves.toEqual({});
+  expect(await cluster.getWork(work)).toBeUndefined();
 });

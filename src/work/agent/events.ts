@@ -1,63 +1,97 @@
-// Kubernetes Events the work agent records on the hub, in its cluster namespace, about the
-// ManifestWork concerned — where OCM's work agent emits them (ResourceDeleted when it removes an
-// applied resource) and where `kubectl describe manifestwork` shows them. Needs only `create` on
-// events in the cluster namespace, which the hub grants the work agent. Best effort: a failure is
-// logged, never fails a reconcile. At most `maxEventsPerWorkPerPass` are written per call site so
-// a work with many resources cannot flood the hub.
+// Kubernetes Events the work agent records about what it did to the managed cluster (library-go's
+// `<Kind>Created` / `<Kind>Updated` when an apply created or replaced an object, `ResourceDeleted`
+// when it removed one). Where OCM's work agent records them: on the managed cluster, in the agent's
+// own namespace (open-cluster-management-agent), about the agent itself — library-go's controller
+// reference, which falls back to the agent's Namespace when it does not run in a pod (as here).
+// So the hub is never written for an event: no hub round trip and no hub RBAC for events. Best
+// effort: a failure is logged, never fails a reconcile.
 //
-// Events are written in the background, as client-go's broadcaster does: a reconcile hands its
-// events over and goes on, so an event is never one more hub round trip on the apply path. At most
-// `maxEventsInFlight` are written at once and `maxQueuedEvents` wait; beyond that an event is
-// dropped (and counted in a warning), never buffered without bound.
+// Limits, as library-go's recorder (client-go's event correlator with its cluster-singleton
+// options) bounds an agent that applies many works at once: a spam filter per event type lets a
+// burst of `eventBurst` through and then `eventRefillPerSecond` a second; beyond that an event is
+// dropped (counted in a debug log). At most `maxEventsPerWorkPerPass` are recorded per call site.
+// Events are written in the background: at most `maxEventsInFlight` at once and `maxQueuedEvents`
+// waiting, never buffered without bound.
 import type { KubeConfig } from '@kubernetes/client-node';
-import { apiVersionOf, type ManifestWork, manifestWorkResource } from '../../api/index.ts';
-import { EventRecorder } from '../../kube/index.ts';
+import { agentNamespace as defaultAgentNamespace } from '../../api/index.ts';
+import { EventRecorder, type EventType, type InvolvedObject } from '../../kube/index.ts';
 import type { Logger } from '../../log.ts';
 
 /** The event source OCM's work agent reports as. */
 export const workAgentEventComponent = 'work-agent';
 export const maxEventsPerWorkPerPass = 20;
-/** Events being written to the hub at once. */
+/** Events being written at once. */
 export const maxEventsInFlight = 4;
 /** Events waiting to be written; more are dropped (client-go's broadcaster queues 1000). */
 export const maxQueuedEvents = 1000;
+/** library-go's RecommendedClusterSingletonCorrelatorOptions: burst 60, then one event a second. */
+export const eventBurst = 60;
+export const eventRefillPerSecond = 1;
+
+/** The object the agent's events are about when it runs outside a pod: its namespace. */
+export function agentEventObject(namespace: string): InvolvedObject {
+  return { apiVersion: 'v1', kind: 'Namespace', name: namespace, namespace };
+}
+
+/** A token bucket: `burst` at once, then `perSecond`; `now` in ms. */
+export class EventSpamFilter {
+  private readonly burst: number;
+  private readonly perSecond: number;
+  private tokens: number;
+  private at: number;
+
+  constructor(burst = eventBurst, perSecond = eventRefillPerSecond, now = Date.now()) {
+    this.burst = burst;
+    this.perSecond = perSecond;
+    this.tokens = burst;
+    this.at = now;
+  }
+
+  /** Takes a token if there is one. */
+  allow(now = Date.now()): boolean {
+    this.tokens = Math.min(this.burst, this.tokens + ((now - this.at) / 1000) * this.perSecond);
+    this.at = now;
+    if (this.tokens < 1) return false;
+    this.tokens -= 1;
+    return true;
+  }
+}
 
 type PendingEvent = () => Promise<void>;
 
 export class WorkEventRecorder {
   private readonly recorder: EventRecorder;
-  private readonly clusterName: string;
+  private readonly namespace: string;
+  private readonly involved: InvolvedObject;
   private readonly log: Logger;
+  private readonly filters = new Map<EventType, EventSpamFilter>();
   private readonly queue: PendingEvent[] = [];
   private inFlight = 0;
   private dropped = 0;
   private idleWaiters: Array<() => void> = [];
 
-  constructor(hubKubeConfig: KubeConfig, clusterName: string, log: Logger) {
-    this.recorder = new EventRecorder(hubKubeConfig, workAgentEventComponent, log);
-    this.clusterName = clusterName;
+  /** `managedKubeConfig`: the managed cluster the events go to; `namespace`: the agent's. */
+  constructor(managedKubeConfig: KubeConfig, log: Logger, namespace = defaultAgentNamespace) {
+    this.recorder = new EventRecorder(managedKubeConfig, workAgentEventComponent, log);
+    this.namespace = namespace;
+    this.involved = agentEventObject(namespace);
     this.log = log;
   }
 
-  /** Queue an event about `work`; never throws, never waits for the hub. */
-  record(work: ManifestWork, reason: string, message: string, type: 'Normal' | 'Warning' = 'Normal'): void {
-    const involved = {
-      apiVersion: apiVersionOf(manifestWorkResource),
-      kind: manifestWorkResource.kind,
-      name: work.metadata.name ?? '',
-      namespace: this.clusterName,
-      uid: work.metadata.uid,
-    };
-    if (this.queue.length >= maxQueuedEvents) {
+  /** Queue an event; never throws, never waits for the apiserver. */
+  record(reason: string, message: string, type: EventType = 'Normal'): void {
+    let filter = this.filters.get(type);
+    if (!filter) {
+      filter = new EventSpamFilter();
+      this.filters.set(type, filter);
+    }
+    if (!filter.allow() || this.queue.length >= maxQueuedEvents) {
       if (this.dropped++ % 100 === 0) {
-        this.log.warn(
-          { dropped: this.dropped, reason, work: involved.name },
-          'event queue full: events dropped',
-        );
+        this.log.debug({ dropped: this.dropped, reason }, 'event rate limit: events dropped');
       }
       return;
     }
-    this.queue.push(() => this.recorder.record(this.clusterName, involved, reason, message, type));
+    this.queue.push(() => this.recorder.record(this.namespace, this.involved, reason, message, type));
     this.pump();
   }
 

@@ -4,7 +4,7 @@
 // deleted on the managed cluster: remove its resources and let it go (a live ManifestWork then
 // gets a fresh one). (3) An AppliedManifestWork whose ManifestWork vanished while nobody removed
 // it (the agent was away): after a grace period it is deleted like (2). While (1) runs, the work
-// carries OCM's Deleting condition; each resource removed is a ResourceDeleted event on the hub.
+// carries OCM's Deleting condition; each resource removed is a ResourceDeleted event (events.ts).
 // Owns no state.
 import {
   type AppliedManifestWork,
@@ -42,7 +42,7 @@ export interface WorkFinalizerOptions {
   clients: ManagedClients;
   evictionGracePeriodMs: number;
   log: Logger;
-  /** hub events about the work (ResourceDeleted); none when absent */
+  /** the agent's events (ResourceDeleted); none when absent */
   events?: WorkEventRecorder;
 }
 
@@ -59,14 +59,16 @@ export class WorkFinalizer {
   async finalizeWork(work: ManifestWork): Promise<FinalizeOutcome> {
     const name = work.metadata.name ?? '';
     if (!(work.metadata.finalizers ?? []).includes(manifestWorkFinalizer)) return {};
-    await this.markDeleting(work);
+    // The finalizer comes off at the resourceVersion the status write returned: the cache may not
+    // have seen that write yet, and its resourceVersion would only earn a conflict.
+    const marked = await this.markDeleting(work);
     // Read it fresh: the cache may not have seen our last step yet.
     const applied = await this.o.applied.get(name);
     if (applied) {
-      const outcome = await this.releaseAppliedWork(applied, `manifestwork ${name} is being deleted`, work);
+      const outcome = await this.releaseAppliedWork(applied, `manifestwork ${name} is being deleted`);
       if (outcome.requeueAfterMs !== undefined) return outcome;
     }
-    await this.removeWorkFinalizer(work);
+    if (marked) await this.removeWorkFinalizer(marked);
     this.o.log.info({ work: name }, 'applied resources removed: released the ManifestWork');
     return {};
   }
@@ -77,11 +79,7 @@ export class WorkFinalizer {
    * is marked deleted (so everyone sees it is going), keeps only those in its record, and the
    * caller is asked to look again.
    */
-  async releaseAppliedWork(
-    applied: AppliedManifestWork,
-    why: string,
-    work?: ManifestWork,
-  ): Promise<FinalizeOutcome> {
+  async releaseAppliedWork(applied: AppliedManifestWork, why: string): Promise<FinalizeOutcome> {
     const resources = applied.status?.appliedResources ?? [];
     const owner = ownerReferenceOf(applied);
     const { pending, errors, deleted } = await deleteAppliedResources(
@@ -90,9 +88,9 @@ export class WorkFinalizer {
       this.o.clients,
       this.o.log,
     );
-    if (work && this.o.events) {
+    if (this.o.events) {
       for (const r of deleted.slice(0, maxEventsPerWorkPerPass)) {
-        this.o.events.record(work, 'ResourceDeleted', resourceDeletedMessage(r, why));
+        this.o.events.record('ResourceDeleted', resourceDeletedMessage(r, why));
       }
     }
     if (errors.length > 0) throw new Error(`cleaning up ${applied.metadata.name}: ${errors.join('; ')}`);
@@ -143,10 +141,13 @@ export class WorkFinalizer {
     return this.releaseAppliedWork(applied, `manifestwork ${workName} is gone`);
   }
 
-  /** OCM's Deleting condition on a work whose deletion the agent is carrying out (written once). */
-  private async markDeleting(work: ManifestWork): Promise<void> {
+  /**
+   * OCM's Deleting condition on a work whose deletion the agent is carrying out (written once).
+   * Returns the work as it is now, or undefined when it is gone.
+   */
+  private async markDeleting(work: ManifestWork): Promise<ManifestWork | undefined> {
     const conditions = (work.status?.conditions ?? []) as Condition[];
-    if (findCondition(conditions, ManifestWorkCondition.Deleting)?.status === 'True') return;
+    if (findCondition(conditions, ManifestWorkCondition.Deleting)?.status === 'True') return work;
     const next = setCondition(
       conditions,
       {
@@ -158,13 +159,14 @@ export class WorkFinalizer {
       work.metadata.generation,
     );
     try {
-      await this.o.works.patchStatus(
+      return await this.o.works.patchStatus(
         work.metadata.name ?? '',
         { status: { conditions: next } },
         this.o.clusterName,
       );
     } catch (err) {
       if (!isNotFound(err)) throw err;
+      return undefined;
     }
   }
 

@@ -1,17 +1,26 @@
 // The work agent (OCM work/v1, managed side): watches the ManifestWorks in its cluster namespace
 // on the hub and applies them to the managed cluster, keeping an AppliedManifestWork per work and
 // reporting status back. Needs on the hub only what the hub grants a cluster in its namespace
-// (manifestworks get/list/watch/update/patch, manifestworks/status, create events); on the managed cluster it
-// needs admin and create on subjectaccessreviews (works with spec.executor, see executor.ts). Public surface: startWorkAgent. Must not touch other namespaces on the hub.
+// (manifestworks get/list/watch/update/patch, manifestworks/status); on the managed cluster it
+// needs admin and create on subjectaccessreviews (works with spec.executor, see executor.ts). Its
+// events go to the managed cluster, in its own namespace (events.ts), which it creates if missing.
+// Public surface: startWorkAgent. Must not touch other namespaces on the hub.
 import type { KubeConfig } from '@kubernetes/client-node';
 import {
   type AppliedManifestWork,
   appliedManifestWorkResource,
+  agentNamespace as defaultAgentNamespace,
   type ManifestWork,
   manifestWorkResource,
 } from '../../api/index.ts';
 import { InvalidArgumentError } from '../../errors.ts';
-import { Informer, type KubeObject, ResourceClient, runController } from '../../kube/index.ts';
+import {
+  Informer,
+  isAlreadyExists,
+  type KubeObject,
+  ResourceClient,
+  runController,
+} from '../../kube/index.ts';
 import { type Logger, logger } from '../../log.ts';
 import { AppliedWorkStore, ensureAppliedManifestWorkCrd, hubHashOf, workNameOf } from './applied-work.ts';
 import { ManifestApplier } from './apply.ts';
@@ -41,6 +50,8 @@ export interface WorkAgentOptions {
   appliedManifestWorkEvictionGracePeriodMs?: number;
   /** re-apply and refresh status (Available, feedback) this often (default 30 s) */
   statusSyncIntervalMs?: number;
+  /** the agent's namespace on the managed cluster, where its events go (default open-cluster-management-agent) */
+  agentNamespace?: string;
 }
 
 export interface WorkAgent {
@@ -51,8 +62,26 @@ export interface WorkAgent {
   stop(): Promise<void>;
 }
 
-/** How long stop() waits for queued hub events. */
+/** How long stop() waits for queued events. */
 const eventFlushTimeoutMs = 5_000;
+
+const namespaceResource = {
+  group: '',
+  version: 'v1',
+  plural: 'namespaces',
+  kind: 'Namespace',
+  namespaced: false,
+};
+
+/** The namespace the agent's events go to (the klusterlet creates it; an agent run by hand may not have it). */
+async function ensureNamespace(kc: KubeConfig, name: string): Promise<void> {
+  const namespaces = new ResourceClient<KubeObject>(kc, namespaceResource);
+  try {
+    await namespaces.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
+  } catch (err) {
+    if (!isAlreadyExists(err)) throw err;
+  }
+}
 
 const dnsLabel = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
 
@@ -67,7 +96,11 @@ export async function startWorkAgent(opts: WorkAgentOptions): Promise<WorkAgent>
   const log = opts.log ?? logger('work-agent', { cluster: opts.clusterName });
   const hubHash = hubHashOf(hubServer);
 
-  await ensureAppliedManifestWorkCrd(opts.managedKubeConfig, log);
+  const eventNamespace = opts.agentNamespace ?? defaultAgentNamespace;
+  await Promise.all([
+    ensureAppliedManifestWorkCrd(opts.managedKubeConfig, log),
+    ensureNamespace(opts.managedKubeConfig, eventNamespace),
+  ]);
   // Connections are shared process-wide by src/kube (dispatcher cache), so no per-agent pooling here.
   const hubKc = opts.hubKubeConfig;
   const managedKc = opts.managedKubeConfig;
@@ -81,7 +114,7 @@ export async function startWorkAgent(opts: WorkAgentOptions): Promise<WorkAgent>
   const appliedInformer = new Informer<AppliedManifestWork>(appliedClient, { log });
   const applied = new AppliedWorkStore(managedKc, hubHash, opts.agentId);
   const clients = new ManagedClients(managedKc);
-  const events = new WorkEventRecorder(hubKc, opts.clusterName, log);
+  const events = new WorkEventRecorder(managedKc, log, eventNamespace);
   // Bound once the controller exists: a watched object's change queues its work.
   let enqueue: (work: string) => void = () => undefined;
   const feedbackWatcher = new FeedbackWatcher(clients, (work) => enqueue(work), log);

@@ -49,7 +49,7 @@ export interface ReconcilerOptions {
   /** re-apply and re-read status this often even when nothing changed */
   resyncIntervalMs: number;
   log: Logger;
-  /** hub events about works (ResourceDeleted); none when absent */
+  /** the agent's events (created, updated, deleted resources); none when absent */
   events?: WorkEventRecorder;
   /** watches for feedbackScrapeType Watch; without it such resources are polled (and Degraded says so) */
   feedbackWatcher?: FeedbackWatcher;
@@ -76,13 +76,15 @@ export class ManifestWorkReconciler {
   private readonly released = new Map<string, string>();
   /** the AppliedManifestWorks as our own last writes returned them (the cache may lag behind) */
   private readonly written = new Map<string, AppliedManifestWork>();
+  /** the ManifestWorks as our own last hub writes returned them (finalizer, status) */
+  private readonly writtenWorks = new Map<string, ManifestWork>();
 
   constructor(options: ReconcilerOptions) {
     this.o = options;
   }
 
   readonly reconcile = async (name: string): Promise<ReconcileResult | undefined> => {
-    const work = this.o.workInformer.getByName(name, this.o.clusterName);
+    const work = newer(this.o.workInformer.getByName(name, this.o.clusterName), this.writtenWorks.get(name));
     if (!work) {
       this.forget(name);
       this.released.delete(name);
@@ -103,14 +105,12 @@ export class ManifestWorkReconciler {
     this.memo.delete(name);
     this.failures.delete(name);
     this.written.delete(name);
+    this.writtenWorks.delete(name);
   }
 
   /** The newer of the cached AppliedManifestWork and the one our last write returned. */
   private freshest(name: string, cached: AppliedManifestWork | undefined): AppliedManifestWork | undefined {
-    const written = this.written.get(name);
-    if (!cached || !written || written.metadata.uid !== cached.metadata.uid) return cached;
-    const rv = (a: AppliedManifestWork) => Number(a.metadata.resourceVersion ?? 0);
-    return rv(written) > rv(cached) ? written : cached;
+    return newer(cached, this.written.get(name));
   }
 
   private async sync(cached: ManifestWork): Promise<ReconcileResult | undefined> {
@@ -135,6 +135,7 @@ export class ManifestWorkReconciler {
       [work, applied] = await this.finalizerAndAppliedWork(cached, known);
     }
     this.written.set(name, applied);
+    if (work !== cached) this.writtenWorks.set(name, work);
 
     const memo = this.memo.get(name);
     const now = Date.now();
@@ -320,7 +321,6 @@ export class ManifestWorkReconciler {
       if (this.o.events) {
         for (const r of result.deleted.slice(0, maxEventsPerWorkPerPass)) {
           this.o.events.record(
-            work,
             'ResourceDeleted',
             resourceDeletedMessage(r, `it is removed from manifestwork ${work.metadata.name}`),
           );
@@ -368,7 +368,6 @@ export class ManifestWorkReconciler {
     for (const { action, meta } of acted) {
       const where = `${meta.kind}/${meta.name}${meta.namespace ? ` -n ${meta.namespace}` : ''}`;
       this.o.events.record(
-        work,
         `${meta.kind}${action === 'created' ? 'Created' : 'Updated'}`,
         action === 'created'
           ? `Created ${where} because it was missing`
@@ -401,8 +400,23 @@ export class ManifestWorkReconciler {
   ): Promise<void> {
     const status = buildWorkStatus(work.status, outcomes, work.metadata.generation, new Date(), unwatched);
     if (statusEqual(work.status, status)) return;
-    await this.o.works.patchStatus(work.metadata.name ?? '', { status }, this.o.clusterName);
+    const name = work.metadata.name ?? '';
+    this.writtenWorks.set(name, await this.o.works.patchStatus(name, { status }, this.o.clusterName));
   }
+}
+
+/**
+ * The newer of a cached object and the answer to our own last write of it: the cache may not have
+ * seen that write yet, and acting on the older copy would rewrite what is already there or earn a
+ * conflict. Only the same object (uid) counts.
+ */
+function newer<T extends ManifestWork | AppliedManifestWork>(
+  cached: T | undefined,
+  written: T | undefined,
+): T | undefined {
+  if (!cached || !written || written.metadata.uid !== cached.metadata.uid) return cached;
+  const rv = (o: T) => Number(o.metadata.resourceVersion ?? 0);
+  return rv(written) > rv(cached) ? written : cached;
 }
 
 /** The work's Complete condition (aggregated from its Complete rules) is True. */
