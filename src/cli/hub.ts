@@ -1,12 +1,14 @@
 // `tether hub`: every hub controller in one process ("singleton mode"): registration (accept, CSR
 // approval, lease watchdog, taints, cleanup), the ManagedServiceAccount hub controller, the
-// ManifestWork ttlSecondsAfterFinished collector, and (with
-// --webhook-tls-*) the addon group's v1alpha1 ⇄ v1beta1 CRD conversion webhook.
+// ManifestWork ttlSecondsAfterFinished collector, the placement hub (cluster sets, bindings; its own
+// leader Lease placement-controller-lock), and (with --webhook-tls-*) the addon group's
+// v1alpha1 ⇄ v1beta1 CRD conversion webhook.
 import { type Command, Option } from 'commander';
 import type { AddonConversionWebhookServer } from '../addon/index.ts';
 import { InvalidArgumentError } from '../errors.ts';
 import { logger } from '../log.ts';
 import { startOpsServer } from '../ops.ts';
+import { placementLeaderLeaseName, startPlacementHub } from '../placement/hub/index.ts';
 import {
   hubLeaderLeaseName,
   hubLeaderLeaseNamespace,
@@ -71,7 +73,7 @@ export function registerHubCommand(program: Command): void {
   program
     .command('hub')
     .description(
-      'run the hub controllers: registration, managed service accounts, finished-work collection, and the addon conversion webhook',
+      'run the hub controllers: registration, managed service accounts, finished-work collection, placement (cluster sets), and the addon conversion webhook',
     )
     .addOption(new Option('--kubeconfig <path>', 'kubeconfig of the hub').env('KUBECONFIG'))
     .addOption(
@@ -153,6 +155,14 @@ export function registerHubCommand(program: Command): void {
           : false,
         log: logger('registration-hub'),
       });
+      // Its own Lease, so its leader can differ from the registration hub's (as OCM's two Deployments).
+      const placement = await startPlacementHub({
+        hubKubeConfig: hub,
+        leaderElection: flags.leaderElect
+          ? { namespace: flags.leaderElectionNamespace, name: placementLeaderLeaseName }
+          : false,
+        log: logger('placement-hub'),
+      });
       const serviceaccounts = await startServiceAccountHub({
         hubKubeConfig: hub,
         log: logger('serviceaccount-hub'),
@@ -177,6 +187,7 @@ export function registerHubCommand(program: Command): void {
       await untilSignal();
       await Promise.all([
         registration.stop(),
+        placement.stop(),
         serviceaccounts.stop(),
         workCollector.stop(),
         webhook?.close(),
