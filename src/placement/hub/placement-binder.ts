@@ -1,0 +1,209 @@
+// Writes one scheduling result: the Placement's PlacementDecisions and its status. Decisions are
+// created with the Placement as controller owner (the garbage collector removes them with it),
+// their labels and status.decisions patched only when they differ from the cached object, and
+// decisions the layout no longer names deleted; status (numberOfSelectedClusters, decisionGroups,
+// PlacementSatisfied, PlacementMisconfigured) is written only when it changed, so a placement whose
+// inputs did not change causes no write and no new resourceVersion. Events on the Placement:
+// DecisionCreate, DecisionUpdate + ScoreUpdate (when an existing decision's clusters change),
+// DecisionDelete. Must not touch: anything but PlacementDecisions, Placement status and Events.
+import {
+  type DecisionGroupStatus,
+  type Placement,
+  type PlacementDecision,
+  placementLabel,
+  placementResource,
+} from '../../api/placement.ts';
+import {
+  conditionsEqualIgnoringTime,
+  type EventRecorder,
+  type Informer,
+  isAlreadyExists,
+  type ResourceClient,
+  setCondition,
+} from '../../kube/index.ts';
+import type { Logger } from '../../log.ts';
+import { type DesiredDecision, PlacementEventReason, type ScheduleResult } from '../scheduling/index.ts';
+
+/** The event message limit OCM keeps to (the apiserver allows 1024). */
+const maxEventMessageLength = 1000;
+
+export interface PlacementBinderContext {
+  placements: ResourceClient<Placement>;
+  decisions: ResourceClient<PlacementDecision>;
+  decisionInformer: Informer<PlacementDecision>;
+  events: EventRecorder;
+  log: Logger;
+}
+
+function sameLabels(current: Record<string, string> | undefined, wanted: Record<string, string>): boolean {
+  return Object.entries(wanted).every(([k, v]) => current?.[k] === v);
+}
+
+function sameDecisions(current: PlacementDecision | undefined, wanted: DesiredDecision): boolean {
+  const have = current?.status?.decisions ?? [];
+  return (
+    have.length === wanted.decisions.length &&
+    have.every(
+      (d, i) =>
+        d.clusterName === wanted.decisions[i]?.clusterName && d.reason === wanted.decisions[i]?.reason,
+    )
+  );
+}
+
+function sameGroups(
+  current: readonly DecisionGroupStatus[] | undefined,
+  wanted: readonly DecisionGroupStatus[],
+): boolean {
+  const have = current ?? [];
+  return (
+    have.length === wanted.length &&
+    have.every((g, i) => {
+      const w = wanted[i] as DecisionGroupStatus;
+      return (
+        (g.decisionGroupIndex ?? 0) === w.decisionGroupIndex &&
+        (g.decisionGroupName ?? '') === w.decisionGroupName &&
+        (g.clusterCount ?? 0) === w.clusterCount &&
+        (g.decisions ?? []).join('\n') === (w.decisions ?? []).join('\n')
+      );
+    })
+  );
+}
+
+/** "cluster:score " pairs, cut as OCM cuts them. */
+function scoreMessage(scores: ReadonlyMap<string, number>): string {
+  let text = '';
+  for (const [cluster, score] of scores) {
+    const pair = `${cluster}:${score} `;
+    if (text.length + pair.length > maxEventMessageLength) return `${text}......`;
+    text += pair;
+  }
+  return text;
+}
+
+export class PlacementBinder {
+  private readonly ctx: PlacementBinderContext;
+
+  constructor(ctx: PlacementBinderContext) {
+    this.ctx = ctx;
+  }
+
+  /** The PlacementDecisions of `placement` in the cache. */
+  ownDecisions(placement: Placement): PlacementDecision[] {
+    const namespace = placement.metadata.namespace;
+    const name = placement.metadata.name;
+    return this.ctx.decisionInformer
+      .list()
+      .filter((d) => d.metadata.namespace === namespace && d.metadata.labels?.[placementLabel] === name);
+  }
+
+  async bind(placement: Placement, result: ScheduleResult): Promise<void> {
+    const namespace = placement.metadata.namespace ?? '';
+    const wanted = new Set<string>();
+    for (const decision of result.layout.objects) {
+      wanted.add(decision.name);
+      await this.writeDecision(placement, decision, result.scores);
+    }
+    for (const stale of this.ownDecisions(placement)) {
+      const name = stale.metadata.name ?? '';
+      if (wanted.has(name)) continue;
+      await this.ctx.decisions.delete(name, namespace, { ignoreNotFound: true });
+      await this.event(
+        placement,
+        PlacementEventReason.DecisionDelete,
+        `Decision ${name} is deleted with placement ${placement.metadata.name} in namespace ${namespace}`,
+      );
+    }
+    await this.writeStatus(placement, result);
+  }
+
+  private async writeDecision(
+    placement: Placement,
+    wanted: DesiredDecision,
+    scores: ReadonlyMap<string, number>,
+  ): Promise<void> {
+    const namespace = placement.metadata.namespace ?? '';
+    const placementName = placement.metadata.name ?? '';
+    let current = this.ctx.decisionInformer.getByName(wanted.name, namespace);
+    let created = false;
+    if (!current) {
+      try {
+        current = await this.ctx.decisions.create({
+          metadata: {
+            name: wanted.name,
+            namespace,
+            labels: wanted.labels,
+            ownerReferences: [
+              {
+                apiVersion: placementResource.group + '/' + placementResource.version,
+                kind: placementResource.kind,
+                name: placementName,
+                uid: placement.metadata.uid ?? '',
+                controller: true,
+                blockOwnerDeletion: true,
+              },
+            ],
+          },
+        });
+        created = true;
+        await this.event(
+          placement,
+          PlacementEventReason.DecisionCreate,
+          `Decision ${wanted.name} is created with placement ${placementName} in namespace ${namespace}`,
+        );
+      } catch (err) {
+        if (!isAlreadyExists(err)) throw err;
+        // created by an earlier pass the cache has not shown yet
+        current = await this.ctx.decisions.get(wanted.name, namespace);
+        if (!current) throw err;
+      }
+    }
+    if (!sameLabels(current.metadata.labels, wanted.labels)) {
+      await this.ctx.decisions.patchMerge(wanted.name, { metadata: { labels: wanted.labels } }, namespace);
+    }
+    if (sameDecisions(current, wanted)) return;
+    await this.ctx.decisions.patchStatus(wanted.name, { status: { decisions: wanted.decisions } }, namespace);
+    if (created) return;
+    await this.event(
+      placement,
+      PlacementEventReason.DecisionUpdate,
+      `Decision ${wanted.name} is updated with placement ${placementName} in namespace ${namespace}`,
+    );
+    await this.event(placement, PlacementEventReason.ScoreUpdate, scoreMessage(scores));
+  }
+
+  private async writeStatus(placement: Placement, result: ScheduleResult): Promise<void> {
+    const status = placement.status ?? {};
+    let conditions = status.conditions ?? [];
+    for (const condition of result.conditions) {
+      conditions = setCondition(conditions, condition, placement.metadata.generation);
+    }
+    const numberOfSelectedClusters = result.selected.length;
+    const decisionGroups = result.layout.groups;
+    const unchanged =
+      status.numberOfSelectedClusters === numberOfSelectedClusters &&
+      sameGroups(status.decisionGroups, decisionGroups) &&
+      conditionsEqualIgnoringTime(status.conditions, conditions);
+    if (unchanged) return;
+    await this.ctx.placements.patchStatus(
+      placement.metadata.name ?? '',
+      { status: { numberOfSelectedClusters, decisionGroups, conditions } },
+      placement.metadata.namespace,
+    );
+  }
+
+  private event(placement: Placement, reason: string, message: string): Promise<void> {
+    const namespace = placement.metadata.namespace ?? '';
+    return this.ctx.events.record(
+      namespace,
+      {
+        apiVersion: `${placementResource.group}/${placementResource.version}`,
+        kind: placementResource.kind,
+        name: placement.metadata.name ?? '',
+        namespace,
+        uid: placement.metadata.uid,
+      },
+      reason,
+      message,
+    );
+  }
+}
