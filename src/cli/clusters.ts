@@ -1,6 +1,11 @@
 // `tether accept` and `tether get clusters`: the hub admin's side of joining.
 import type { Command } from 'commander';
-import { type ManagedCluster, ManagedClusterCondition, managedClusterResource } from '../api/index.ts';
+import {
+  clusterSetLabel,
+  type ManagedCluster,
+  ManagedClusterCondition,
+  managedClusterResource,
+} from '../api/index.ts';
 import { TetherError } from '../errors.ts';
 import { findCondition, ResourceClient } from '../kube/index.ts';
 import { approveClusterCsrs } from '../registration/hub/index.ts';
@@ -61,13 +66,17 @@ export function registerClusterCommands(program: Command, get: Command): void {
             mc.metadata?.name ?? '',
             String(mc.spec?.hubAcceptsClient ?? false),
             available?.status ?? 'Unknown',
+            mc.metadata?.labels?.[clusterSetLabel] ?? '',
             String(mc.status?.capacity?.cpu ?? ''),
             String(mc.status?.capacity?.memory ?? ''),
             mc.status?.version?.kubernetes ?? '',
           ];
         });
       process.stdout.write(
-        formatTable(['NAME', 'ACCEPTED', 'AVAILABLE', 'CPU', 'MEMORY', 'KUBERNETES VERSION'], rows),
+        formatTable(
+          ['NAME', 'ACCEPTED', 'AVAILABLE', 'CLUSTERSET', 'CPU', 'MEMORY', 'KUBERNETES VERSION'],
+          rows,
+        ),
       );
     });
 }
