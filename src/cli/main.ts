@@ -54,6 +54,10 @@ const VERB_MODULES: Array<{
     register: async (_p, g) =>
       (await import('./resources.ts')).registerResourceCommands(g.create, g.get, g.del),
   },
+  {
+    verbs: ['get', 'clusterset'],
+    register: async (p, g) => (await import('./placement.ts')).registerPlacementCommands(p, g.get),
+  },
 ];
 
 /**

@@ -111,6 +111,7 @@ describe('tether loads only what a verb uses', { timeout: 90_000 }, () => {
       'create',
       'delete',
       'accept',
+      'clusterset',
       'help',
     ]);
   });
