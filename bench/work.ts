@@ -58,6 +58,9 @@ interface AgentStats {
   /** request → response headers in the agent, ms, since the previous stats (p50, p99, max) */
   hubLatencyMs: number[];
   managedLatencyMs: number[];
+  /** connections the agent opened so far (undici's client:connected), hub and managed */
+  hubConnections: number;
+  managedConnections: number;
 }
 
 type ChildMessage =
@@ -112,7 +115,14 @@ function requestLatencies(hubOrigin: string) {
   const started = new WeakMap<object, number>();
   let hub: number[] = [];
   let managed: number[] = [];
+  const connections = { hub: 0, managed: 0 };
   type Message = { request: { origin?: string } };
+  // A new connection is a TLS handshake on both ends: pooling failures show here, not as requests.
+  subscribe('undici:client:connected', (m) => {
+    const { connectParams } = m as { connectParams: { protocol?: string; host?: string } };
+    if (`${connectParams.protocol}//${connectParams.host}` === hubOrigin) connections.hub++;
+    else connections.managed++;
+  });
   subscribe('undici:request:create', (m) => started.set((m as Message).request, performance.now()));
   subscribe('undici:request:headers', (m) => {
     const { request } = m as Message;
@@ -124,7 +134,12 @@ function requestLatencies(hubOrigin: string) {
     [median(xs), percentile(xs, 99), Math.max(0, ...xs)].map((x) => round(x, 1));
   return {
     take() {
-      const out = { hubLatencyMs: summary(hub), managedLatencyMs: summary(managed) };
+      const out = {
+        hubLatencyMs: summary(hub),
+        managedLatencyMs: summary(managed),
+        hubConnections: connections.hub,
+        managedConnections: connections.managed,
+      };
       hub = [];
       managed = [];
       return out;
@@ -543,12 +558,16 @@ export async function run(opts: BenchOptions): Promise<void> {
       apply_hub_apiserver_metrics_per_work_by_kind: perWorkBreakdown(hubMetricsApply, n),
       apply_hub_request_ms_p50_p99_max: afterApply.hubLatencyMs,
       apply_managed_request_ms_p50_p99_max: afterApply.managedLatencyMs,
+      apply_hub_connections: afterApply.hubConnections,
+      apply_managed_connections: afterApply.managedConnections,
       apply_managed_requests_per_work: perWork(sumCounts(managedApply)),
       apply_managed_requests_per_work_by_kind: perWorkBreakdown(managedApply, n),
       all_deleted_s: round(deleteSeconds, 2),
       delete_agent_cpu_s: round(cpuS(afterDelete) - cpuS(afterApply), 2),
       delete_hub_requests_per_work: perWork(sumCounts(hubDelete)),
       delete_hub_requests_per_work_by_kind: perWorkBreakdown(hubDelete, n),
+      delete_hub_connections: afterDelete.hubConnections - afterApply.hubConnections,
+      delete_managed_connections: afterDelete.managedConnections - afterApply.managedConnections,
       delete_managed_requests_per_work: perWork(sumCounts(managedDelete)),
       delete_managed_requests_per_work_by_kind: perWorkBreakdown(managedDelete, n),
       leftover_configmaps: leftover.length,
