@@ -1,6 +1,8 @@
 // `tether create|get|delete` for ManifestWorks and ManagedServiceAccounts (clusteradm's habits):
-// thin wrappers over the hub helpers in src/work/hub and src/serviceaccount/hub.
+// thin wrappers over the hub helpers in src/work/hub and src/serviceaccount/hub; `create work
+// --placement` (clusteradm's, also -r/--replicaset) over src/placement/cli/work-by-placement.ts.
 import type { Command } from 'commander';
+import { InvalidArgumentError } from '../errors.ts';
 import { createManagedServiceAccount, listManagedServiceAccounts } from '../serviceaccount/index.ts';
 import {
   createManifestWork,
@@ -15,20 +17,76 @@ import { formatTable } from './table.ts';
 export function registerResourceCommands(create: Command, get: Command, del: Command): void {
   create
     .command('work <name>')
-    .description('create a ManifestWork from files in the namespaces of the given clusters')
+    .description(
+      'create a ManifestWork from files in the namespaces of the given clusters, or of the clusters a Placement selects',
+    )
     .requiredOption('-f, --file <fileOrDir>', 'YAML/JSON manifests (a file or a directory)')
-    .requiredOption('--clusters <c1,c2>', 'target clusters', clusterList)
+    .option('--clusters <c1,c2>', 'target clusters', clusterList)
+    .option('--placement <ns/name>', 'target the clusters this Placement decided (instead of --clusters)')
+    .option(
+      '-r, --replicaset',
+      'with --placement: create a ManifestWorkReplicaSet in the Placement namespace instead',
+      false,
+    )
     .option('--overwrite', 'replace the manifests of an existing work', false)
     .option('--kubeconfig <path>', 'kubeconfig of the hub', process.env.KUBECONFIG)
     .action(
       async (
         name: string,
-        opts: { file: string; clusters: string[]; overwrite: boolean; kubeconfig?: string },
+        opts: {
+          file: string;
+          clusters?: string[];
+          placement?: string;
+          replicaset: boolean;
+          overwrite: boolean;
+          kubeconfig?: string;
+        },
       ) => {
+        if ((opts.clusters === undefined) === (opts.placement === undefined)) {
+          throw new InvalidArgumentError('name the target: either --clusters or --placement');
+        }
+        if (opts.replicaset && opts.placement === undefined) {
+          throw new InvalidArgumentError('--replicaset needs --placement');
+        }
         const manifests = loadManifests(opts.file);
-        const results = await createManifestWork(kubeconfigFlag(opts.kubeconfig, 'hub'), {
+        const hubKc = kubeconfigFlag(opts.kubeconfig, 'hub');
+        if (opts.placement !== undefined) {
+          const byPlacement = await import('../placement/cli/work-by-placement.ts');
+          const placement = byPlacement.parsePlacementRef(opts.placement);
+          if (opts.replicaset) {
+            const action = await byPlacement.createManifestWorkReplicaSet(hubKc, {
+              name,
+              placement,
+              manifests,
+              overwrite: opts.overwrite,
+            });
+            process.stdout.write(
+              `manifestworkreplicaset ${placement.namespace}/${name} ${action} (${manifests.length} manifests)\n`,
+            );
+            return;
+          }
+          const results = await byPlacement.createWorkByPlacement(hubKc, {
+            name,
+            placement,
+            manifests,
+            overwrite: opts.overwrite,
+          });
+          if (results.length === 0) {
+            process.stdout.write(
+              `manifestwork ${name}: every cluster of placement ${opts.placement} already has it\n`,
+            );
+          }
+          for (const r of results)
+            process.stdout.write(
+              r.action === 'deleted'
+                ? `manifestwork ${r.cluster}/${name} deleted (no longer decided)\n`
+                : `manifestwork ${r.cluster}/${name} ${r.action} (${manifests.length} manifests)\n`,
+            );
+          return;
+        }
+        const results = await createManifestWork(hubKc, {
           name,
-          clusters: opts.clusters,
+          clusters: opts.clusters ?? [],
           manifests,
           overwrite: opts.overwrite,
         });
