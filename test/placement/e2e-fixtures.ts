@@ -45,7 +45,10 @@ export function placementClientsFor(kc: KubeConfig) {
 
 export const admin = placementClientsFor(hub);
 
-/** A placement hub on the shared hub, alone (no leader election); stopped by `cleanups`. */
+/**
+ * The cluster-set part of the placement hub on the shared hub, alone (no leader election, no
+ * scheduler or ManifestWorkReplicaSet controller unless `options` asks); stopped by `cleanups`.
+ */
 export async function startTestPlacementHub(
   cleanups: Cleanups,
   options: Partial<PlacementHubOptions> = {},
@@ -54,6 +57,7 @@ export async function startTestPlacementHub(
     hubKubeConfig: hub,
     leaderElection: false,
     installAdmission: false,
+    placementControllers: false,
     ...options,
   });
   cleanups.add(() => running.stop());

@@ -1,11 +1,15 @@
 // The placement hub: everything of OCM's placement APIs that runs in `tether hub` — the cluster-set
-// controllers (the kept `default` and `global` sets, the default set label, ClusterSetEmpty, Bound)
-// and the ManagedClusterSetBinding admission policy. Replicas elect one leader on their own Lease
+// controllers (the kept `default` and `global` sets, the default set label, ClusterSetEmpty, Bound),
+// the placement scheduler (Placement → PlacementDecisions, placement-controller.ts), the
+// ManifestWorkReplicaSet controller, and the ManagedClusterSetBinding admission policy. Replicas elect one leader on their own Lease
 // (`placement-controller-lock`, next to the registration hub's), and only the leader reconciles.
 //
 // The hub's identity needs: managedclusters get/list/watch/patch; managedclustersets
-// get/list/watch/create/patch (+ /status patch); managedclustersetbindings get/list/watch
-// (+ /status patch); leases in the election namespace; and, to apply its admission policy itself,
+// get/list/watch/create/update/patch (+ /status patch); managedclustersetbindings get/list/watch
+// (+ /status patch); placements get/list/watch (+ /status); placementdecisions and manifestworks
+// get/list/watch/create/update/patch/delete (+ /status); manifestworkreplicasets get/list/watch/
+// update/patch (+ /status, finalizers); addonplacementscores get/list/watch; events create; leases
+// in the election namespace; and, to apply its admission policy itself,
 // validatingadmissionpolicies(+bindings) patch and managedclustersets/bind create (else it only logs
 // that `tether init` must install it).
 import { randomUUID } from 'node:crypto';
@@ -16,6 +20,8 @@ import { isAlreadyExists, type KubeObject, LeaderElector, ResourceClient } from 
 import { type Logger, logger } from '../../log.ts';
 import { type ClusterSetControllers, startClusterSetControllers } from './clustersets.ts';
 import { installPlacementAdmission } from './clustersets-admission.ts';
+import { startManifestWorkReplicaSetController } from './manifestworkreplicaset-controller.ts';
+import { startPlacementController } from './placement-controller.ts';
 
 export {
   bindingNameMessage,
@@ -49,6 +55,11 @@ export interface PlacementHubOptions {
   hubKubeConfig: KubeConfig;
   /** leader election on a Lease (default on); false runs the controllers at once, alone */
   leaderElection?: PlacementLeaderElectionOptions | false;
+  /**
+   * run the placement scheduler and the ManifestWorkReplicaSet controller next to the cluster-set
+   * controllers (default true; tests of the cluster sets alone turn them off)
+   */
+  placementControllers?: boolean;
   /** apply the ManagedClusterSetBinding admission policy at start (default true) */
   installAdmission?: boolean;
   /** informers re-deliver every cached object this often (default 10 min) */
@@ -90,7 +101,22 @@ export async function startPlacementHub(opts: PlacementHubOptions): Promise<Plac
       resyncPeriodMs: opts.resyncPeriodMs,
       log: childLog.child({ component: 'clustersets' }),
     });
-    return { stop: () => sets.stop() };
+    if (opts.placementControllers === false) return { stop: () => sets.stop() };
+    const scheduler = startPlacementController({
+      hubKubeConfig: kc,
+      resyncPeriodMs: opts.resyncPeriodMs,
+      log: childLog.child({ component: 'placement-controller' }),
+    });
+    const replicaSets = startManifestWorkReplicaSetController({
+      kubeconfig: kc,
+      resyncPeriodMs: opts.resyncPeriodMs,
+      log: childLog.child({ component: 'manifestworkreplicaset' }),
+    });
+    return {
+      stop: async () => {
+        await Promise.all([replicaSets.stop(), scheduler.stop(), sets.stop()]);
+      },
+    };
   };
 
   if (!election) {
