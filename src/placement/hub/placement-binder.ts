@@ -5,7 +5,9 @@
 // PlacementSatisfied, PlacementMisconfigured) is written only when it changed, so a placement whose
 // inputs did not change causes no write and no new resourceVersion. Events on the Placement:
 // DecisionCreate, DecisionUpdate + ScoreUpdate (when an existing decision's clusters change),
-// DecisionDelete. Must not touch: anything but PlacementDecisions, Placement status and Events.
+// DecisionDelete. What it wrote overlays the caches until they catch up (placement-recent-writes.ts),
+// so a pass right after a write neither repeats it nor decides from the state before it.
+// Must not touch: anything but PlacementDecisions, Placement status and Events.
 import {
   type DecisionGroupStatus,
   type Placement,
@@ -18,11 +20,13 @@ import {
   type EventRecorder,
   type Informer,
   isAlreadyExists,
+  objectKey,
   type ResourceClient,
   setCondition,
 } from '../../kube/index.ts';
 import type { Logger } from '../../log.ts';
 import { type DesiredDecision, PlacementEventReason, type ScheduleResult } from '../scheduling/index.ts';
+import { RecentWrites } from './placement-recent-writes.ts';
 
 /** The event message limit OCM keeps to (the apiserver allows 1024). */
 const maxEventMessageLength = 1000;
@@ -82,18 +86,43 @@ function scoreMessage(scores: ReadonlyMap<string, number>): string {
 
 export class PlacementBinder {
   private readonly ctx: PlacementBinderContext;
+  private readonly decisionWrites = new RecentWrites<PlacementDecision>();
+  private readonly placementWrites = new RecentWrites<Placement>();
 
   constructor(ctx: PlacementBinderContext) {
     this.ctx = ctx;
   }
 
-  /** The PlacementDecisions of `placement` in the cache. */
+  /** The cached Placement, or the one this binder wrote if the cache does not show it yet. */
+  effectivePlacement(key: string, cached: Placement): Placement {
+    return this.placementWrites.resolve(key, cached) ?? cached;
+  }
+
+  /** The placement `key` (namespace/name) is gone: forget what was written for it. */
+  forget(key: string): void {
+    this.placementWrites.forget((k) => k === key);
+    this.decisionWrites.forget((k) => k.startsWith(`${key}-decision-`));
+  }
+
+  /** Entries kept for writes the caches have not shown yet (for tests and metrics). */
+  get pendingWrites(): number {
+    return this.decisionWrites.size + this.placementWrites.size;
+  }
+
+  /** The PlacementDecisions of `placement`: the cache, overlaid with this binder's recent writes. */
   ownDecisions(placement: Placement): PlacementDecision[] {
     const namespace = placement.metadata.namespace;
     const name = placement.metadata.name;
-    return this.ctx.decisionInformer
-      .list()
-      .filter((d) => d.metadata.namespace === namespace && d.metadata.labels?.[placementLabel] === name);
+    const owned = (d: PlacementDecision) =>
+      d.metadata.namespace === namespace && d.metadata.labels?.[placementLabel] === name;
+    const keys = new Set(this.ctx.decisionInformer.list().filter(owned).map(objectKey));
+    for (const key of this.decisionWrites.pendingKeys()) keys.add(key);
+    const result: PlacementDecision[] = [];
+    for (const key of keys) {
+      const decision = this.decisionWrites.resolve(key, this.ctx.decisionInformer.get(key));
+      if (decision && owned(decision)) result.push(decision);
+    }
+    return result;
   }
 
   async bind(placement: Placement, result: ScheduleResult): Promise<void> {
@@ -107,6 +136,7 @@ export class PlacementBinder {
       const name = stale.metadata.name ?? '';
       if (wanted.has(name)) continue;
       await this.ctx.decisions.delete(name, namespace, { ignoreNotFound: true });
+      this.decisionWrites.removed(objectKey(stale), stale);
       await this.event(
         placement,
         PlacementEventReason.DecisionDelete,
@@ -123,7 +153,8 @@ export class PlacementBinder {
   ): Promise<void> {
     const namespace = placement.metadata.namespace ?? '';
     const placementName = placement.metadata.name ?? '';
-    let current = this.ctx.decisionInformer.getByName(wanted.name, namespace);
+    const key = `${namespace}/${wanted.name}`;
+    let current = this.decisionWrites.resolve(key, this.ctx.decisionInformer.get(key));
     let created = false;
     if (!current) {
       try {
@@ -144,6 +175,7 @@ export class PlacementBinder {
             ],
           },
         });
+        this.decisionWrites.wrote(key, current);
         created = true;
         await this.event(
           placement,
@@ -158,10 +190,20 @@ export class PlacementBinder {
       }
     }
     if (!sameLabels(current.metadata.labels, wanted.labels)) {
-      await this.ctx.decisions.patchMerge(wanted.name, { metadata: { labels: wanted.labels } }, namespace);
+      current = await this.ctx.decisions.patchMerge(
+        wanted.name,
+        { metadata: { labels: wanted.labels } },
+        namespace,
+      );
+      this.decisionWrites.wrote(key, current);
     }
     if (sameDecisions(current, wanted)) return;
-    await this.ctx.decisions.patchStatus(wanted.name, { status: { decisions: wanted.decisions } }, namespace);
+    current = await this.ctx.decisions.patchStatus(
+      wanted.name,
+      { status: { decisions: wanted.decisions } },
+      namespace,
+    );
+    this.decisionWrites.wrote(key, current);
     if (created) return;
     await this.event(
       placement,
@@ -184,11 +226,12 @@ export class PlacementBinder {
       sameGroups(status.decisionGroups, decisionGroups) &&
       conditionsEqualIgnoringTime(status.conditions, conditions);
     if (unchanged) return;
-    await this.ctx.placements.patchStatus(
+    const written = await this.ctx.placements.patchStatus(
       placement.metadata.name ?? '',
       { status: { numberOfSelectedClusters, decisionGroups, conditions } },
       placement.metadata.namespace,
     );
+    this.placementWrites.wrote(objectKey(placement), written);
   }
 
   private event(placement: Placement, reason: string, message: string): Promise<void> {

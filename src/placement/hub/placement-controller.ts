@@ -164,8 +164,13 @@ export function startPlacementController(opts: PlacementControllerOptions): Plac
 
   let passes = 0;
   const reconcile = async (key: string): Promise<ReconcileResult> => {
-    const placement = placements.get(key);
-    if (!placement || placement.metadata.deletionTimestamp) return {};
+    const cached = placements.get(key);
+    if (!cached) {
+      binder.forget(key);
+      return {};
+    }
+    const placement = binder.effectivePlacement(key, cached);
+    if (placement.metadata.deletionTimestamp) return {};
     if (placement.metadata.annotations?.[placementDisableAnnotation] === 'true') return {};
     const namespace = splitKey(key).namespace ?? '';
     const setsByName = new Map(sets.list().map((s) => [s.metadata.name ?? '', s]));
