@@ -53,6 +53,7 @@ import {
   manifestworkAppliedCondition,
   replicaSetKeyOfWork,
   replicaSetLabelValue,
+  sameJson,
   workCounts,
   workIsCurrent,
   workRolloutStatus,
@@ -361,7 +362,7 @@ export function startManifestWorkReplicaSetController(
   }
 
   async function writeStatus(mwrs: ManifestWorkReplicaSet, status: ManifestWorkReplicaSetStatus) {
-    if (JSON.stringify(status) === JSON.stringify(mwrs.status ?? {})) return;
+    if (sameJson(status, mwrs.status ?? {})) return;
     // Merge patch: null drops keys the new status has not (e.g. placementSummary when a Placement is missing).
     await patchSet(mwrs, { status: { placementSummary: null, ...status } }, true);
   }

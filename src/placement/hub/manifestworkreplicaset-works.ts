@@ -49,7 +49,8 @@ export function desiredWork(mwrs: ManifestWorkReplicaSet, cluster: string, place
   };
 }
 
-function sameJson(a: unknown, b: unknown): boolean {
+/** Equal as JSON, object key order aside. */
+export function sameJson(a: unknown, b: unknown): boolean {
   return canonical(a ?? {}) === canonical(b ?? {});
 }
 
