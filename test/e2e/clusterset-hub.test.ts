@@ -9,6 +9,8 @@ import {
   clusterSetLabel,
   defaultClusterSetName,
   globalClusterSetName,
+  type ManagedCluster,
+  managedClusterResource,
   managedClusterSetBindingResource,
 } from '../../src/api/index.ts';
 import { applyObjects, ResourceClient } from '../../src/kube/index.ts';
@@ -180,6 +182,85 @@ describe('binding admission', () => {
     await expect(
       admin.bindings.create({ metadata: { name: 'one', namespace }, spec: { clusterSet: 'another' } }),
     ).rejects.toThrow(bindingNameMessage);
+  });
+
+  it('lets only users who may join both sets move a cluster between them', async () => {
+    const user = uniqueName('joiner');
+    const role = uniqueName('tether-e2e-joiner');
+    const [from, to] = [uniqueName('from'), uniqueName('to')];
+    cleanups.add(() => rbacAdmin.clusterRoles.delete(role, undefined, { ignoreNotFound: true }));
+    cleanups.add(() => rbacAdmin.clusterRoleBindings.delete(role, undefined, { ignoreNotFound: true }));
+    const grant = (joinable: string[]) =>
+      applyObjects(
+        hub,
+        [
+          {
+            apiVersion: 'rbac.authorization.k8s.io/v1',
+            kind: 'ClusterRole',
+            metadata: { name: role },
+            rules: [
+              {
+                apiGroups: ['cluster.open-cluster-management.io'],
+                resources: ['managedclusters'],
+                verbs: ['create', 'get', 'patch'],
+              },
+              ...(joinable.length > 0
+                ? [
+                    {
+                      apiGroups: ['cluster.open-cluster-management.io'],
+                      resources: ['managedclustersets/join'],
+                      resourceNames: joinable,
+                      verbs: ['create'],
+                    },
+                  ]
+                : []),
+            ],
+          },
+          {
+            apiVersion: 'rbac.authorization.k8s.io/v1',
+            kind: 'ClusterRoleBinding',
+            metadata: { name: role },
+            roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: role },
+            subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: user }],
+          },
+        ] as never,
+        'tether-e2e',
+      );
+    await grant([to]);
+    const asUser = new ResourceClient<ManagedCluster>(
+      await kubeconfigAs({ commonName: user }),
+      managedClusterResource,
+    );
+    const cluster = await createBareCluster(cleanups, { [clusterSetLabel]: from });
+    const move = () =>
+      asUser.patchMerge(cluster, { metadata: { labels: { [clusterSetLabel]: to } } }, undefined, {
+        dryRun: true,
+      });
+    // May join `to` but not `from`: refused.
+    await waitFor(async () => {
+      try {
+        await move();
+        return false;
+      } catch (err) {
+        return String((err as Error).message).includes('managedclustersets/join');
+      }
+    }, 'move refused without join on the old set');
+    // A new cluster without a set needs nothing; one created into `to` needs join on `to` only.
+    await asUser.create({ metadata: { name: uniqueName('free') }, spec: {} }, { dryRun: true });
+    await asUser.create(
+      { metadata: { name: uniqueName('into'), labels: { [clusterSetLabel]: to } }, spec: {} },
+      { dryRun: true },
+    );
+
+    await grant([to, from]);
+    await waitFor(async () => {
+      try {
+        await move();
+        return true;
+      } catch {
+        return false;
+      }
+    }, 'move allowed with join on both sets');
   });
 
   it('lets only users who may bind the set create a binding', async () => {

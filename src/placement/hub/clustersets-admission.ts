@@ -1,16 +1,24 @@
-// Hub admission for ManagedClusterSetBindings, what OCM's webhook enforces, as a
-// ValidatingAdmissionPolicy (CEL with the `authorizer` library, evaluated by the apiserver itself):
-//   - a binding's name must equal spec.clusterSet;
+// Hub admission for cluster sets, what OCM's webhooks enforce, as ValidatingAdmissionPolicies (CEL
+// with the `authorizer` library, evaluated by the apiserver itself):
+//   - a ManagedClusterSetBinding's name must equal spec.clusterSet;
 //   - whoever writes a binding needs `create` on the virtual subresource managedclustersets/bind for
-//     that set (OCM's permission to bind a set to a namespace).
+//     that set (OCM's permission to bind a set to a namespace);
+//   - whoever adds, changes or removes a ManagedCluster's cluster.open-cluster-management.io/clusterset
+//     label needs `create` on managedclustersets/join for the old and the new set.
 // Owns these objects and waiting for them; `tether init` and the charts install the registration
 // hub's policies, the placement hub applies these at start when its identity may.
 import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
-import { type ManagedClusterSetBinding, managedClusterSetBindingResource } from '../../api/index.ts';
+import {
+  clusterSetLabel,
+  type ManagedClusterSetBinding,
+  managedClusterResource,
+  managedClusterSetBindingResource,
+} from '../../api/index.ts';
 import { applyObjects, isAlreadyExists, ResourceClient } from '../../kube/index.ts';
 import { pollUntil } from '../../wait.ts';
 
 export const bindingPolicyName = 'managedclustersetbinding.open-cluster-management.io';
+export const joinPolicyName = 'managedcluster-clusterset.open-cluster-management.io';
 
 /** OCM's message when a binding's name differs from its set. */
 export const bindingNameMessage =
@@ -18,52 +26,88 @@ export const bindingNameMessage =
 
 const fieldManager = 'tether';
 
-/** The policy and its binding, in install order. */
+function policy(name: string, spec: Record<string, unknown>): KubernetesObject[] {
+  return [
+    {
+      apiVersion: 'admissionregistration.k8s.io/v1',
+      kind: 'ValidatingAdmissionPolicy',
+      metadata: { name },
+      spec: { failurePolicy: 'Fail', ...spec },
+    },
+    {
+      apiVersion: 'admissionregistration.k8s.io/v1',
+      kind: 'ValidatingAdmissionPolicyBinding',
+      metadata: { name },
+      spec: { policyName: name, validationActions: ['Deny'] },
+    },
+  ] as unknown as KubernetesObject[];
+}
+
+const mayOnSet = (subresource: 'bind' | 'join', set: string): string =>
+  "authorizer.group('cluster.open-cluster-management.io').resource('managedclustersets')" +
+  `.subresource('${subresource}').name(${set}).check('create').allowed()`;
+
+/** The policies and their bindings, in install order. */
 export function placementAdmissionObjects(): KubernetesObject[] {
-  const policy = {
-    apiVersion: 'admissionregistration.k8s.io/v1',
-    kind: 'ValidatingAdmissionPolicy',
-    metadata: { name: bindingPolicyName },
-    spec: {
-      failurePolicy: 'Fail',
-      matchConstraints: {
-        resourceRules: [
-          {
-            apiGroups: [managedClusterSetBindingResource.group],
-            apiVersions: ['*'],
-            operations: ['CREATE', 'UPDATE'],
-            resources: [managedClusterSetBindingResource.plural],
-          },
-        ],
-      },
-      validations: [
+  const bindingSet = "object.?spec.?clusterSet.orValue('')";
+  const bindingPolicy = policy(bindingPolicyName, {
+    matchConstraints: {
+      resourceRules: [
         {
-          expression: 'object.metadata.name == object.?spec.?clusterSet.orValue("")',
-          message: bindingNameMessage,
-        },
-        {
-          expression:
-            "authorizer.group('cluster.open-cluster-management.io').resource('managedclustersets')" +
-            ".subresource('bind').name(object.?spec.?clusterSet.orValue('')).check('create').allowed()",
-          messageExpression:
-            "'user ' + request.userInfo.username + ' is not allowed to bind cluster set ' + " +
-            "object.?spec.?clusterSet.orValue('') + ': that needs create on managedclustersets/bind'",
-          reason: 'Forbidden',
+          apiGroups: [managedClusterSetBindingResource.group],
+          apiVersions: ['*'],
+          operations: ['CREATE', 'UPDATE'],
+          resources: [managedClusterSetBindingResource.plural],
         },
       ],
     },
-  };
-  const binding = {
-    apiVersion: 'admissionregistration.k8s.io/v1',
-    kind: 'ValidatingAdmissionPolicyBinding',
-    metadata: { name: bindingPolicyName },
-    spec: { policyName: bindingPolicyName, validationActions: ['Deny'] },
-  };
-  return [policy, binding] as KubernetesObject[];
+    validations: [
+      { expression: `object.metadata.name == ${bindingSet}`, message: bindingNameMessage },
+      {
+        expression: mayOnSet('bind', bindingSet),
+        messageExpression:
+          `'user ' + request.userInfo.username + ' is not allowed to bind cluster set ' + ${bindingSet} + ` +
+          "': that needs create on managedclustersets/bind'",
+        reason: 'Forbidden',
+      },
+    ],
+  });
+  const label = (obj: string) => `${obj}.metadata.?labels[?'${clusterSetLabel}'].orValue('')`;
+  const oldSet = `(request.operation == 'UPDATE' ? ${label('oldObject')} : '')`;
+  const joinPolicy = policy(joinPolicyName, {
+    matchConstraints: {
+      resourceRules: [
+        {
+          apiGroups: [managedClusterResource.group],
+          apiVersions: ['*'],
+          operations: ['CREATE', 'UPDATE'],
+          resources: [managedClusterResource.plural],
+        },
+      ],
+    },
+    variables: [
+      { name: 'newSet', expression: label('object') },
+      { name: 'oldSet', expression: oldSet },
+    ],
+    validations: [
+      {
+        expression:
+          'variables.newSet == variables.oldSet || (' +
+          `(variables.newSet == '' || ${mayOnSet('join', 'variables.newSet')}) && ` +
+          `(variables.oldSet == '' || ${mayOnSet('join', 'variables.oldSet')}))`,
+        messageExpression:
+          "'user ' + request.userInfo.username + ' may not move ManagedCluster ' + object.metadata.name + " +
+          "' from cluster set \"' + variables.oldSet + '\" to \"' + variables.newSet + " +
+          "'\": that needs create on managedclustersets/join for both'",
+        reason: 'Forbidden',
+      },
+    ],
+  });
+  return [...bindingPolicy, ...joinPolicy];
 }
 
 /**
- * Applies the policy (server-side apply) and waits until the apiserver enforces it: a dry-run
+ * Applies the policies (server-side apply) and waits until the apiserver enforces them: a dry-run
  * binding whose name differs from its set is refused. `kc` must be allowed to bind (any set).
  */
 export async function installPlacementAdmission(kc: KubeConfig, timeoutMs = 60_000): Promise<void> {
