@@ -1,7 +1,7 @@
 // The placement hub: everything of OCM's placement APIs that runs in `tether hub` — the cluster-set
 // controllers (the kept `default` and `global` sets, the default set label, ClusterSetEmpty, Bound),
 // the placement scheduler (Placement → PlacementDecisions, placement-controller.ts), the
-// ManifestWorkReplicaSet controller, and the ManagedClusterSetBinding admission policy. Replicas elect one leader on their own Lease
+// ManifestWorkReplicaSet controller, and the cluster-set admission policies (bind, join). Replicas elect one leader on their own Lease
 // (`placement-controller-lock`, next to the registration hub's), and only the leader reconciles.
 //
 // The hub's identity needs: managedclusters get/list/watch/patch; managedclustersets
@@ -11,7 +11,8 @@
 // update/patch (+ /status, finalizers); addonplacementscores get/list/watch; events create; leases
 // in the election namespace; and, to apply its admission policy itself,
 // validatingadmissionpolicies(+bindings) patch and managedclustersets/bind create (else it only logs
-// that `tether init` must install it).
+// that `tether init` must install them). With the join policy in force, labelling clusters into
+// `default` also needs managedclustersets/join create on `default`.
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { KubeConfig } from '@kubernetes/client-node';
@@ -27,6 +28,7 @@ export {
   bindingNameMessage,
   bindingPolicyName,
   installPlacementAdmission,
+  joinPolicyName,
   placementAdmissionObjects,
 } from './clustersets-admission.ts';
 export {
@@ -60,7 +62,7 @@ export interface PlacementHubOptions {
    * controllers (default true; tests of the cluster sets alone turn them off)
    */
   placementControllers?: boolean;
-  /** apply the ManagedClusterSetBinding admission policy at start (default true) */
+  /** apply the cluster-set admission policies (bind, join) at start (default true) */
   installAdmission?: boolean;
   /** informers re-deliver every cached object this often (default 10 min) */
   resyncPeriodMs?: number;
@@ -88,7 +90,7 @@ export async function startPlacementHub(opts: PlacementHubOptions): Promise<Plac
     } catch (err) {
       log.warn(
         { err: errorMessage(err) },
-        'ManagedClusterSetBinding admission policy not applied: install it with tether init',
+        'cluster-set admission policies (bind, join) not applied: install them with tether init',
       );
     }
   }
