@@ -73,7 +73,7 @@ export function registerResourceCommands(create: Command, get: Command, del: Com
           });
           if (results.length === 0) {
             process.stdout.write(
-              `manifestwork ${name}: every cluster of placement ${opts.placement} already has it\n`,
+              `manifestwork ${name}: nothing to create (no cluster placement ${opts.placement} decided is without it)\n`,
             );
           }
           for (const r of results)
