@@ -73,6 +73,13 @@ function sameGroups(
   );
 }
 
+/** Wait for every write; then fail with the first error, if any. */
+async function settleAll(writes: readonly Promise<void>[]): Promise<void> {
+  const results = await Promise.allSettled(writes);
+  const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+  if (failed) throw failed.reason;
+}
+
 /** "cluster:score " pairs, cut as OCM cuts them. */
 function scoreMessage(scores: ReadonlyMap<string, number>): string {
   let text = '';
@@ -126,24 +133,27 @@ export class PlacementBinder {
   }
 
   async bind(placement: Placement, result: ScheduleResult): Promise<void> {
-    const namespace = placement.metadata.namespace ?? '';
     const wanted = new Set<string>();
-    for (const decision of result.layout.objects) {
-      wanted.add(decision.name);
-      await this.writeDecision(placement, decision, result.scores);
-    }
-    for (const stale of this.ownDecisions(placement)) {
-      const name = stale.metadata.name ?? '';
-      if (wanted.has(name)) continue;
-      await this.ctx.decisions.delete(name, namespace, { ignoreNotFound: true });
-      this.decisionWrites.removed(objectKey(stale), stale);
-      await this.event(
-        placement,
-        PlacementEventReason.DecisionDelete,
-        `Decision ${name} is deleted with placement ${placement.metadata.name} in namespace ${namespace}`,
-      );
-    }
+    for (const decision of result.layout.objects) wanted.add(decision.name);
+    // the decision objects are independent: write them side by side
+    await settleAll(
+      result.layout.objects.map((decision) => this.writeDecision(placement, decision, result.scores)),
+    );
+    const stale = this.ownDecisions(placement).filter((d) => !wanted.has(d.metadata.name ?? ''));
+    await settleAll(stale.map((decision) => this.deleteDecision(placement, decision)));
     await this.writeStatus(placement, result);
+  }
+
+  private async deleteDecision(placement: Placement, stale: PlacementDecision): Promise<void> {
+    const namespace = placement.metadata.namespace ?? '';
+    const name = stale.metadata.name ?? '';
+    await this.ctx.decisions.delete(name, namespace, { ignoreNotFound: true });
+    this.decisionWrites.removed(objectKey(stale), stale);
+    this.event(
+      placement,
+      PlacementEventReason.DecisionDelete,
+      `Decision ${name} is deleted with placement ${placement.metadata.name} in namespace ${namespace}`,
+    );
   }
 
   private async writeDecision(
@@ -177,7 +187,7 @@ export class PlacementBinder {
         });
         this.decisionWrites.wrote(key, current);
         created = true;
-        await this.event(
+        this.event(
           placement,
           PlacementEventReason.DecisionCreate,
           `Decision ${wanted.name} is created with placement ${placementName} in namespace ${namespace}`,
@@ -205,12 +215,12 @@ export class PlacementBinder {
     );
     this.decisionWrites.wrote(key, current);
     if (created) return;
-    await this.event(
+    this.event(
       placement,
       PlacementEventReason.DecisionUpdate,
       `Decision ${wanted.name} is updated with placement ${placementName} in namespace ${namespace}`,
     );
-    await this.event(placement, PlacementEventReason.ScoreUpdate, scoreMessage(scores));
+    this.event(placement, PlacementEventReason.ScoreUpdate, scoreMessage(scores));
   }
 
   private async writeStatus(placement: Placement, result: ScheduleResult): Promise<void> {
@@ -234,9 +244,10 @@ export class PlacementBinder {
     this.placementWrites.wrote(objectKey(placement), written);
   }
 
-  private event(placement: Placement, reason: string, message: string): Promise<void> {
+  /** Record an event without waiting for it (best effort: the recorder logs and never throws). */
+  private event(placement: Placement, reason: string, message: string): void {
     const namespace = placement.metadata.namespace ?? '';
-    return this.ctx.events.record(
+    void this.ctx.events.record(
       namespace,
       {
         apiVersion: `${placementResource.group}/${placementResource.version}`,
