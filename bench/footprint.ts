@@ -8,19 +8,23 @@
 //   proxy-agent    `tether proxy-agent` for cluster1 holding a tunnel to that proxy-server
 //   proxy-server-nohub  `tether proxy-server --insecure-skip-hub-checks`: the same without the
 //                  Kubernetes client, i.e. what a proxy-server with a lighter hub client would cost
+// and two more baselines for the floor: `node` importing @kubernetes/client-node beside the same
+// HTTP server (node-client-node), and that with tether's idle memory trim (node-client-node-trim,
+// src/cli/idle-memory.ts, which the daemon verbs run unless TETHER_IDLE_MEMORY_TRIM=0),
 // and reports per process: spawn → /readyz 200 (ms, and CPU seconds until then), RSS after a settle
 // period, RSS and V8 heap after a forced GC, idle CPU, and the scripts it compiled. Baselines in the
 // same run: `node -e` idling (bare Node RSS) and `node -e` to a listening HTTP server answering
 // /readyz (bare startup); every figure is also given as a ratio against them.
 //
 //   npm run bench -- footprint [--quick] [--runs=3] [--settle=SECONDS] [--node-flags="--max-semi-space-size=1"]
-//                               [--compile-cache] [--no-inspector] [--tether-bin=PATH]
+//                               [--compile-cache] [--no-inspector] [--no-idle-trim] [--tether-bin=PATH]
 //
 // --node-flags goes to every child, the baselines included. --compile-cache gives the tether
 // children NODE_COMPILE_CACHE (a directory in the run's temp dir, filled by the warm-up run): Node
 // then reuses its TypeScript-stripped and compiled code instead of loading the type stripper.
 // --no-inspector runs every child without `--inspect` (which holds a few MB itself): RSS and CPU
-// only, the figures to hold against the RSS goals. --tether-bin runs another checkout's bin/tether.js
+// only, the figures to hold against the RSS goals. --no-idle-trim runs the tether children with
+// TETHER_IDLE_MEMORY_TRIM=0 (their young generation stays as large as start-up made it). --tether-bin runs another checkout's bin/tether.js
 // (e.g. `git archive <commit> | tar -x -C DIR` with node_modules linked) for a before/after.
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
@@ -43,7 +47,15 @@ import { pollUntil } from '../src/wait.ts';
 import { type Footprint, measureIdle, type Started, spawnUntilReady } from './lib/process-footprint.ts';
 import { type BenchOptions, flag, printTable, round } from './lib/stats.ts';
 
-type Kind = 'node-http' | 'hub' | 'proxy-server' | 'proxy-server-nohub' | 'agent' | 'proxy-agent';
+type Kind =
+  | 'node-http'
+  | 'node-client-node'
+  | 'node-client-node-trim'
+  | 'hub'
+  | 'proxy-server'
+  | 'proxy-server-nohub'
+  | 'agent'
+  | 'proxy-agent';
 
 /** The verb a kind runs: proxy-server-nohub is `proxy-server --insecure-skip-hub-checks` (no Kubernetes client). */
 const verbOf = (kind: Kind): string => (kind === 'proxy-server-nohub' ? 'proxy-server' : kind);
@@ -66,6 +78,23 @@ function range(xs: number[], digits = 1): string {
 }
 const mid = (xs: number[]): number => [...xs].sort((a, b) => a - b)[xs.length >> 1] ?? Number.NaN;
 
+/**
+ * `node --input-type=module -e` source: import the Kubernetes client (its main entry, as src/kube
+ * does), optionally start tether's idle trim, then answer /readyz like the HTTP baseline.
+ */
+function clientNodeBaseline(port: number, trim: boolean): string {
+  const repo = new URL('..', import.meta.url);
+  const client = new URL('node_modules/@kubernetes/client-node/dist/index.js', repo).href;
+  const idle = new URL('src/cli/idle-memory.ts', repo).href;
+  return [
+    // tether's bin enables the same cache (its default place): no TypeScript stripper for idle-memory.ts.
+    trim ? `(await import('node:module')).enableCompileCache();` : '',
+    `await import(${JSON.stringify(client)});`,
+    trim ? `(await import(${JSON.stringify(idle)})).trimMemoryWhenIdle();` : '',
+    `(await import('node:http')).createServer((q, s) => s.end('ok')).listen(${port}, '127.0.0.1');`,
+  ].join('\n');
+}
+
 function writeFile(dir: string, name: string, text: string): string {
   const p = join(dir, name);
   writeFileSync(p, text, { mode: 0o600 });
@@ -78,12 +107,14 @@ export async function run(opts: BenchOptions): Promise<void> {
   const nodeFlags = (flag(opts.args, 'node-flags') ?? '').split(/\s+/).filter(Boolean);
   const compileCache = flag(opts.args, 'compile-cache') !== undefined;
   const inspect = flag(opts.args, 'no-inspector') === undefined;
+  const idleTrim = flag(opts.args, 'no-idle-trim') === undefined;
   const bin = flag(opts.args, 'tether-bin') || tetherBin;
   const dir = mkdtempSync(join(tmpdir(), 'tether-bench-footprint-'));
   const progress = (msg: string): void => console.error(`[footprint] ${msg}`);
   const env = localChildEnv({
     ...process.env,
     TETHER_LOG_LEVEL: 'info',
+    ...(idleTrim ? {} : { TETHER_IDLE_MEMORY_TRIM: '0' }),
     ...(compileCache ? { NODE_COMPILE_CACHE: join(dir, 'compile-cache') } : {}),
   });
   const samples: Sample[] = [];
@@ -115,6 +146,21 @@ export async function run(opts: BenchOptions): Promise<void> {
       live.push(idle);
       await measure('node-http', idle);
       await stopLive();
+      for (const kind of ['node-client-node', 'node-client-node-trim'] as const) {
+        const port = await freePort();
+        const withClient = await spawnUntilReady({
+          name: kind,
+          args: ['--input-type=module', '-e', clientNodeBaseline(port, kind === 'node-client-node-trim')],
+          opsPort: port,
+          logFile: join(dir, `${kind}.log`),
+          nodeFlags,
+          inspect,
+          timeoutMs: 60_000,
+        });
+        live.push(withClient);
+        await measure(kind, withClient);
+        await stopLive();
+      }
     }
 
     progress('starting hub + cluster1 control planes');
@@ -259,7 +305,7 @@ export async function run(opts: BenchOptions): Promise<void> {
       await stopLive();
       await cps.stop();
     }
-    report(samples, { runs, settleMs, nodeFlags, compileCache, inspect, bin });
+    report(samples, { runs, settleMs, nodeFlags, compileCache, inspect, idleTrim, bin });
   } finally {
     await stopLive();
     rmSync(dir, { recursive: true, force: true });
@@ -274,6 +320,7 @@ function report(
     nodeFlags: string[];
     compileCache: boolean;
     inspect: boolean;
+    idleTrim: boolean;
     bin: string;
   },
 ): void {
@@ -281,8 +328,18 @@ function report(
   const bare = of('node-http');
   const bareRss = mid(bare.map((s) => s.footprint.rss));
   const bareStart = mid(bare.map((s) => s.started.startupMs));
-  const kinds: Kind[] = ['node-http', 'hub', 'proxy-server', 'proxy-server-nohub', 'agent', 'proxy-agent'];
+  const kinds: Kind[] = [
+    'node-http',
+    'node-client-node',
+    'node-client-node-trim',
+    'hub',
+    'proxy-server',
+    'proxy-server-nohub',
+    'agent',
+    'proxy-agent',
+  ];
   const rows: string[][] = [];
+  const where: string[][] = [];
   const json: string[] = [];
   for (const kind of kinds) {
     const ss = of(kind);
@@ -294,6 +351,7 @@ function report(
     rows.push([
       kind,
       range(rss),
+      range(f.map((x) => x.rssAnon / MB)),
       range(f.map((x) => x.rssAfterGc / MB)),
       range(f.map((x) => x.heapUsed / MB)),
       Number.isNaN(last.scripts.own)
@@ -308,11 +366,40 @@ function report(
       `${round(mid(startup) / bareStart, 1)}×`,
       ss.map((s) => s.load[0]).join('/'),
     ]);
+    const b = last.breakdown;
+    const mb = (x: number): number => round(x / MB, 1);
+    const memory = b && {
+      rss: mb(b.rss),
+      heap_used: mb(b.heapUsed),
+      new_space: mb(b.newSpace),
+      old_space_used: mb(b.oldSpaceUsed),
+      code_used: mb(b.codeUsed),
+      large_objects_used: mb(b.largeObjectUsed),
+      heap_reserved_unused: mb(b.heapTotal - b.heapUsed),
+      external: mb(b.external),
+      outside_v8: mb(b.rss - b.heapTotal - b.external),
+    };
+    if (memory) {
+      where.push([
+        kind,
+        `${memory.rss}`,
+        `${memory.heap_used}`,
+        `${memory.new_space}`,
+        `${memory.old_space_used}`,
+        `${memory.code_used}`,
+        `${memory.heap_reserved_unused}`,
+        `${memory.external}`,
+        `${memory.outside_v8}`,
+      ]);
+    }
     json.push(
       JSON.stringify({
         scenario: `footprint-${kind}`,
+        memory_mb: memory,
         rss_mb: round(mid(rss), 1),
         rss_mb_range: [round(Math.min(...rss), 1), round(Math.max(...rss), 1)],
+        rss_anon_mb: round(mid(f.map((x) => x.rssAnon / MB)), 1),
+        rss_file_mb: round(mid(f.map((x) => x.rssFile / MB)), 1),
         rss_after_gc_mb: round(mid(f.map((x) => x.rssAfterGc / MB)), 1),
         heap_used_mb: round(mid(f.map((x) => x.heapUsed / MB)), 1),
         idle_cpu_s: round(mid(f.map((x) => x.idleCpuS)), 3),
@@ -330,6 +417,7 @@ function report(
         node_flags: cfg.nodeFlags,
         compile_cache: cfg.compileCache,
         inspector: cfg.inspect,
+        idle_trim: cfg.idleTrim,
         tether_bin: cfg.bin,
       }),
     );
@@ -339,6 +427,7 @@ function report(
     [
       'process',
       'RSS MB',
+      'anon MB',
       'RSS after GC',
       'heap MB',
       'scripts own/nm(client-node)/node',
@@ -350,6 +439,24 @@ function report(
     ],
     rows,
   );
+  if (where.length > 0) {
+    // The last run's processes, as they report themselves before the forced GC.
+    console.log();
+    printTable(
+      [
+        'process (last run)',
+        'RSS MB',
+        'heap used',
+        'new space',
+        'old used',
+        'code used',
+        'heap reserved unused',
+        'external',
+        'outside V8',
+      ],
+      where,
+    );
+  }
   console.log();
   for (const line of json) console.log(line);
 }

@@ -93,3 +93,44 @@ export function heapAfterGc(url: string, timeoutMs = 30_000): Promise<number> {
     return usage.usedSize;
   });
 }
+
+/** Where a process's memory sits, as it reports it itself (bytes; no GC forced). */
+export interface MemoryBreakdown {
+  rss: number;
+  /** V8 heap reserved, all spaces */
+  heapTotal: number;
+  heapUsed: number;
+  /** new space reserved (both semi-spaces): young-generation headroom, mostly empty when idle */
+  newSpace: number;
+  /** old space used: long-lived objects, module source strings < 1 MB among them */
+  oldSpaceUsed: number;
+  /** code + trusted spaces used: bytecode and compiled code */
+  codeUsed: number;
+  /** large objects used */
+  largeObjectUsed: number;
+  /** memory V8 objects hold outside the heap: Buffers, external strings (Node makes source files > 1 MB one) */
+  external: number;
+  arrayBuffers: number;
+}
+
+/** Reads `process.memoryUsage()` and V8's heap spaces in the process behind `url`. */
+export function memoryBreakdown(url: string, timeoutMs = 30_000): Promise<MemoryBreakdown> {
+  const expression = `(() => {
+    const m = process.memoryUsage();
+    const spaces = process.getBuiltinModule('node:v8').getHeapSpaceStatistics();
+    const used = (...names) => spaces.filter((s) => names.includes(s.space_name)).reduce((a, s) => a + s.space_used_size, 0);
+    return JSON.stringify({
+      rss: m.rss, heapTotal: m.heapTotal, heapUsed: m.heapUsed, external: m.external, arrayBuffers: m.arrayBuffers,
+      newSpace: spaces.find((s) => s.space_name === 'new_space')?.space_size ?? 0,
+      oldSpaceUsed: used('old_space'),
+      codeUsed: used('code_space', 'code_large_object_space', 'trusted_space', 'trusted_large_object_space'),
+      largeObjectUsed: used('large_object_space'),
+    });
+  })()`;
+  return withInspector(url, timeoutMs, async ({ call }) => {
+    const r = (await call('Runtime.evaluate', { expression, returnByValue: true })) as {
+      result: { value: string };
+    };
+    return JSON.parse(r.result.value) as MemoryBreakdown;
+  });
+}

@@ -8,7 +8,13 @@
 import { readFileSync } from 'node:fs';
 import { get } from 'node:http';
 import { SupervisedProcess } from '../../src/localenv/process.ts';
-import { heapAfterGc, inspectorUrl, withInspector } from './inspector-gc.ts';
+import {
+  heapAfterGc,
+  inspectorUrl,
+  type MemoryBreakdown,
+  memoryBreakdown,
+  withInspector,
+} from './inspector-gc.ts';
 import { procSample } from './proc-stats.ts';
 import { sleep } from './stats.ts';
 
@@ -93,9 +99,21 @@ export async function spawnUntilReady(opts: {
   return { proc, pid, startupMs, startupCpuS: cpuSeconds(pid) };
 }
 
+/** Anonymous (private: heap, malloc, stacks) and file-backed (the node binary's pages, shared
+ * through the page cache with every node process on the host) parts of `pid`'s RSS, bytes. */
+export function rssParts(pid: number): { anon: number; file: number } {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kb = (field: string): number =>
+    Number(new RegExp(`^${field}:\\s+(\\d+)\\s+kB`, 'm').exec(status)?.[1]) * 1024;
+  return { anon: kb('RssAnon'), file: kb('RssFile') };
+}
+
 export interface Footprint {
   /** RSS after settling, before any forced GC (bytes) */
   rss: number;
+  /** of `rss`: anonymous memory (the process's own) and file-backed pages (mostly the node binary) */
+  rssAnon: number;
+  rssFile: number;
   /** RSS right after two full GCs (bytes) */
   rssAfterGc: number;
   /** V8 heap used after the GCs (bytes) */
@@ -106,6 +124,8 @@ export interface Footprint {
   scripts: { own: number; nodeModules: number; node: number; clientNode: number };
   /** source bytes of the file: scripts (V8 keeps module source in the heap) */
   sourceBytes: number;
+  /** what the process reports of its memory after settling, before the forced GC (inspector only) */
+  breakdown?: MemoryBreakdown;
 }
 
 /** Waits `settleMs`, then measures `started` (see Footprint). */
@@ -115,10 +135,13 @@ export async function measureIdle(started: Started, settleMs: number): Promise<F
   await sleep(settleMs);
   const idleCpuS = cpuSeconds(started.pid) - cpu0;
   const rss = procSample(started.pid).rss;
+  const parts = rssParts(started.pid);
   if (!url) {
     const none = Number.NaN;
     return {
       rss,
+      rssAnon: parts.anon,
+      rssFile: parts.file,
       rssAfterGc: none,
       heapUsed: none,
       idleCpuS,
@@ -126,6 +149,7 @@ export async function measureIdle(started: Started, settleMs: number): Promise<F
       sourceBytes: none,
     };
   }
+  const breakdown = await memoryBreakdown(url);
   const heapUsed = await heapAfterGc(url);
   const rssAfterGc = procSample(started.pid).rss;
   const scripts = { own: 0, nodeModules: 0, node: 0, clientNode: 0 };
@@ -153,5 +177,15 @@ export async function measureIdle(started: Started, settleMs: number): Promise<F
       },
     },
   );
-  return { rss, rssAfterGc, heapUsed, idleCpuS, scripts, sourceBytes };
+  return {
+    rss,
+    rssAnon: parts.anon,
+    rssFile: parts.file,
+    rssAfterGc,
+    heapUsed,
+    idleCpuS,
+    scripts,
+    sourceBytes,
+    breakdown,
+  };
 }

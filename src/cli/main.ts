@@ -90,7 +90,17 @@ export async function buildProgram(argv?: readonly string[]): Promise<Command> {
   return program;
 }
 
+/**
+ * The long-running verbs: they give their idle young-generation memory back (src/cli/idle-memory.ts).
+ * TETHER_IDLE_MEMORY_TRIM=0 turns that off (e.g. to measure without it).
+ */
+export const DAEMON_VERBS: readonly string[] = ['hub', 'agent', 'proxy-server', 'proxy-agent', 'gateway'];
+
 export async function main(argv: string[]): Promise<number> {
+  const verb = argv[0];
+  if (verb && DAEMON_VERBS.includes(verb) && process.env.TETHER_IDLE_MEMORY_TRIM !== '0') {
+    (await import('./idle-memory.ts')).trimMemoryWhenIdle();
+  }
   try {
     await (await buildProgram(argv)).parseAsync(argv, { from: 'user' });
     return 0;

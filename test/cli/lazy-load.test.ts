@@ -177,6 +177,69 @@ describe('tether loads only what a verb uses', { timeout: 90_000 }, () => {
   });
 });
 
+describe('an idle daemon verb gives its young generation back', { timeout: 90_000 }, () => {
+  it('proxy-server shrinks a grown V8 new space to its minimum once idle (src/cli/idle-memory.ts)', async () => {
+    // Survivors across scavenges make V8 grow its new space, as a start-up loading modules does;
+    // then the child reports the size every 100 ms. Nothing else would shrink it in an idle process.
+    const grow = join(dir, 'grow-new-space.mjs');
+    writeFileSync(
+      grow,
+      `import v8 from 'node:v8';
+const size = () => v8.getHeapSpaceStatistics().find((s) => s.space_name === 'new_space').space_size;
+let keep = [];
+for (let i = 0; i < 5e7 && size() < 16 * 2 ** 20; i++) {
+  keep.push({ i });
+  if (keep.length > 300000) keep = [];
+}
+keep = undefined;
+setInterval(() => process.stderr.write('[new-space]' + size() + '\\n'), 100).unref();
+`,
+    );
+    const ca = await createCertificateAuthority('idle-memory-ca');
+    const serving = await issueCertificate(ca, { commonName: 'proxy-server', usage: 'server' });
+    const child = spawn(
+      process.execPath,
+      [
+        '--import',
+        grow,
+        'bin/tether.js',
+        'proxy-server',
+        '--bind-address=127.0.0.1',
+        '--agent-port=0',
+        '--connect-port=0',
+        '--ops-port=0',
+        `--tls-cert-file=${file('idle.crt', serving.certPem)}`,
+        `--tls-key-file=${file('idle.key', serving.keyPem)}`,
+        `--agent-ca-file=${file('idle-ca.crt', ca.certPem)}`,
+        '--insecure-skip-hub-checks',
+      ],
+      { env: { ...process.env, TETHER_LOG_LEVEL: 'info' }, stdio: ['ignore', 'ignore', 'pipe'] },
+    );
+    children.push(child);
+    const sizes: number[] = [];
+    let stderr = '';
+    child.stderr?.on('data', (d: Buffer) => {
+      stderr += d.toString();
+      for (const m of d.toString().matchAll(/\[new-space\](\d+)/g)) sizes.push(Number(m[1]));
+    });
+    const MiB = 2 ** 20;
+    await pollUntil(async () => sizes.some((s) => s >= 8 * MiB), {
+      timeoutMs: 60_000,
+      intervalMs: 50,
+      description: `the child's new space to grow (stderr: ${stderr.slice(-500)})`,
+    });
+    const grownAt = sizes.length;
+    await pollUntil(
+      async () => {
+        if (child.exitCode !== null) throw new Error(`proxy-server exited: ${stderr}`);
+        return sizes.slice(grownAt).some((s) => s <= 2 * MiB);
+      },
+      { timeoutMs: 60_000, intervalMs: 100, description: 'the idle proxy-server to shrink its new space' },
+    );
+    child.kill('SIGTERM');
+  });
+});
+
 function file(name: string, text: string): string {
   writeFileSync(join(dir, name), text, { mode: 0o600 });
   return join(dir, name);
