@@ -143,6 +143,30 @@ describe('ManifestWorkReplicaSet rollout', () => {
     );
   });
 
+  it('a cluster two placementRefs decide gets one work, from the first ref, and it stays put', async () => {
+    const [c1, c2] = clusters as [string, string];
+    const a = await createPlacement(cleanups, ns);
+    const b = await createPlacement(cleanups, ns);
+    await setDecisions(ns, a, [c1]);
+    await setDecisions(ns, b, [c1, c2]);
+    const name = await createReplicaSet({ placementRefs: [{ name: a }, { name: b }] });
+    await waitFor(
+      async () => sameList(await clustersWithWork(name, clusters), [c1, c2]),
+      'one work per cluster',
+    );
+    await waitFor(
+      async () => (await replicaSets.get(name, ns))?.status?.summary?.total === 2,
+      'summary.total 2',
+    );
+    const placementOf = async (cluster: string) =>
+      (await works.get(name, cluster))?.metadata.labels?.['work.open-cluster-management.io/placementname'];
+    expect(await placementOf(c1)).toBe(a);
+    expect(await placementOf(c2)).toBe(b);
+    const version = (await works.get(name, c1))?.metadata.resourceVersion;
+    await new Promise((r) => setTimeout(r, 1000));
+    expect((await works.get(name, c1))?.metadata.resourceVersion).toBe(version);
+  });
+
   it('Foreground deletion keeps the set until its works are gone', async () => {
     const [c1] = clusters as [string];
     const placement = await createPlacement(cleanups, ns);

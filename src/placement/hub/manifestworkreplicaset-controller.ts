@@ -246,6 +246,7 @@ export function startManifestWorkReplicaSetController(
       if (!p || !refNames.has(p)) await deleteWork(w).catch((err: unknown) => errors.push(err));
     }
 
+    const claimed = new Set<string>();
     let count = 0;
     let decidedTotal = 0;
     let succeededTotal = 0;
@@ -275,11 +276,15 @@ export function startManifestWorkReplicaSetController(
         applied.add(cluster);
         if (s.status === 'Succeeded') succeeded.add(cluster);
       }
+      // One work per cluster and set (named after the set): a cluster an earlier placementRef
+      // already decided stays with that ref, so two refs never take the work from each other.
       const groups = clusterGroupsOf(
         decisions
           .list()
           .filter((d) => d.metadata.namespace === ns && d.metadata.labels?.[placementLabel] === ref.name),
-      );
+      ).map((g) => ({ ...g, clusters: g.clusters.filter((c) => !claimed.has(c)) }));
+      const earlier = new Set(claimed);
+      for (const c of clustersOf(groups)) claimed.add(c);
       const decided = new Set(clustersOf(groups));
       let rollout: ReturnType<typeof nextRollout>;
       try {
@@ -303,7 +308,8 @@ export function startManifestWorkReplicaSetController(
       // Clusters that left the decision lose their work, whatever template it carries.
       for (const w of placementWorks) {
         const cluster = w.metadata.namespace ?? '';
-        if (decided.has(cluster)) continue;
+        // (A cluster an earlier ref decided keeps the work: that ref relabels it in its turn.)
+        if (decided.has(cluster) || earlier.has(cluster)) continue;
         try {
           await deleteWork(w);
           applied.delete(cluster);
