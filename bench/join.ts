@@ -113,6 +113,26 @@ interface RequestCounts {
   hubWatches: number;
   managed: number;
   managedWatches: number;
+  /** hub requests by "VERB resource" as the client sent them (403s included, unlike the apiserver's count) */
+  hubByKind: Record<string, number>;
+}
+
+/**
+ * "VERB resource[/subresource]" of a client request, in the apiserver metric's words: a GET of a
+ * collection is LIST (WATCH with watch=true), of one object GET.
+ */
+function requestKind(method: string, url: string, contentType: string | undefined): string {
+  const u = new URL(url);
+  const parts = u.pathname.split('/').filter(Boolean);
+  // /api/v1/... or /apis/<group>/<version>/...
+  const rest = parts[0] === 'api' ? parts.slice(2) : parts.slice(3);
+  if (rest[0] === 'namespaces' && rest.length >= 3) rest.splice(0, 2);
+  const [resource = '(non-resource)', name, sub] = rest;
+  const what = sub ? `${resource}/${sub}` : resource;
+  let verb = method.toUpperCase();
+  if (verb === 'GET' && !name) verb = u.searchParams.get('watch') === 'true' ? 'WATCH' : 'LIST';
+  if (verb === 'PATCH' && contentType?.startsWith('application/apply-patch')) verb = 'APPLY';
+  return `${verb} ${what}`;
 }
 
 /**
@@ -121,7 +141,7 @@ interface RequestCounts {
  * hook goes on the prototype.
  */
 function countRequests(hubUrl: () => string): RequestCounts {
-  const counts: RequestCounts = { hub: 0, hubWatches: 0, managed: 0, managedWatches: 0 };
+  const counts: RequestCounts = { hub: 0, hubWatches: 0, managed: 0, managedWatches: 0, hubByKind: {} };
   const authenticate = KubeConfig.prototype.applySecurityAuthentication;
   KubeConfig.prototype.applySecurityAuthentication = async function (
     this: KubeConfig,
@@ -129,8 +149,16 @@ function countRequests(hubUrl: () => string): RequestCounts {
   ) {
     const url = context.getUrl();
     const watch = /[?&]watch=true/.test(url);
-    if (url.startsWith(hubUrl())) counts[watch ? 'hubWatches' : 'hub']++;
-    else counts[watch ? 'managedWatches' : 'managed']++;
+    if (url.startsWith(hubUrl())) {
+      counts[watch ? 'hubWatches' : 'hub']++;
+      const headers = context.getHeaders();
+      const kind = requestKind(
+        context.getHttpMethod(),
+        url,
+        headers['Content-Type'] ?? headers['content-type'],
+      );
+      counts.hubByKind[kind] = (counts.hubByKind[kind] ?? 0) + 1;
+    } else counts[watch ? 'managedWatches' : 'managed']++;
     return authenticate.call(this, context);
   };
   return counts;
@@ -153,7 +181,7 @@ function procStats(counts: RequestCounts, collect: boolean): ProcStats {
     cpuMs: (cpu.user + cpu.system) / 1000,
     rssMb: mem.rss / 2 ** 20,
     heapMb: mem.heapUsed / 2 ** 20,
-    requests: { ...counts },
+    requests: { ...counts, hubByKind: { ...counts.hubByKind } },
   };
 }
 
@@ -655,6 +683,8 @@ interface Breakdown {
 
 interface ScenarioResult {
   breakdown: Breakdown;
+  /** join + hold, per cluster, client-side (403s included): who sends each kind of request */
+  byClientKind: Record<'agents' | 'hub_controllers' | 'bench', Record<string, number>>;
   json: Record<string, unknown>;
   phases: Record<string, { p50: number; max: number; n: number }>;
   topRequests: Array<[string, number]>;
@@ -843,7 +873,7 @@ async function runScenario(s: Scenario, o: RunOptions): Promise<ScenarioResult> 
     const managedBefore = await scrapeRequests(cluster1);
     const hubCtl0 = await hubChild.call<ProcStats>('stats');
     const agents0 = await Promise.all(children.map((c) => c.call<ProcStats>('stats', true)));
-    const bench0 = { ...counts };
+    const bench0 = { ...counts, hubByKind: { ...counts.hubByKind } };
 
     let prepSeconds: number | undefined;
     if (accept === 'precreate') {
@@ -898,7 +928,7 @@ async function runScenario(s: Scenario, o: RunOptions): Promise<ScenarioResult> 
     await sleep(o.holdSeconds * 1000);
     const agents2 = await Promise.all(children.map((c) => c.call<ProcStats>('stats')));
     const hubCtl2 = await hubChild.call<ProcStats>('stats');
-    const bench2 = { ...counts };
+    const bench2 = { ...counts, hubByKind: { ...counts.hubByKind } };
     const hubAfterHold = await scrapeRequests(env.hub);
     const stillAvailable = [...names].filter((name) =>
       isConditionTrue(clusterInformer.getByName(name)?.status?.conditions, ManagedClusterCondition.Available),
@@ -912,7 +942,7 @@ async function runScenario(s: Scenario, o: RunOptions): Promise<ScenarioResult> 
     const hubTotal = sumTotals(hubDiff);
     const managedTotal = sumTotals(managedDiff);
     const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
-    const agentsDelta = (k: keyof RequestCounts) =>
+    const agentsDelta = (k: 'hub' | 'hubWatches' | 'managed' | 'managedWatches') =>
       sum(agents1.map((a, i) => a.requests[k] - (agents0[i]?.requests[k] ?? 0)));
     const agentHub = agentsDelta('hub');
     const hubCtlRequests = hubCtl1.requests.hub - hubCtl0.requests.hub;
@@ -949,6 +979,29 @@ async function runScenario(s: Scenario, o: RunOptions): Promise<ScenarioResult> 
     const benchHold = bench2.hub - bench0.hub;
     const perVerbResource = (t: RequestTotals) =>
       Object.fromEntries(byVerbResource(t).map(([k, v]) => [k, per(v)]));
+    const kindDelta = (after: Record<string, number>, before: Record<string, number> | undefined) =>
+      Object.fromEntries(
+        Object.entries(after)
+          .map(([k, v]) => [k, v - (before?.[k] ?? 0)] as const)
+          .filter(([, v]) => v > 0),
+      );
+    const agentKinds: Record<string, number> = {};
+    agents2.forEach((a, i) => {
+      for (const [k, v] of Object.entries(kindDelta(a.requests.hubByKind, agents0[i]?.requests.hubByKind))) {
+        agentKinds[k] = (agentKinds[k] ?? 0) + v;
+      }
+    });
+    const perKinds = (t: Record<string, number>) =>
+      Object.fromEntries(
+        Object.entries(t)
+          .sort(([, a], [, b]) => b - a)
+          .map(([k, v]) => [k, per(v)]),
+      );
+    const byClientKind: ScenarioResult['byClientKind'] = {
+      agents: perKinds(agentKinds),
+      hub_controllers: perKinds(kindDelta(hubCtl2.requests.hubByKind, hubCtl0.requests.hubByKind)),
+      bench: perKinds(kindDelta(bench2.hubByKind, bench0.hubByKind)),
+    };
     const breakdown: Breakdown = {
       join: perVerbResource(hubDiff),
       withHold: perVerbResource(holdDiff),
@@ -987,6 +1040,7 @@ async function runScenario(s: Scenario, o: RunOptions): Promise<ScenarioResult> 
       ratio_requests_vs_floor: round(per(holdTotal) / floorPerCluster, 2),
       ratio_time_vs_floor: round(wallSeconds / floor.seconds, 2),
       hub_requests_per_cluster_by_verb_resource: breakdown,
+      hub_requests_per_cluster_with_hold_by_client_and_kind: byClientKind,
       hub_watches_ended_per_cluster: per(hubWatches),
       hub_watches_started_per_cluster: {
         agents: per(agentsDelta('hubWatches')),
@@ -1020,7 +1074,14 @@ async function runScenario(s: Scenario, o: RunOptions): Promise<ScenarioResult> 
       quick,
       loadavg: loadavg().map((x) => round(x, 2)),
     };
-    return { json, phases, topRequests: top.map(([k, v]) => [k, per(v)]), warnings, breakdown };
+    return {
+      json,
+      phases,
+      topRequests: top.map(([k, v]) => [k, per(v)]),
+      warnings,
+      breakdown,
+      byClientKind,
+    };
   } finally {
     stopAccepting = true;
     const step = async (what: string, f: () => Promise<unknown>) => {
@@ -1165,6 +1226,32 @@ export async function run(opts: BenchOptions): Promise<void> {
       [
         ...keys.map((k) => [k, cell(joined[k]), cell(withHold[k]), cell(floor[k])]),
         ['total', String(total(joined)), String(total(withHold)), String(total(floor))],
+      ],
+    );
+    const clients = r.byClientKind;
+    const kinds = [...new Set(Object.values(clients).flatMap((t) => Object.keys(t)))];
+    const sumOf = (k: string) =>
+      (clients.agents[k] ?? 0) + (clients.hub_controllers[k] ?? 0) + (clients.bench[k] ?? 0);
+    kinds.sort((a, b) => sumOf(b) - sumOf(a));
+    console.log('');
+    console.log(
+      `who sends them: client-side requests per cluster, join + hold (403s included; watches when they start), ${r.json.agents}×${r.json.agent_processes}:`,
+    );
+    printTable(
+      ['verb resource', 'agents', 'hub controllers', 'bench (accept, watchers)'],
+      [
+        ...kinds.map((k) => [
+          k,
+          cell(clients.agents[k]),
+          cell(clients.hub_controllers[k]),
+          cell(clients.bench[k]),
+        ]),
+        [
+          'total',
+          String(total(clients.agents)),
+          String(total(clients.hub_controllers)),
+          String(total(clients.bench)),
+        ],
       ],
     );
   }

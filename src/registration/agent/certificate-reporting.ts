@@ -4,7 +4,10 @@
 // halts one), and Kubernetes Events (events.k8s.io/v1, reporting controller `klusterlet-agent`) in
 // the cluster namespace about the ManagedCluster: ClientCertificateCreated,
 // CertificateRotationStarted, ClientCertificateCreationHalted. Reports are best effort: a failure is
-// logged and never fails the credential work. Owns only the ClusterCertificateRotated entry of the
+// logged and never fails the credential work. The cluster namespace and the agent's right to write
+// events in it come with the hub's acceptance, which usually follows the first certificate: events
+// are held (at most maxHeldEvents) until the agent has seen HubAccepted, then sent, instead of
+// being refused. Owns only the ClusterCertificateRotated entry of the
 // status conditions (its own field manager), never Joined / Available.
 import { randomInt } from 'node:crypto';
 import { hostname } from 'node:os';
@@ -91,11 +94,25 @@ function eventName(object: string, now: Date): string {
   return `${object}.${nanos.toString(16)}`;
 }
 
+/** Events held while the cluster is not known to be accepted; older ones are dropped beyond it. */
+export const maxHeldEvents = 10;
+
+interface HeldEvent {
+  hub: KubeConfig;
+  reason: string;
+  note: string;
+  type: 'Normal' | 'Warning';
+  at: Date;
+}
+
 /** Reports about one cluster's certificate, made with a hub credential of that cluster. */
 export class CertificateReporter {
   private readonly instance = `${hubEventReportingController}-${hostname()}`;
   private readonly clusterName: string;
   private readonly log: Logger;
+  private accepted = false;
+  private held: HeldEvent[] = [];
+  private sending: Promise<void> = Promise.resolve();
 
   constructor(clusterName: string, log: Logger) {
     this.clusterName = clusterName;
@@ -122,16 +139,45 @@ export class CertificateReporter {
     }
   }
 
-  /** Record an event about the ManagedCluster in the cluster namespace on the hub. */
+  /** The agent has seen HubAccepted on its ManagedCluster: send the held events (once). */
+  hubAccepted(): void {
+    if (this.accepted) return;
+    this.accepted = true;
+    const held = this.held;
+    this.held = [];
+    this.sending = this.sending.then(async () => {
+      for (const e of held) await this.send(e);
+    });
+  }
+
+  /** Resolves when held events handed over by hubAccepted() have been sent (or failed). */
+  idle(): Promise<void> {
+    return this.sending;
+  }
+
+  /**
+   * Record an event about the ManagedCluster in the cluster namespace on the hub; held until the
+   * cluster is known to be accepted.
+   */
   async event(
     hub: KubeConfig,
     reason: string,
     note: string,
     type: 'Normal' | 'Warning' = 'Normal',
   ): Promise<void> {
+    const event = { hub, reason, note, type, at: new Date() };
+    if (!this.accepted) {
+      this.held.push(event);
+      if (this.held.length > maxHeldEvents) this.held.shift();
+      this.log.debug({ reason }, 'event held until the hub accepts the cluster');
+      return;
+    }
+    await this.send(event);
+  }
+
+  private async send({ hub, reason, note, type, at: now }: HeldEvent): Promise<void> {
     try {
       const events = new ResourceClient<KubeObject>(hub, eventResource);
-      const now = new Date();
       await events.create({
         apiVersion: 'events.k8s.io/v1',
         kind: 'Event',

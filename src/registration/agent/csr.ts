@@ -6,8 +6,9 @@
 // human: the wait goes on (logging every minute) until the deadline, a denial, or the CSR vanishing.
 // Like OCM's agent, it never has more than 10 of its cluster's CSRs pending on the hub: while 10
 // wait for approval it creates none (a hub that never approves is not flooded by restarts).
+// One informer on the cluster's CSRs (label selector) serves the count and the wait: a list and a
+// watch per certificate, no count request of its own.
 
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { addonNameLabel, clusterNameLabel } from '../../api/index.ts';
 import { TetherError, TimeoutError } from '../../errors.ts';
@@ -35,7 +36,7 @@ export interface CertificateRequestOptions {
   waitTimeoutMs?: number;
   /** how often to say we are still waiting (default 1 min) */
   waitLogIntervalMs?: number;
-  /** while the pending-CSR limit is reached, how often to count again (default 5 s) */
+  /** while the pending-CSR limit is reached, count the cached CSRs again at least this often (default 5 s; every change of them counts again too) */
   haltedRetryMs?: number;
   /** called once per halt, when the limit stops this agent from creating a CSR */
   onHalted?: (pending: number) => void;
@@ -71,59 +72,96 @@ export function pendingClusterCsrs(csrs: readonly CertificateSigningRequest[], c
   }).length;
 }
 
-/** Wait (counting again every haltedRetryMs) until fewer than maxPendingClusterCsrs are pending. */
-async function waitBelowPendingLimit(
-  csrs: ResourceClient<CertificateSigningRequest>,
-  opts: CertificateRequestOptions,
-): Promise<void> {
-  let halted = false;
-  for (;;) {
-    const list = await csrs.list({
-      labelSelector: `${clusterNameLabel}=${opts.clusterName}`,
-      signal: opts.signal,
-    });
-    const pending = pendingClusterCsrs(list.items, opts.clusterName);
-    if (pending < maxPendingClusterCsrs) return;
-    if (!halted) {
-      halted = true;
-      opts.log.warn({ pending, limit: maxPendingClusterCsrs }, csrCreationHaltedMessage);
-      opts.onHalted?.(pending);
-    }
-    await sleep(opts.haltedRetryMs ?? 5000, undefined, { signal: opts.signal });
-  }
-}
-
 export interface IssuedCertificate {
   csrName: string;
   certPem: string;
   keyPem: string;
 }
 
-/** Create a CSR for the agent's identity and wait for the issued certificate. */
+/** How long the cluster's CSRs may take to load before the attempt fails (and is retried). */
+const csrSyncTimeoutMs = 60_000;
+
+/**
+ * Create a CSR for the agent's identity and wait for the issued certificate. One informer on the
+ * cluster's CSRs (label selector) serves both the pending count and the wait: one list and one
+ * watch per certificate.
+ */
 export async function requestClientCertificate(opts: CertificateRequestOptions): Promise<IssuedCertificate> {
   const { clusterName, agentName, signal } = opts;
   const csrs = new ResourceClient<CertificateSigningRequest>(opts.hubKubeConfig, csrResource);
-  await waitBelowPendingLimit(csrs, opts);
-  const { csrPem, keyPem } = await createCertificateRequest(agentSubject(clusterName, agentName));
-  const created = await csrs.create(
-    {
-      metadata: { generateName: `${clusterName}-`, labels: { [clusterNameLabel]: clusterName } },
-      spec: {
-        request: b64(csrPem),
-        signerName: kubeApiserverClientSigner,
-        usages: clientCertificateUsages,
-        ...(opts.expirationSeconds ? { expirationSeconds: opts.expirationSeconds } : {}),
+  const informer = new Informer(csrs, {
+    labelSelector: `${clusterNameLabel}=${clusterName}`,
+    resyncPeriodMs: 0,
+    name: `csrs of ${clusterName}`,
+    log: opts.log,
+  });
+  const changed = new Set<() => void>();
+  const wakeAll = () => {
+    for (const wake of [...changed]) wake();
+  };
+  informer.addHandlers({ add: wakeAll, update: wakeAll, delete: wakeAll });
+  informer.start();
+  try {
+    await informer.waitForSync(csrSyncTimeoutMs, signal);
+    await waitBelowPendingLimit(informer, changed, opts);
+    const { csrPem, keyPem } = await createCertificateRequest(agentSubject(clusterName, agentName));
+    const created = await csrs.create(
+      {
+        metadata: { generateName: `${clusterName}-`, labels: { [clusterNameLabel]: clusterName } },
+        spec: {
+          request: b64(csrPem),
+          signerName: kubeApiserverClientSigner,
+          usages: clientCertificateUsages,
+          ...(opts.expirationSeconds ? { expirationSeconds: opts.expirationSeconds } : {}),
+        },
       },
-    },
-    { signal },
-  );
-  const csrName = created.metadata?.name ?? '';
-  opts.log.info({ csr: csrName }, 'certificate signing request created: waiting for the hub to approve it');
-  const certPem = await waitForCertificate(opts, csrName);
-  opts.log.info({ csr: csrName }, 'certificate signing request approved and issued');
-  return { csrName, certPem, keyPem };
+      { signal },
+    );
+    const csrName = created.metadata?.name ?? '';
+    opts.log.info({ csr: csrName }, 'certificate signing request created: waiting for the hub to approve it');
+    const certPem = await waitForCertificate(opts, informer, changed, csrName);
+    opts.log.info({ csr: csrName }, 'certificate signing request approved and issued');
+    return { csrName, certPem, keyPem };
+  } finally {
+    await informer.stop();
+  }
 }
 
+/** Resolves at the informer's next event, after `ms`, or when `signal` aborts. */
+function nextChange(changed: Set<() => void>, ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise<void>((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      changed.delete(done);
+      signal?.removeEventListener('abort', done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    changed.add(done);
+    signal?.addEventListener('abort', done);
+    if (signal?.aborted) done();
+  });
+}
+
+/** Wait (looking again at every change of the cluster's CSRs) until fewer than maxPendingClusterCsrs are pending. */
+async function waitBelowPendingLimit(
+  informer: Informer<CertificateSigningRequest>,
+  changed: Set<() => void>,
+  opts: CertificateRequestOptions,
+): Promise<void> {
+  let halted = false;
+  for (;;) {
+    if (opts.signal?.aborted) throw new TimeoutError('stopped waiting for fewer pending CSRs');
+    const pending = pendingClusterCsrs(informer.list(), opts.clusterName);
+    if (pending < maxPendingClusterCsrs) return;
+    if (!halted) {
+      halted = true;
+      opts.log.warn({ pending, limit: maxPendingClusterCsrs }, csrCreationHaltedMessage);
+      opts.onHalted?.(pending);
+    }
+    await nextChange(changed, opts.haltedRetryMs ?? 5000, opts.signal);
+  }
+}
 type Outcome = { certPem: string } | { error: Error } | undefined;
 
 function outcomeOf(csr: CertificateSigningRequest | undefined, name: string): Outcome {
@@ -141,15 +179,13 @@ function outcomeOf(csr: CertificateSigningRequest | undefined, name: string): Ou
   return approved && certPem.includes('BEGIN CERTIFICATE') ? { certPem } : undefined;
 }
 
-/** Watch one CSR (fieldSelector on its name) until it is issued, refused, deleted or the deadline. */
-async function waitForCertificate(opts: CertificateRequestOptions, name: string): Promise<string> {
-  const client = new ResourceClient<CertificateSigningRequest>(opts.hubKubeConfig, csrResource);
-  const informer = new Informer(client, {
-    fieldSelector: `metadata.name=${name}`,
-    resyncPeriodMs: 30_000,
-    name: `csr ${name}`,
-    log: opts.log,
-  });
+/** Wait, on the cluster's CSR informer, until CSR `name` is issued, refused, deleted or the deadline. */
+async function waitForCertificate(
+  opts: CertificateRequestOptions,
+  informer: Informer<CertificateSigningRequest>,
+  changed: Set<() => void>,
+  name: string,
+): Promise<string> {
   const waitTimeoutMs = opts.waitTimeoutMs ?? 24 * 3600_000;
   const started = Date.now();
   let seen = false;
@@ -157,17 +193,17 @@ async function waitForCertificate(opts: CertificateRequestOptions, name: string)
   const settled = new Promise<{ certPem: string } | { error: Error }>((resolve) => {
     settle = resolve;
   });
-  const check = (csr: CertificateSigningRequest | undefined) => {
+  const check = () => {
+    const csr = informer.getByName(name);
     if (csr) seen = true;
+    else if (seen) {
+      settle({ error: new TetherError('TETHER_API_ERROR', `CSR ${name} was deleted before it was issued`) });
+      return;
+    }
     const outcome = outcomeOf(csr, name);
     if (outcome) settle(outcome);
   };
-  informer.addHandlers({
-    add: check,
-    update: (_old, csr) => check(csr),
-    delete: () =>
-      settle({ error: new TetherError('TETHER_API_ERROR', `CSR ${name} was deleted before it was issued`) }),
-  });
+  changed.add(check);
   const onAbort = () => settle({ error: new TimeoutError(`stopped waiting for CSR ${name}`) });
   opts.signal?.addEventListener('abort', onAbort);
   if (opts.signal?.aborted) onAbort();
@@ -182,15 +218,15 @@ async function waitForCertificate(opts: CertificateRequestOptions, name: string)
       'still waiting for the hub to approve the certificate signing request (approve it on the hub, e.g. clusteradm accept)',
     );
   }, opts.waitLogIntervalMs ?? 60_000);
-  informer.start();
+  check();
   try {
     const outcome = await settled;
     if ('error' in outcome) throw outcome.error;
     return outcome.certPem;
   } finally {
+    changed.delete(check);
     clearTimeout(deadline);
     clearInterval(reminder);
     opts.signal?.removeEventListener('abort', onAbort);
-    await informer.stop();
   }
 }

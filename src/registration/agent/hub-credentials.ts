@@ -95,6 +95,12 @@ export class HubCredentialsReconciler {
     this.abort.abort();
     this.poke();
     await Promise.all([this.running, this.secretInformer.stop()]);
+    await this.reporter.idle();
+  }
+
+  /** The agent has seen HubAccepted: certificate events held until then go out now. */
+  hubAccepted(): void {
+    this.reporter.hubAccepted();
   }
 
   /** The credential in use, if any. */

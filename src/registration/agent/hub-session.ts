@@ -9,9 +9,16 @@ import {
   type ClientConfig,
   type ClusterClaim,
   type ManagedCluster,
+  ManagedClusterCondition,
   managedClusterResource,
 } from '../../api/index.ts';
-import { type Controller, Informer, ResourceClient, runController } from '../../kube/index.ts';
+import {
+  type Controller,
+  Informer,
+  isConditionTrue,
+  ResourceClient,
+  runController,
+} from '../../kube/index.ts';
 import type { Logger } from '../../log.ts';
 import type { ManagedClusterProbe } from './availability.ts';
 import { ManagedClusterLeaseUpdater } from './lease.ts';
@@ -29,6 +36,8 @@ export interface HubSessionOptions {
   healthCheckIntervalMs: number;
   onUnauthorized(): void;
   onJoined(): void;
+  /** the ManagedCluster shows HubAcceptedManagedCluster True */
+  onAccepted?(): void;
   /** the ManagedCluster is being deleted or gone on the hub */
   onClusterMissing(): void;
   log: Logger;
@@ -49,7 +58,7 @@ export class HubSession {
       fieldSelector: `metadata.name=${opts.clusterName}`,
       name: 'managedcluster',
       backoffMaxMs: 10_000,
-      log: opts.log,
+      log: forbiddenOnceLogger(opts.log),
     });
     this.lease = new ManagedClusterLeaseUpdater({
       hubKubeConfig: opts.hubKubeConfig,
@@ -89,9 +98,13 @@ export class HubSession {
         delete: enqueue,
       }),
       this.clusterInformer.addHandlers({
-        add: () => this.lease.poke(),
+        add: (cluster) => {
+          this.lease.poke();
+          this.noteAccepted(cluster);
+        },
         update: (_old, cluster) => {
           this.lease.poke();
+          this.noteAccepted(cluster);
           if (cluster.metadata.deletionTimestamp) this.opts.onClusterMissing();
         },
         delete: () => {
@@ -117,6 +130,12 @@ export class HubSession {
     this.healthTimer.unref();
   }
 
+  private noteAccepted(cluster: ManagedCluster): void {
+    if (isConditionTrue(cluster.status?.conditions, ManagedClusterCondition.HubAccepted)) {
+      this.opts.onAccepted?.();
+    }
+  }
+
   /** Lease renewals this session made. */
   get leaseRenewals(): number {
     return this.lease.renewed;
@@ -128,4 +147,30 @@ export class HubSession {
     for (const remove of this.removeHandlers.splice(0)) remove();
     await Promise.all([this.lease.stop(), this.controller?.stop()]);
   }
+}
+
+/**
+ * The ManagedCluster informer's log: a list or watch the hub refuses (403) is expected for a moment
+ * after a new certificate, until the hub has written this cluster's ClusterRole/Binding (the hub's
+ * approver waits for them; `tether accept` by hand may not): said once at info, then at debug,
+ * while the informer retries. Every other warning stays a warning.
+ */
+function forbiddenOnceLogger(log: Logger): Logger {
+  const quiet = log.child({});
+  const warn = quiet.warn.bind(quiet);
+  let told = false;
+  quiet.warn = ((obj: unknown, ...rest: unknown[]) => {
+    const err = typeof obj === 'object' && obj !== null ? (obj as { err?: unknown }).err : undefined;
+    if (typeof err === 'string' && / is forbidden: /.test(err)) {
+      const level = told ? 'debug' : 'info';
+      told = true;
+      quiet[level](
+        { err },
+        'the hub does not let this identity read its ManagedCluster yet (its grants come with the cluster): retrying',
+      );
+      return;
+    }
+    (warn as (...args: unknown[]) => void)(obj, ...rest);
+  }) as Logger['warn'];
+  return quiet;
 }

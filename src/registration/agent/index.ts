@@ -204,6 +204,7 @@ export async function startRegistrationAgent(opts: RegistrationAgentOptions): Pr
         healthCheckIntervalMs: (opts.healthCheckIntervalSeconds ?? 10) * 1000,
         onUnauthorized: () => credentials.reportUnauthorized(),
         onClusterMissing: () => recreator.wake(),
+        onAccepted: () => credentials.hubAccepted(),
         onJoined: () => {
           if (isJoined) return;
           isJoined = true;

@@ -27,6 +27,7 @@ import { LeaseCreations, ManagedClusterLeaseReconciler } from './lease.ts';
 import {
   type CertificateSigningRequest,
   certificateSigningRequestResource,
+  clusterRbacName,
   clusterRoleBindingResource,
   clusterRoleResource,
   namespaceResource,
@@ -156,6 +157,10 @@ export function startHubControllers(o: HubControllerOptions): HubControllers {
   const approver = new ClusterCsrApprovingReconciler(kubeconfig, csrInformer, {
     autoApprovedUsers: o.autoApprovedCsrUsers,
     signerNames: o.approvedSignerNames,
+    clusterGrantsPending: (cluster) =>
+      ctx.clusterInformer.getByName(cluster) !== undefined &&
+      (!ctx.clusterObjects.clusterRoles.getByName(clusterRbacName(cluster)) ||
+        !ctx.clusterObjects.clusterRoleBindings.getByName(clusterRbacName(cluster))),
     events: ctx.events,
     log: log.child({ controller: 'csr-approving' }),
   });

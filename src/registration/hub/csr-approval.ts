@@ -10,12 +10,14 @@
 // other approvers stay free to decide the rest.
 //
 // Approval goes through client-node's CertificatesV1Api: the `approval` subresource is not one
-// ResourceClient writes (it has `status` only). A fresh read precedes every approval, so a CSR
-// someone else decided meanwhile is left alone, and the write carries the resourceVersion read.
+// ResourceClient writes (it has `status` only). Every approval is guarded by the resourceVersion of
+// the copy it was decided on (the informer's, the list's, or a fresh read after a 409), so a CSR
+// someone else decided meanwhile is left alone.
 import {
   AuthorizationV1Api,
   CertificatesV1Api,
   type KubeConfig,
+  type V1CertificateSigningRequest,
   V1CertificateSigningRequestCondition,
 } from '@kubernetes/client-node';
 import { clusterNameLabel, ManagedClusterCondition } from '../../api/index.ts';
@@ -24,6 +26,7 @@ import {
   isConditionTrue,
   isConflict,
   isNotFound,
+  type ReconcileResult,
   ResourceClient,
   toApiError,
 } from '../../kube/index.ts';
@@ -54,12 +57,15 @@ export const clusterCsrSelector = clusterNameLabel;
 
 /**
  * Add an Approved condition to CSR `name` unless it is already approved or denied, or gone.
- * True when this call approved it.
+ * True when this call approved it. With `cached` (an informer's or a list's copy) the first write
+ * starts from it, guarded by its resourceVersion, instead of a read: if anyone changed the CSR
+ * since, the write is refused (409) and a fresh read decides, as without it.
  */
 export async function approveCsr(
   kubeconfig: KubeConfig,
   name: string,
   approval: { reason: string; message: string },
+  cached?: CertificateSigningRequest,
 ): Promise<boolean> {
   const api = kubeconfig.makeApiClient(CertificatesV1Api);
   const what = `approve ${certificateSigningRequestResource.kind} ${name}`;
@@ -67,7 +73,8 @@ export async function approveCsr(
   // and write: read again, and leave it alone if it is decided now.
   for (let attempt = 0; ; attempt++) {
     try {
-      return await approveOnce(api, name, approval);
+      const from = attempt === 0 && cached ? typedCsr(cached) : undefined;
+      return await approveOnce(api, name, approval, from);
     } catch (err) {
       const apiErr = toApiError(err, what) ?? err;
       if (isNotFound(apiErr)) return false;
@@ -77,12 +84,44 @@ export async function approveCsr(
   }
 }
 
+/** A cached CSR as client-node's model (times as Dates), carrying its resourceVersion. */
+function typedCsr(csr: CertificateSigningRequest): V1CertificateSigningRequest {
+  const date = (t: unknown) => (typeof t === 'string' ? new Date(t) : undefined);
+  return {
+    apiVersion: 'certificates.k8s.io/v1',
+    kind: certificateSigningRequestResource.kind,
+    // All of metadata the apiserver takes from an update (labels among it: the approval
+    // subresource keeps what the body says); managedFields left out are kept as they are.
+    metadata: {
+      name: csr.metadata?.name,
+      generateName: csr.metadata?.generateName,
+      uid: csr.metadata?.uid,
+      resourceVersion: csr.metadata?.resourceVersion,
+      labels: csr.metadata?.labels,
+      annotations: csr.metadata?.annotations,
+      ownerReferences: csr.metadata?.ownerReferences,
+      finalizers: csr.metadata?.finalizers,
+    },
+    spec: { ...csr.spec },
+    status: {
+      conditions: (csr.status?.conditions ?? []).map((c) =>
+        Object.assign(new V1CertificateSigningRequestCondition(), {
+          ...c,
+          lastUpdateTime: date(c.lastUpdateTime),
+          lastTransitionTime: date(c.lastTransitionTime),
+        }),
+      ),
+    },
+  };
+}
+
 async function approveOnce(
   api: CertificatesV1Api,
   name: string,
   approval: { reason: string; message: string },
+  from?: V1CertificateSigningRequest,
 ): Promise<boolean> {
-  const csr = await api.readCertificateSigningRequest({ name });
+  const csr = from ?? (await api.readCertificateSigningRequest({ name }));
   const conditions = csr.status?.conditions ?? [];
   if (conditions.some((c) => (c.type === 'Approved' || c.type === 'Denied') && c.status === 'True')) {
     return false;
@@ -152,11 +191,22 @@ export async function mayRenewClientCertificate(
 
 export interface ClusterCsrApproverOptions {
   autoApprovedUsers: readonly string[];
+  /**
+   * Whether the cluster exists and its own ClusterRole/Binding (read its ManagedCluster) are not
+   * in place yet: a bootstrap approval waits for them, so the certificate works from its first
+   * request instead of being refused until the accept reconcile catches up.
+   */
+  clusterGrantsPending?: (cluster: string) => boolean;
   /** signers whose cluster CSRs may be approved (kube-apiserver-client, plus the built-in signer's) */
   signerNames: readonly string[];
   events?: HubEventRecorder;
   log: Logger;
 }
+
+/** How often a CSR waiting for its cluster's grants is looked at again (the cache only). */
+const grantsPollMs = 250;
+/** After this long the approval goes ahead without them (it never did wait before). */
+const grantsWaitMaxMs = 15_000;
 
 export class ClusterCsrApprovingReconciler {
   private readonly kubeconfig: KubeConfig;
@@ -164,6 +214,8 @@ export class ClusterCsrApprovingReconciler {
   private readonly options: ClusterCsrApproverOptions;
   /** per cluster, the tail of its approvals in progress */
   private readonly running = new Map<string, Promise<void>>();
+  /** CSRs whose approval waits for their cluster's grants: since when */
+  private readonly waitingForGrants = new Map<string, number>();
 
   constructor(
     kubeconfig: KubeConfig,
@@ -175,9 +227,12 @@ export class ClusterCsrApprovingReconciler {
     this.options = options;
   }
 
-  async reconcile(name: string): Promise<void> {
+  async reconcile(name: string): Promise<ReconcileResult | undefined> {
     const csr = this.informer.getByName(name);
-    if (!csr || isCsrDecided(csr)) return;
+    if (!csr || isCsrDecided(csr)) {
+      this.waitingForGrants.delete(name);
+      return undefined;
+    }
     const log = this.options.log.child({ csr: name });
     const check = checkClusterCsr(csr, this.options.signerNames);
     if (!check.ok) {
@@ -185,9 +240,28 @@ export class ClusterCsrApprovingReconciler {
         { problem: check.problem },
         'cluster CSR left alone: it is not a valid agent identity request',
       );
-      return;
+      return undefined;
     }
-    await this.oneAtATime(check.identity.cluster, () => this.decide(name, csr, check.identity, log));
+    const cluster = check.identity.cluster;
+    if (this.awaitGrants(name, cluster)) {
+      log.debug({ cluster }, 'cluster CSR waits for the cluster’s own ClusterRole/Binding');
+      return { requeueAfterMs: grantsPollMs };
+    }
+    await this.oneAtATime(cluster, () => this.decide(name, csr, check.identity, log));
+    return undefined;
+  }
+
+  /** Whether to look at this CSR again shortly: its cluster's grants are on their way (bounded). */
+  private awaitGrants(name: string, cluster: string): boolean {
+    if (!this.options.clusterGrantsPending?.(cluster)) {
+      this.waitingForGrants.delete(name);
+      return false;
+    }
+    const since = this.waitingForGrants.get(name) ?? Date.now();
+    this.waitingForGrants.set(name, since);
+    if (Date.now() - since < grantsWaitMaxMs) return true;
+    this.waitingForGrants.delete(name);
+    return false;
   }
 
   /**
@@ -239,7 +313,7 @@ export class ClusterCsrApprovingReconciler {
       );
       return;
     }
-    if (await approveCsr(this.kubeconfig, name, approval)) {
+    if (await approveCsr(this.kubeconfig, name, approval, csr)) {
       log.info({ cluster: check.identity.cluster, user: check.identity.user }, approval.message);
       await this.options.events?.record(
         {
@@ -314,7 +388,7 @@ export async function approveClusterCsrs(
     !options.skipApproveCheck &&
     (isConditionTrue(before?.status?.conditions, ManagedClusterCondition.Joined) ||
       items.some(isCsrApproved));
-  const eligible: { name: string; user: string }[] = [];
+  const eligible: { name: string; user: string; csr: CertificateSigningRequest }[] = [];
   for (const csr of items) {
     const name = csr.metadata?.name ?? '';
     if (isCsrApproved(csr)) {
@@ -344,15 +418,15 @@ export async function approveClusterCsrs(
       result.skipped.push({ name, problem });
       continue;
     }
-    eligible.push({ name, user: check.identity.user });
+    eligible.push({ name, user: check.identity.user, csr });
   }
   const requesters = [...new Set(eligible.map((e) => e.user))];
   if (requesters.length > 1) {
     result.ambiguous = `the pending CSRs of ${clusterName} name ${requesters.length} different agents (${requesters.join(', ')}): approve one by hand (kubectl certificate approve) or deny the others`;
   } else {
-    for (const { name } of eligible) {
+    for (const { name, csr } of eligible) {
       const approval = { reason: CsrApprovalReason.Manual, message: manualApprovalMessage };
-      if (await approveCsr(hubKubeConfig, name, approval)) result.approved.push(name);
+      if (await approveCsr(hubKubeConfig, name, approval, csr)) result.approved.push(name);
     }
   }
   const cluster = await patchCluster(
