@@ -61,6 +61,11 @@ describe('placement scheduling', () => {
     await admin.clusters.patchMerge(dev as string, { metadata: { labels: { env: 'prod' } } });
     await admin.clusters.patchMerge(a as string, { metadata: { labels: { [clusterSetLabel]: unbound } } });
     await waitForDecisions(ns, placement, [b, c, dev] as string[]);
+    const reasons = await waitFor(async () => {
+      const seen = new Set((await admin.events.list({ namespace: ns })).items.map((e) => e.reason));
+      return seen.has('DecisionUpdate') && seen.has('ScoreUpdate') ? seen : undefined;
+    }, 'DecisionUpdate and ScoreUpdate events');
+    expect(reasons.has('DecisionCreate')).toBe(true);
 
     // the binding goes: nothing is eligible any more
     await admin.bindings.delete(set, ns);
