@@ -73,6 +73,16 @@ export interface PlacementController {
 
 /** A time-based requeue fires this long after the instant, so the pass sees it as past. */
 const requeueMarginMs = 50;
+/**
+ * Longest time-based requeue: a pass then computes the next one. Node turns timers beyond 2^31 - 1
+ * ms (24.8 days, e.g. a validUntil a year ahead) into 1 ms ones, which would spin.
+ */
+export const maxRequeueMs = 60 * 60_000;
+
+/** The delay before scheduling again for something that expires at `requeueAt` (ms since the epoch). */
+export function requeueDelayMs(requeueAt: number, now: number): number {
+  return Math.min(Math.max(0, requeueAt - now) + requeueMarginMs, maxRequeueMs);
+}
 
 /** Start scheduling Placements on the hub. */
 export function startPlacementController(opts: PlacementControllerOptions): PlacementController {
@@ -204,7 +214,7 @@ export function startPlacementController(opts: PlacementControllerOptions): Plac
     await binder.bind(placement, result);
     passes++;
     if (result.requeueAt !== undefined) {
-      return { requeueAfterMs: Math.max(0, result.requeueAt - now) + requeueMarginMs };
+      return { requeueAfterMs: requeueDelayMs(result.requeueAt, now) };
     }
     return {};
   };
