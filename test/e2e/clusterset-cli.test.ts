@@ -81,6 +81,14 @@ describe('tether clusterset', () => {
     expect(tree).toContain(`<Clusters> [${clustersLine}]`);
     expect(tree).toContain(`<BoundNamespace> [${namespace}]`);
 
+    const managed = await tether(['clusterset', 'set', set, '--namespaces', 'apps,apps']);
+    expect(managed).toMatchObject({ code: 0, stdout: `clusterset ${set} manages namespace apps\n` });
+    expect((await admin.clusterSets.get(set))?.spec?.managedNamespaces).toEqual([{ name: 'apps' }]);
+    const withNamespaces = (await tether(['get', 'clustersets'])).stdout
+      .split('\n')
+      .find((l) => l.startsWith(`${set} `));
+    expect(withNamespaces?.split(/\s{3,}/)).toEqual([set, namespace, '2 ManagedClusters selected', 'apps']);
+
     const unbound = await tether(['clusterset', 'unbind', set, '--namespace', namespace]);
     expect(unbound).toMatchObject({
       code: 0,
