@@ -166,6 +166,28 @@ describe('registration agent hub credential', () => {
     );
   });
 
+  it('a certificate issued before the hub accepts the cluster is reported (ClientCertificateCreated) once it is accepted', async () => {
+    const f = await fixture('reg-heldevt');
+    await f.writeBootstrapSecret();
+    const agent = await f.start();
+    // Approved at once, not accepted: no cluster namespace yet, no right to write events in it.
+    await agent.waitForHubKubeConfig(30_000);
+    await f.acceptWhenCreated();
+    await agent.joined(30_000);
+    const events = new ResourceClient<HubEvent>(f.hub.admin, eventsResource);
+    const created = await pollUntil(
+      async () =>
+        (await events.list({ namespace: f.clusterName })).items.find(
+          (e) => e.reason === 'ClientCertificateCreated',
+        ),
+      { timeoutMs: 10_000, description: 'the ClientCertificateCreated event held until acceptance' },
+    );
+    expect(created.note).toBe(
+      `A new client certificate for BootstrapController@cluster:${f.clusterName} is available`,
+    );
+    expect(created.reportingController).toBe('klusterlet-agent');
+  });
+
   it('bootstraps again when hub-kubeconfig-secret is deleted, or replaced by one for another cluster', async () => {
     const f = await fixture('reg-recover');
     const secrets = new ResourceClient<Secret>(f.managed, secretResource);

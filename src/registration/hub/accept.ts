@@ -37,7 +37,7 @@ import {
   toApiError,
 } from '../../kube/index.ts';
 import { type ApplyDecision, appliedKey, echoWaitMs } from './applied-objects.ts';
-import { type HubContext, setClusterConditions, setClusterFinalizer } from './context.ts';
+import { type HubContext, patchCluster, setClusterConditions } from './context.ts';
 import { ensureClusterLease } from './lease.ts';
 import { clusterRbac, sharedClusterRoles } from './rbac.ts';
 import {
@@ -56,6 +56,7 @@ import {
   roleBindingResource,
   roleResource,
 } from './resources.ts';
+import { taintsOf } from './taints.ts';
 
 const apply = { fieldManager: hubFieldManager, force: true };
 const gone = { ignoreNotFound: true };
@@ -92,7 +93,7 @@ export class ManagedClusterAcceptReconciler {
     const { clusters, clusterObjects } = this.ctx;
     const live = cluster.metadata.finalizers?.includes(managedClusterFinalizer)
       ? cluster
-      : await setClusterFinalizer(clusters, name, managedClusterFinalizer, true, cluster);
+      : await this.addFinalizer(cluster);
     if (!live || live.metadata.deletionTimestamp) return undefined;
     await this.ensureSharedClusterRoles();
     const accepted = live.spec?.hubAcceptsClient === true;
@@ -178,6 +179,32 @@ export class ManagedClusterAcceptReconciler {
     }
     if (recreate) return { requeueAfterMs: 200 };
     return lagging ? { requeueAfterMs: echoWaitMs } : undefined;
+  }
+
+  /**
+   * The hub's first write to a cluster: its finalizer, and in the same patch the taint its
+   * conditions call for (a new cluster has no Available yet: unreachable), which the taint
+   * reconciler leaves to this write (taints.ts). One request instead of two racing ones.
+   */
+  private addFinalizer(cluster: ManagedCluster): Promise<ManagedCluster | undefined> {
+    const name = cluster.metadata.name ?? '';
+    return patchCluster(
+      this.ctx.clusters,
+      name,
+      'object',
+      (current) => {
+        const finalizers = current.metadata.finalizers ?? [];
+        // Never add a finalizer to an object on its way out: nobody would remove it.
+        if (finalizers.includes(managedClusterFinalizer) || current.metadata.deletionTimestamp)
+          return undefined;
+        const taints = taintsOf(current);
+        return {
+          metadata: { finalizers: [...finalizers, managedClusterFinalizer] },
+          ...(taints ? { spec: { taints: taints.length > 0 ? taints : null } } : {}),
+        };
+      },
+      cluster,
+    );
   }
 
   /** Whether `desired` must be written, against the cache and what the hub last wrote. */

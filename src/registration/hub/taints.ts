@@ -4,16 +4,19 @@
 //   Available False          → cluster.open-cluster-management.io/unavailable
 //   Available Unknown/absent → cluster.open-cluster-management.io/unreachable
 // both with effect NoSelect, so placements stop choosing the cluster. Other taints are left as they are.
+// A cluster the hub has not seen before gets its first taint in the same write as its finalizer
+// (accept.ts): this reconciler waits for that write, so the two never race for one resourceVersion.
 import {
   type Condition,
   type ManagedCluster,
   ManagedClusterCondition,
   ManagedClusterTaint,
+  managedClusterFinalizer,
   type Taint,
   TaintEffect,
 } from '../../api/index.ts';
 import { findCondition, formatTime } from '../../kube/index.ts';
-import { type HubContext, patchCluster } from './context.ts';
+import { clusterNameProblem, type HubContext, patchCluster } from './context.ts';
 
 const hubTaintKeys: readonly string[] = [ManagedClusterTaint.Unavailable, ManagedClusterTaint.Unreachable];
 
@@ -43,7 +46,8 @@ export function desiredTaints(
   return unchanged ? undefined : next;
 }
 
-function taintsOf(cluster: ManagedCluster): Taint[] | undefined {
+/** The hub taints the cluster should carry now, or undefined when it carries them already. */
+export function taintsOf(cluster: ManagedCluster): Taint[] | undefined {
   const available = findCondition(cluster.status?.conditions, ManagedClusterCondition.Available);
   return desiredTaints(cluster.spec?.taints, available);
 }
@@ -58,6 +62,10 @@ export class ManagedClusterTaintReconciler {
   async reconcile(name: string): Promise<void> {
     const cached = this.ctx.clusterInformer.getByName(name);
     if (!cached || cached.metadata.deletionTimestamp || !taintsOf(cached)) return;
+    // New: the accept reconcile's first write (finalizer and taint) is on its way; its echo brings
+    // the cluster back here. A cluster the hub ignores for its name never gets that write.
+    const named = clusterNameProblem(name) === undefined;
+    if (named && !cached.metadata.finalizers?.includes(managedClusterFinalizer)) return;
     await patchCluster(
       this.ctx.clusters,
       name,
