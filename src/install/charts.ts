@@ -18,6 +18,7 @@ import type { KubernetesObject } from '@kubernetes/client-node';
 import { stringify } from 'yaml';
 import { type CrdManifest, hubCrdManifests, managedCrdManifests } from '../api/index.ts';
 import { defaultImage, packageVersion } from '../cli/image-ref.ts';
+import { placementAdmissionObjects } from '../placement/hub/clustersets-admission.ts';
 import { bootstrapIdentityObjects } from '../registration/bootstrap.ts';
 import { hubAdmissionObjects } from '../registration/hub/admission-policies.ts';
 import { agentManifests } from './agent.ts';
@@ -216,7 +217,10 @@ async function hubChartObjects(): Promise<{
       gatewayCaBundle: s.gatewayCaBundle,
     });
     return [
-      ...hubAdmissionObjects().map((object) => ({ object, file: 'admission' })),
+      ...[...hubAdmissionObjects(), ...placementAdmissionObjects()].map((object) => ({
+        object,
+        file: 'admission',
+      })),
       ...bootstrapIdentityObjects().map((object) => ({ object, file: 'bootstrap-identity' })),
       ...pkiObjects.map((object) => ({ object, file: 'certificates' })),
       ...manifests.map((object) => ({

@@ -5,6 +5,10 @@ import { AppsV1Api, CoreV1Api, type KubeConfig, type KubernetesObject } from '@k
 import { type AddonConversionWebhook, hubCrdManifests, hubCrds } from '../api/index.ts';
 import { isNotFound } from '../kube/index.ts';
 import { installCrds } from '../localenv/crds.ts';
+import {
+  installPlacementAdmission,
+  placementAdmissionObjects,
+} from '../placement/hub/clustersets-admission.ts';
 import { bootstrapIdentityObjects } from '../registration/bootstrap.ts';
 import { hubAdmissionObjects, installHubAdmission } from '../registration/hub/admission-policies.ts';
 import { pollUntil } from '../wait.ts';
@@ -74,6 +78,7 @@ export async function planHubInstall(
       // the plain manifests (client-node's models print keys that are not the API's)
       ...(hubCrdManifests({ addonConversionWebhook }) as unknown as KubernetesObject[]),
       ...hubAdmissionObjects(),
+      ...placementAdmissionObjects(),
       ...bootstrapIdentityObjects(),
       ...namespaces,
       ...pki.objects,
@@ -88,6 +93,7 @@ export async function planHubInstall(
 export async function applyHubInstall(kc: KubeConfig, plan: HubInstallPlan): Promise<void> {
   await installCrds(kc, hubCrds({ addonConversionWebhook: plan.addonConversionWebhook }));
   await installHubAdmission(kc);
+  await installPlacementAdmission(kc);
   const rest = plan.objects.filter(
     (o) =>
       o.kind !== 'CustomResourceDefinition' &&

@@ -1,6 +1,6 @@
 // What each hub component may do on the hub, as ClusterRoles and Roles (pure data). Each rule is
 // there because the component's code makes that call; nothing is granted "just in case":
-//   - controllers (`tether hub`): ManagedClusters and their status, CSR approval for
+//   - controllers (`tether hub`), with the placement hub's own rules (src/placement/hub/rbac.ts) added: ManagedClusters and their status, CSR approval for
 //     kube-apiserver-client (renewals only after a SubjectAccessReview of the requester's `renew`
 //     right), a namespace + RBAC per accepted cluster and the shared
 //     `open-cluster-management:managedcluster:*` ClusterRoles those RoleBindings point at
@@ -25,6 +25,7 @@ import {
   workApiGroup,
 } from '../api/index.ts';
 import { defaultCredentialNamespace, defaultGatewayMsaName } from '../gateway/index.ts';
+import { placementHubRules } from '../placement/hub/rbac.ts';
 import { gatewayConnectUser, hubNames, hubNamespace } from './names.ts';
 import { meta } from './workload.ts';
 
@@ -141,7 +142,11 @@ export function hubRbac(): KubernetesObject[] {
       sa(name),
     );
   return [
-    clusterRole(`open-cluster-management:${c.controllers}`, c.controllers, controllersRules()),
+    clusterRole(`open-cluster-management:${c.controllers}`, c.controllers, [
+      ...controllersRules(),
+      // `tether hub` also runs the placement controllers (src/placement/hub)
+      ...placementHubRules(),
+    ]),
     binding(
       'ClusterRoleBinding',
       `open-cluster-management:${c.controllers}`,

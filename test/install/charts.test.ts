@@ -18,6 +18,7 @@ import { hubPki } from '../../src/install/hub-pki.ts';
 import { hubNames } from '../../src/install/names.ts';
 import { ensureHelm, runHelm } from '../../src/localenv/helm.ts';
 import { createCertificateAuthority } from '../../src/pki/index.ts';
+import { placementAdmissionObjects } from '../../src/placement/hub/clustersets-admission.ts';
 import { bootstrapIdentityObjects } from '../../src/registration/bootstrap.ts';
 import { hubAdmissionObjects } from '../../src/registration/hub/admission-policies.ts';
 
@@ -119,6 +120,7 @@ describe('tether-hub chart', () => {
     const expected = byKey([
       ...crdObjects(hubCrdManifests()),
       ...hubAdmissionObjects(),
+      ...placementAdmissionObjects(),
       ...bootstrapIdentityObjects(),
       ...pki.objects,
       ...hubManifests({
