@@ -58,6 +58,10 @@ const VERB_MODULES: Array<{
     verbs: ['get', 'clusterset'],
     register: async (p, g) => (await import('./placement.ts')).registerPlacementCommands(p, g.get),
   },
+  {
+    verbs: ['credentials'],
+    register: async (p) => (await import('./credentials.ts')).registerCredentialsCommand(p),
+  },
 ];
 
 /**

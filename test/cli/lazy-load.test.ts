@@ -112,6 +112,7 @@ describe('tether loads only what a verb uses', { timeout: 90_000 }, () => {
       'delete',
       'accept',
       'clusterset',
+      'credentials',
       'help',
     ]);
   });
