@@ -5,7 +5,8 @@
 // with TETHER_AGENT_UNRESPONSIVE. From then on the session is `unresponsive`: its open streams are
 // reset (a request on a pooled connection would otherwise wait for its headers timeout) and new
 // opens fail at once (the registry routes around it), until the agent answers again or the
-// keepalive drops the session.
+// keepalive drops the session. The session runs on a SessionSocket (session-socket.ts), so it keeps
+// reading the agent while its own large write drains.
 import {
   type ClientHttp2Session,
   type ClientHttp2Stream,
@@ -19,6 +20,7 @@ import { resetWhenHalfOpen } from './half-open.ts';
 import { SessionKeepalive } from './keepalive.ts';
 import { PeerLiveness } from './peer-liveness.ts';
 import { HELLO_PATH, Header, http2SessionOptions, type TunnelLimits } from './protocol.ts';
+import { SessionSocket } from './session-socket.ts';
 
 export interface HubSessionOptions {
   socket: Duplex;
@@ -60,8 +62,12 @@ export class HubTunnelSession {
     this.onClose = opts.onClose;
     this.peer = opts.peer ?? 'the agent';
     const l = opts.limits;
+    // The hub keeps reading the agent while its own large write drains (session-socket.ts): on a
+    // slow link or a busy agent that write can take seconds, and an unread PING answer would make a
+    // live agent look unresponsive.
+    const bridge = new SessionSocket(opts.socket, { maxUnsentBytes: l.maxUnsentBytes });
     this.session = connect('http://agent.tether.invalid', {
-      createConnection: () => opts.socket,
+      createConnection: () => bridge,
       ...http2SessionOptions(l),
     });
     this.session.on('connect', () => {
