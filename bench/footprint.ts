@@ -17,14 +17,16 @@
 // /readyz (bare startup); every figure is also given as a ratio against them.
 //
 //   npm run bench -- footprint [--quick] [--runs=3] [--settle=SECONDS] [--node-flags="--max-semi-space-size=1"]
-//                               [--compile-cache] [--no-inspector] [--no-idle-trim] [--tether-bin=PATH]
+//                               [--compile-cache] [--no-inspector] [--no-idle-trim] [--heap-top=N] [--tether-bin=PATH]
 //
 // --node-flags goes to every child, the baselines included. --compile-cache gives the tether
 // children NODE_COMPILE_CACHE (a directory in the run's temp dir, filled by the warm-up run): Node
 // then reuses its TypeScript-stripped and compiled code instead of loading the type stripper.
 // --no-inspector runs every child without `--inspect` (which holds a few MB itself): RSS and CPU
 // only, the figures to hold against the RSS goals. --no-idle-trim runs the tether children with
-// TETHER_IDLE_MEMORY_TRIM=0 (their young generation stays as large as start-up made it). --tether-bin runs another checkout's bin/tether.js
+// TETHER_IDLE_MEMORY_TRIM=0 (their young generation stays as large as start-up made it).
+// --heap-top=N takes a heap snapshot of each process in the last run and prints its N largest
+// kinds of objects (module source shows up as `string`, bytecode and metadata as `code`/`hidden`). --tether-bin runs another checkout's bin/tether.js
 // (e.g. `git archive <commit> | tar -x -C DIR` with node_modules linked) for a before/after.
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
@@ -44,39 +46,13 @@ import {
 import { approveClusterCsrs } from '../src/registration/hub/index.ts';
 import { agentSubject } from '../src/tunnel/identity.ts';
 import { pollUntil } from '../src/wait.ts';
-import { type Footprint, measureIdle, type Started, spawnUntilReady } from './lib/process-footprint.ts';
-import { type BenchOptions, flag, printTable, round } from './lib/stats.ts';
+import { type Kind, MB, printHeapKinds, report, type Sample, verbOf } from './lib/footprint-report.ts';
+import { type HeapKind, summarizeHeapSnapshot, takeHeapSnapshot } from './lib/heap-snapshot.ts';
+import { inspectorUrl } from './lib/inspector-gc.ts';
+import { measureIdle, type Started, spawnUntilReady } from './lib/process-footprint.ts';
+import { type BenchOptions, flag, round } from './lib/stats.ts';
 
-type Kind =
-  | 'node-http'
-  | 'node-client-node'
-  | 'node-client-node-trim'
-  | 'hub'
-  | 'proxy-server'
-  | 'proxy-server-nohub'
-  | 'agent'
-  | 'proxy-agent';
-
-/** The verb a kind runs: proxy-server-nohub is `proxy-server --insecure-skip-hub-checks` (no Kubernetes client). */
-const verbOf = (kind: Kind): string => (kind === 'proxy-server-nohub' ? 'proxy-server' : kind);
-
-interface Sample {
-  kind: Kind;
-  started: Started;
-  footprint: Footprint;
-  load: number[];
-}
-
-const MB = 1e6;
 const CLUSTER = 'cluster1';
-
-/** "min–max" of a sample, or the one value when they are equal; "-" when not measured (--no-inspector). */
-function range(xs: number[], digits = 1): string {
-  if (xs.length === 0 || xs.some((x) => !Number.isFinite(x))) return '-';
-  const [lo, hi] = [round(Math.min(...xs), digits), round(Math.max(...xs), digits)];
-  return lo === hi ? `${lo}` : `${lo}–${hi}`;
-}
-const mid = (xs: number[]): number => [...xs].sort((a, b) => a - b)[xs.length >> 1] ?? Number.NaN;
 
 /**
  * `node --input-type=module -e` source: import the Kubernetes client (its main entry, as src/kube
@@ -87,8 +63,9 @@ function clientNodeBaseline(port: number, trim: boolean): string {
   const client = new URL('node_modules/@kubernetes/client-node/dist/index.js', repo).href;
   const idle = new URL('src/cli/idle-memory.ts', repo).href;
   return [
-    // tether's bin enables the same cache (its default place): no TypeScript stripper for idle-memory.ts.
-    trim ? `(await import('node:module')).enableCompileCache();` : '',
+    // The compile cache in its default place, as tether's bin enables it (it costs client-node
+    // about 10 MB of RSS and spares idle-memory.ts the TypeScript stripper's 18 MB).
+    `(await import('node:module')).enableCompileCache();`,
     `await import(${JSON.stringify(client)});`,
     trim ? `(await import(${JSON.stringify(idle)})).trimMemoryWhenIdle();` : '',
     `(await import('node:http')).createServer((q, s) => s.end('ok')).listen(${port}, '127.0.0.1');`,
@@ -108,6 +85,7 @@ export async function run(opts: BenchOptions): Promise<void> {
   const compileCache = flag(opts.args, 'compile-cache') !== undefined;
   const inspect = flag(opts.args, 'no-inspector') === undefined;
   const idleTrim = flag(opts.args, 'no-idle-trim') === undefined;
+  const heapTop = Number(flag(opts.args, 'heap-top') ?? 0);
   const bin = flag(opts.args, 'tether-bin') || tetherBin;
   const dir = mkdtempSync(join(tmpdir(), 'tether-bench-footprint-'));
   const progress = (msg: string): void => console.error(`[footprint] ${msg}`);
@@ -122,8 +100,14 @@ export async function run(opts: BenchOptions): Promise<void> {
   const stopLive = async (): Promise<void> => {
     await Promise.all(live.splice(0).map((s) => s.proc.stop(10_000)));
   };
-  const measure = async (kind: Kind, started: Started): Promise<void> => {
+  const heapKinds = new Map<Kind, HeapKind[]>();
+  const measure = async (kind: Kind, started: Started, lastRun: boolean): Promise<void> => {
     const footprint = await measureIdle(started, settleMs);
+    const url = inspectorUrl(started.proc.tail(40));
+    if (heapTop > 0 && lastRun && url) {
+      const kinds = summarizeHeapSnapshot(await takeHeapSnapshot(url));
+      heapKinds.set(kind, kinds.sort((a, b) => b.size - a.size).slice(0, heapTop));
+    }
     samples.push({ kind, started, footprint, load: loadavg().map((x) => round(x, 2)) });
     progress(
       `${kind}: rss ${round(footprint.rss / MB, 1)} MB, after GC ${round(footprint.rssAfterGc / MB, 1)} MB, startup ${Math.round(started.startupMs)} ms`,
@@ -144,7 +128,7 @@ export async function run(opts: BenchOptions): Promise<void> {
         timeoutMs: 20_000,
       });
       live.push(idle);
-      await measure('node-http', idle);
+      await measure('node-http', idle, r === runs - 1);
       await stopLive();
       for (const kind of ['node-client-node', 'node-client-node-trim'] as const) {
         const port = await freePort();
@@ -158,7 +142,7 @@ export async function run(opts: BenchOptions): Promise<void> {
           timeoutMs: 60_000,
         });
         live.push(withClient);
-        await measure(kind, withClient);
+        await measure(kind, withClient, r === runs - 1);
         await stopLive();
       }
     }
@@ -292,13 +276,17 @@ export async function run(opts: BenchOptions): Promise<void> {
         });
         const proxyAgent = await tether('proxy-agent', proxyAgentArgs);
         // One at a time: the inspector sessions and GCs of one do not land in another's figures.
-        await measure('hub', hub);
-        await measure('proxy-server', server);
-        await measure('agent', agent);
-        await measure('proxy-agent', proxyAgent);
+        await measure('hub', hub, r === runs - 1);
+        await measure('proxy-server', server, r === runs - 1);
+        await measure('agent', agent, r === runs - 1);
+        await measure('proxy-agent', proxyAgent, r === runs - 1);
         await stopLive();
         // What the proxy-server costs without its hub client: the floor a lighter hub client could reach.
-        await measure('proxy-server-nohub', await tether('proxy-server-nohub', noHubServerArgs));
+        await measure(
+          'proxy-server-nohub',
+          await tether('proxy-server-nohub', noHubServerArgs),
+          r === runs - 1,
+        );
         await stopLive();
       }
     } finally {
@@ -306,157 +294,9 @@ export async function run(opts: BenchOptions): Promise<void> {
       await cps.stop();
     }
     report(samples, { runs, settleMs, nodeFlags, compileCache, inspect, idleTrim, bin });
+    printHeapKinds(heapKinds);
   } finally {
     await stopLive();
     rmSync(dir, { recursive: true, force: true });
   }
-}
-
-function report(
-  samples: Sample[],
-  cfg: {
-    runs: number;
-    settleMs: number;
-    nodeFlags: string[];
-    compileCache: boolean;
-    inspect: boolean;
-    idleTrim: boolean;
-    bin: string;
-  },
-): void {
-  const of = (k: Kind): Sample[] => samples.filter((s) => s.kind === k);
-  const bare = of('node-http');
-  const bareRss = mid(bare.map((s) => s.footprint.rss));
-  const bareStart = mid(bare.map((s) => s.started.startupMs));
-  const kinds: Kind[] = [
-    'node-http',
-    'node-client-node',
-    'node-client-node-trim',
-    'hub',
-    'proxy-server',
-    'proxy-server-nohub',
-    'agent',
-    'proxy-agent',
-  ];
-  const rows: string[][] = [];
-  const where: string[][] = [];
-  const json: string[] = [];
-  for (const kind of kinds) {
-    const ss = of(kind);
-    if (ss.length === 0) continue;
-    const f = ss.map((s) => s.footprint);
-    const rss = f.map((x) => x.rss / MB);
-    const startup = ss.map((s) => s.started.startupMs);
-    const last = f[f.length - 1] as Footprint;
-    rows.push([
-      kind,
-      range(rss),
-      range(f.map((x) => x.rssAnon / MB)),
-      range(f.map((x) => x.rssAfterGc / MB)),
-      range(f.map((x) => x.heapUsed / MB)),
-      Number.isNaN(last.scripts.own)
-        ? '-'
-        : `${last.scripts.own}/${last.scripts.nodeModules}(${last.scripts.clientNode})/${last.scripts.node}`,
-      range(startup, 0),
-      range(
-        ss.map((s) => s.started.startupCpuS),
-        2,
-      ),
-      `${round(mid(rss) / (bareRss / MB), 2)}×`,
-      `${round(mid(startup) / bareStart, 1)}×`,
-      ss.map((s) => s.load[0]).join('/'),
-    ]);
-    const b = last.breakdown;
-    const mb = (x: number): number => round(x / MB, 1);
-    const memory = b && {
-      rss: mb(b.rss),
-      heap_used: mb(b.heapUsed),
-      new_space: mb(b.newSpace),
-      old_space_used: mb(b.oldSpaceUsed),
-      code_used: mb(b.codeUsed),
-      large_objects_used: mb(b.largeObjectUsed),
-      heap_reserved_unused: mb(b.heapTotal - b.heapUsed),
-      external: mb(b.external),
-      outside_v8: mb(b.rss - b.heapTotal - b.external),
-    };
-    if (memory) {
-      where.push([
-        kind,
-        `${memory.rss}`,
-        `${memory.heap_used}`,
-        `${memory.new_space}`,
-        `${memory.old_space_used}`,
-        `${memory.code_used}`,
-        `${memory.heap_reserved_unused}`,
-        `${memory.external}`,
-        `${memory.outside_v8}`,
-      ]);
-    }
-    json.push(
-      JSON.stringify({
-        scenario: `footprint-${kind}`,
-        memory_mb: memory,
-        rss_mb: round(mid(rss), 1),
-        rss_mb_range: [round(Math.min(...rss), 1), round(Math.max(...rss), 1)],
-        rss_anon_mb: round(mid(f.map((x) => x.rssAnon / MB)), 1),
-        rss_file_mb: round(mid(f.map((x) => x.rssFile / MB)), 1),
-        rss_after_gc_mb: round(mid(f.map((x) => x.rssAfterGc / MB)), 1),
-        heap_used_mb: round(mid(f.map((x) => x.heapUsed / MB)), 1),
-        idle_cpu_s: round(mid(f.map((x) => x.idleCpuS)), 3),
-        scripts: last.scripts,
-        source_mb: round(last.sourceBytes / MB, 1),
-        startup_ms: Math.round(mid(startup)),
-        startup_ms_range: [Math.round(Math.min(...startup)), Math.round(Math.max(...startup))],
-        startup_cpu_s: round(mid(ss.map((s) => s.started.startupCpuS)), 2),
-        ratio_vs_bare_node_rss: round(mid(rss) / (bareRss / MB), 2),
-        ratio_vs_bare_node_startup: round(mid(startup) / bareStart, 2),
-        goal_rss_mb: kind === 'agent' || kind === 'proxy-server' ? 60 : undefined,
-        loadavg: ss.map((s) => s.load),
-        runs: cfg.runs,
-        settle_s: cfg.settleMs / 1000,
-        node_flags: cfg.nodeFlags,
-        compile_cache: cfg.compileCache,
-        inspector: cfg.inspect,
-        idle_trim: cfg.idleTrim,
-        tether_bin: cfg.bin,
-      }),
-    );
-  }
-  console.log();
-  printTable(
-    [
-      'process',
-      'RSS MB',
-      'anon MB',
-      'RSS after GC',
-      'heap MB',
-      'scripts own/nm(client-node)/node',
-      'startup ms',
-      'startup CPU s',
-      'RSS/bare',
-      'startup/bare',
-      'load 1m',
-    ],
-    rows,
-  );
-  if (where.length > 0) {
-    // The last run's processes, as they report themselves before the forced GC.
-    console.log();
-    printTable(
-      [
-        'process (last run)',
-        'RSS MB',
-        'heap used',
-        'new space',
-        'old used',
-        'code used',
-        'heap reserved unused',
-        'external',
-        'outside V8',
-      ],
-      where,
-    );
-  }
-  console.log();
-  for (const line of json) console.log(line);
 }
