@@ -20,8 +20,9 @@ import type { Logger } from '../../log.ts';
 /** The event source OCM's work agent reports as. */
 export const workAgentEventComponent = 'work-agent';
 export const maxEventsPerWorkPerPass = 20;
-/** Events being written at once. */
-export const maxEventsInFlight = 4;
+/** Events being written at once: one, as client-go's broadcaster has one sink writer, so a burst
+ * of events never competes with the applies for the managed apiserver. */
+export const maxEventsInFlight = 1;
 /** Events waiting to be written; more are dropped (client-go's broadcaster queues 1000). */
 export const maxQueuedEvents = 1000;
 /** library-go's RecommendedClusterSingletonCorrelatorOptions: burst 60, then one event a second. */
