@@ -173,9 +173,10 @@ describe('tunnel resilience', () => {
     // connection window) for the other at once, more than loopback socket buffers take. node:http2
     // stops reading while its own write is out, so without session-socket.ts both ends wait for the
     // other to read and the session stops, PING answers included, until the keepalive drops it.
-    // A stopped session is dropped by the keepalive (no byte, no PING answer) within ~17 s. The hub
-    // reads nothing while its own 64 MiB write is out either, so under heavy CPU load a slow but
-    // live agent can look silent for seconds: the unresponsive check is kept out of the way here.
+    // A stopped session is dropped by the keepalive (no byte, no PING answer) within ~17 s. Hub,
+    // agent and targets share this test's one thread, so under heavy CPU load the agent can answer
+    // seconds late: the unresponsive check is kept out of the way here (tunnel-slow-link.test.ts
+    // is the one about it).
     const limits = { pingIntervalMs: 2000, pingTimeoutMs: 15_000, unresponsiveAfterMs: 60_000 };
     const s = await server({ limits });
     const a = await startAgent(pki, {
