@@ -10,6 +10,8 @@ import {
   type GitOpsCluster,
   gitOpsClusterCrd,
   gitOpsClusterResource,
+  type ManagedServiceAccount,
+  managedServiceAccountResource,
   toCustomResourceDefinition,
 } from '../../src/api/index.ts';
 import { kubeconfigFromParts, kubeconfigToYaml, ResourceClient } from '../../src/kube/index.ts';
@@ -46,6 +48,7 @@ interface Secret {
 }
 const secrets = new ResourceClient<Secret & { apiVersion?: string; kind?: string }>(hub, secretResource);
 const gitOpsClusters = new ResourceClient<GitOpsCluster>(hub, gitOpsClusterResource);
+const msas = new ResourceClient<ManagedServiceAccount>(hub, managedServiceAccountResource);
 const decode = (v: string | undefined) => Buffer.from(v ?? '', 'base64').toString('utf8');
 
 const cleanups = new Cleanups();
@@ -183,13 +186,16 @@ describe('Argo CD integration', () => {
     );
     expect(names).toContain(`namespace/${marker}`);
 
-    await waitFor(async () => {
+    // The offline cluster has no gateway credential: its ManagedServiceAccount was asked for, and
+    // the GitOpsCluster says it waits for its token.
+    const waiting = await waitFor(async () => {
       const g = await gitOpsClusters.get('argo-ocm-importer', ns);
-      return g?.status?.phase === 'successful' &&
-        g.status.conditions?.some((c) => c.type === 'Ready' && c.status === 'True')
-        ? g
-        : undefined;
-    }, 'GitOpsCluster Ready');
+      const c = g?.status?.conditions?.find((x) => x.type === 'ClustersRegistered');
+      return c?.reason === 'WaitingForGatewayCredential' ? c : undefined;
+    }, 'ClustersRegistered=False waiting for the gateway credential');
+    expect(waiting.message).toContain(offline);
+    expect(waiting.message).not.toContain(work.name);
+    expect(await msas.get('tether-gateway', offline as string)).toBeDefined();
 
     // The offline cluster leaves the set, so the decisions: its Secret goes, the other stays.
     await admin.clusters.patchMerge(offline as string, {
@@ -200,6 +206,13 @@ describe('Argo CD integration', () => {
       const items = await argoClusters();
       return items.length === 1 && decode(items[0]?.data?.['name']) === work.name ? items : undefined;
     }, "the offline cluster's Secret to go");
+    await waitFor(async () => {
+      const g = await gitOpsClusters.get('argo-ocm-importer', ns);
+      return g?.status?.phase === 'successful' &&
+        g.status.conditions?.some((c) => c.type === 'Ready' && c.status === 'True')
+        ? g
+        : undefined;
+    }, 'GitOpsCluster Ready');
 
     // The GitOpsCluster goes: so do its Secrets.
     await gitOpsClusters.delete('argo-ocm-importer', ns);

@@ -6,6 +6,8 @@
 // exactly the decided clusters, and per cluster a ManifestWork binding `managedClusterRole` to the
 // identity the gateway impersonates for it there. Clusters leaving the decisions lose their
 // Secret, their ManifestWork and their RBAC entry; a deleted GitOpsCluster loses everything.
+// The gateway reaches a cluster with the cluster's ManagedServiceAccount (`tether-gateway`): the
+// controller creates it where it is missing and reports a cluster whose token is not on the hub yet.
 // Status: OCM's phase/message/lastUpdateTime plus PlacementResolved / ClustersRegistered / Ready.
 //
 // Owns only objects labelled apps.open-cluster-management.io/gitopscluster=<ns>.<name> (and the
@@ -16,7 +18,7 @@
 // get/list/watch; secrets and serviceaccounts get/list/create/patch/delete (Argo CD namespaces and
 // GitOpsCluster namespaces); clusterroles/clusterrolebindings get/create/patch/delete (and the
 // `clustergateways/proxy` rights it hands out, or `escalate`/`bind`); manifestworks
-// get/list/create/patch/delete.
+// get/list/create/patch/delete; managedserviceaccounts get/create in cluster namespaces.
 
 import { readFileSync } from 'node:fs';
 import type { KubeConfig } from '@kubernetes/client-node';
@@ -27,13 +29,16 @@ import {
   GitOpsClusterPhase,
   gitOpsClusterOwnerLabel,
   gitOpsClusterResource,
+  type ManagedServiceAccount,
   type ManifestWork,
+  managedServiceAccountResource,
   manifestWorkResource,
   type PlacementDecision,
   placementDecisionResource,
   placementLabel,
 } from '../../api/index.ts';
 import { errorMessage } from '../../errors.ts';
+import { defaultGatewayMsaName } from '../../gateway/index.ts';
 import {
   type ConditionUpdate,
   type Controller,
@@ -73,6 +78,12 @@ export interface ArgoCdClusterControllerOptions {
    * `cluster-admin`, as `argocd cluster add` grants); false: no ManifestWork, bind it yourself
    */
   managedClusterRole?: string | false;
+  /**
+   * the ManagedServiceAccount the gateway dials each cluster with (default `tether-gateway`, the
+   * gateway's default): created in a decided cluster's namespace when missing, and the cluster
+   * counts as registered only once its token Secret is on the hub; false: not checked
+   */
+  gatewayMsaName?: string | false;
   /** how long to wait before looking again for the ServiceAccount token (default 1 s) */
   tokenPollMs?: number;
   resyncPeriodMs?: number;
@@ -114,6 +125,8 @@ export function startArgoCdClusterController(opts: ArgoCdClusterControllerOption
   const secrets = new ResourceClient<TokenSecret>(kc, secretResource);
   const serviceAccounts = new ResourceClient<KubeObject>(kc, serviceAccountResource);
   const works = new ResourceClient<ManifestWork>(kc, manifestWorkResource);
+  const msas = new ResourceClient<ManagedServiceAccount>(kc, managedServiceAccountResource);
+  const gatewayMsa = opts.gatewayMsaName ?? defaultGatewayMsaName;
   const rbac = (plural: 'clusterroles' | 'clusterrolebindings', kind: string) =>
     new ResourceClient<KubeObject>(kc, {
       group: 'rbac.authorization.k8s.io',
@@ -203,6 +216,17 @@ export function startArgoCdClusterController(opts: ArgoCdClusterControllerOption
     );
   };
 
+  /** Whether the gateway can dial `cluster` (its MSA token is on the hub); creates the MSA if missing. */
+  const gatewayCredentialReady = async (cluster: string, msaName: string): Promise<boolean> => {
+    const secret = await secrets.get(msaName, cluster);
+    if (secret?.data?.['token']) return true;
+    if (!(await msas.get(msaName, cluster))) {
+      await msas.create({ metadata: { name: msaName, namespace: cluster }, spec: {} });
+      log.info({ cluster, managedServiceAccount: msaName }, 'ManagedServiceAccount for the gateway created');
+    }
+    return false;
+  };
+
   const reconcile = async (key: string) => {
     const { namespace, name } = splitKey(key);
     const g = gitOps.getByName(name, namespace);
@@ -278,8 +302,11 @@ export function startArgoCdClusterController(opts: ArgoCdClusterControllerOption
       await apply(obj.kind === 'ClusterRole' ? clusterRoles : clusterRoleBindings, obj);
     }
     const failed: string[] = [];
+    const waiting: string[] = [];
     for (const cluster of clusters) {
       try {
+        if (gatewayMsa !== false && !(await gatewayCredentialReady(cluster, gatewayMsa)))
+          waiting.push(cluster);
         await apply(secrets, argoCdClusterSecret(g, cluster, hub, token));
         // Fails (NotFound) until the registration hub made the cluster namespace: retried.
         if (managedClusterRole !== false) {
@@ -296,11 +323,13 @@ export function startArgoCdClusterController(opts: ArgoCdClusterControllerOption
     await prune(owner, new Set(clusters), g.spec.argoServer.argoNamespace);
 
     const registered = clusters.length - failed.length;
+    const ok = failed.length === 0 && waiting.length === 0;
     const message =
-      failed.length === 0
-        ? `${registered} managed cluster(s) registered with Argo CD in ${g.spec.argoServer.argoNamespace}`
-        : `not registered: ${failed.join(', ')}`;
-    const ok = failed.length === 0;
+      failed.length > 0
+        ? `not registered: ${failed.join(', ')}`
+        : waiting.length > 0
+          ? `waiting for the gateway's ManagedServiceAccount ${gatewayMsa} token of: ${waiting.join(', ')}`
+          : `${registered} managed cluster(s) registered with Argo CD in ${g.spec.argoServer.argoNamespace}`;
     await writeStatus(
       g,
       [
@@ -313,7 +342,11 @@ export function startArgoCdClusterController(opts: ArgoCdClusterControllerOption
         {
           type: GitOpsClusterCondition.ClustersRegistered,
           status: ok ? 'True' : 'False',
-          reason: ok ? 'ClustersRegistered' : 'ClusterRegistrationFailed',
+          reason: ok
+            ? 'ClustersRegistered'
+            : failed.length > 0
+              ? 'ClusterRegistrationFailed'
+              : 'WaitingForGatewayCredential',
           message,
         },
         {
@@ -326,7 +359,9 @@ export function startArgoCdClusterController(opts: ArgoCdClusterControllerOption
       ok ? GitOpsClusterPhase.Successful : GitOpsClusterPhase.Failed,
       message,
     );
-    if (!ok) throw new Error(message);
+    if (failed.length > 0) throw new Error(message);
+    // The MSA token Secret is not watched here: look again shortly.
+    if (waiting.length > 0) return { requeueAfterMs: 5000 };
   };
 
   const controller: Controller = runController({
