@@ -16,7 +16,12 @@ import {
 } from '../../src/api/index.ts';
 import { kubeconfigFromParts, kubeconfigToYaml, ResourceClient } from '../../src/kube/index.ts';
 import { installCrds } from '../../src/localenv/crds.ts';
-import { type ArgoCdClusterConfig, startArgoCdClusterController } from '../../src/placement/argocd/index.ts';
+import {
+  type ArgoCdClusterConfig,
+  argoCdWorkName,
+  gatewayAccessRoleName,
+  startArgoCdClusterController,
+} from '../../src/placement/argocd/index.ts';
 import { startPlacementController } from '../../src/placement/hub/placement-controller.ts';
 import { secretResource } from '../../src/serviceaccount/core.ts';
 import {
@@ -49,6 +54,13 @@ interface Secret {
 const secrets = new ResourceClient<Secret & { apiVersion?: string; kind?: string }>(hub, secretResource);
 const gitOpsClusters = new ResourceClient<GitOpsCluster>(hub, gitOpsClusterResource);
 const msas = new ResourceClient<ManagedServiceAccount>(hub, managedServiceAccountResource);
+const clusterRoles = new ResourceClient(hub, {
+  group: 'rbac.authorization.k8s.io',
+  version: 'v1',
+  plural: 'clusterroles',
+  kind: 'ClusterRole',
+  namespaced: false,
+});
 const decode = (v: string | undefined) => Buffer.from(v ?? '', 'base64').toString('utf8');
 
 const cleanups = new Cleanups();
@@ -217,5 +229,15 @@ describe('Argo CD integration', () => {
     // The GitOpsCluster goes: so do its Secrets.
     await gitOpsClusters.delete('argo-ocm-importer', ns);
     await waitFor(async () => ((await argoClusters()).length === 0 ? true : undefined), 'every Secret to go');
+    // …and its hub RBAC and the ManifestWork on the remaining cluster.
+    const ghost = { metadata: { name: 'argo-ocm-importer', namespace: ns } };
+    await waitFor(
+      async () => ((await clusterRoles.get(gatewayAccessRoleName(ghost))) ? undefined : true),
+      'the gateway ClusterRole to go',
+    );
+    await waitFor(
+      async () => ((await work.getWork(argoCdWorkName(ghost))) ? undefined : true),
+      'the ManifestWork to go',
+    );
   });
 });
