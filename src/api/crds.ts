@@ -22,6 +22,8 @@ import {
 } from './addon-crds.ts';
 import { managedServiceAccountCrd } from './authentication.ts';
 import { clusterClaimCrd, managedClusterCrd } from './cluster.ts';
+import { clusterProfileCrd } from './clusterprofile.ts';
+import { gitOpsClusterCrd } from './gitops.ts';
 import { placementCrdManifests } from './placement-crds.ts';
 import type { CrdManifest, JsonSchema } from './schema.ts';
 import { appliedManifestWorkCrd, manifestWorkCrd } from './work-crds.ts';
@@ -48,6 +50,10 @@ export function hubCrdManifests(opts: HubCrdOptions = {}): CrdManifest[] {
     addOnDeploymentConfigCrd(),
     managedServiceAccountCrd(),
     ...placementCrdManifests(),
+    // Argo CD registration (OCM's multicloud-integrations kind) and SIG Multicluster's cluster
+    // inventory, kept by the placement hub (src/placement/argocd, src/placement/clusterprofile)
+    gitOpsClusterCrd(),
+    clusterProfileCrd(),
   ];
 }
 

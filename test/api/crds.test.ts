@@ -69,7 +69,7 @@ function findCrd(resource: ApiResource): CrdManifest {
 }
 
 describe('CRD sets', () => {
-  it('the hub gets the registration, work, add-on, service-account and placement kinds', () => {
+  it('the hub gets the registration, work, add-on, service-account, placement and integration kinds', () => {
     expect(hubCrdManifests().map((c) => c.spec.names.kind)).toEqual([
       'ManagedCluster',
       'ManifestWork',
@@ -83,6 +83,8 @@ describe('CRD sets', () => {
       'PlacementDecision',
       'AddOnPlacementScore',
       'ManifestWorkReplicaSet',
+      'GitOpsCluster',
+      'ClusterProfile',
     ]);
   });
 
