@@ -41,6 +41,7 @@ import {
   hubClusterSets,
   needsDefaultClusterSetLabel,
 } from './clustersets-membership.ts';
+import type { PlacementHubInformers } from './informers.ts';
 
 export interface ClusterSetControllerOptions {
   kubeconfig: KubeConfig;
@@ -48,11 +49,13 @@ export interface ClusterSetControllerOptions {
   resyncPeriodMs?: number;
   /** how often the kept sets are checked even without an event (default 10 s, as OCM) */
   keptSetsCheckMs?: number;
+  /** started informers to read from instead of its own (startPlacementHub shares them); not stopped by stop() */
+  informers?: Pick<PlacementHubInformers, 'clusters' | 'clusterSets' | 'bindings'>;
   log: Logger;
 }
 
 export interface ClusterSetControllers {
-  /** the caches, for other hub controllers to share (started; stopped by stop()) */
+  /** the caches, for other hub controllers to share (started; stopped by stop() unless given) */
   readonly clusters: Informer<ManagedCluster>;
   readonly clusterSets: Informer<ManagedClusterSet>;
   readonly bindings: Informer<ManagedClusterSetBinding>;
@@ -86,14 +89,17 @@ export function startClusterSetControllers(o: ClusterSetControllerOptions): Clus
     resyncPeriodMs: o.resyncPeriodMs,
     log: log.child({ informer: name }),
   });
-  const clusters = new Informer<ManagedCluster>(clusterClient, informerOptions('managedclusters'));
-  const clusterSets = new Informer<ManagedClusterSet>(setClient, informerOptions('managedclustersets'));
-  const bindings = new Informer<ManagedClusterSetBinding>(
-    bindingClient,
-    informerOptions('managedclustersetbindings'),
-  );
-  const shared = [clusters, clusterSets, bindings] as Informer<KubeObject>[];
-  for (const informer of shared) informer.start();
+  const given = o.informers;
+  const clusters =
+    given?.clusters ?? new Informer<ManagedCluster>(clusterClient, informerOptions('managedclusters'));
+  const clusterSets =
+    given?.clusterSets ?? new Informer<ManagedClusterSet>(setClient, informerOptions('managedclustersets'));
+  const bindings =
+    given?.bindings ??
+    new Informer<ManagedClusterSetBinding>(bindingClient, informerOptions('managedclustersetbindings'));
+  // the informers this function created: started here, stopped by stop()
+  const own = given ? [] : ([clusters, clusterSets, bindings] as Informer<KubeObject>[]);
+  for (const informer of own) informer.start();
 
   const controllers: Controller[] = [];
   const run = (name: string, options: Omit<Parameters<typeof runController>[0], 'name' | 'log'>) => {
@@ -219,7 +225,7 @@ export function startClusterSetControllers(o: ClusterSetControllerOptions): Clus
     ready,
     stop: async () => {
       await Promise.all(controllers.map((c) => c.stop()));
-      await Promise.all(shared.map((informer) => informer.stop()));
+      await Promise.all(own.map((informer) => informer.stop()));
     },
   };
 }

@@ -1,7 +1,8 @@
 // The placement hub: everything of OCM's placement APIs that runs in `tether hub` — the cluster-set
 // controllers (the kept `default` and `global` sets, the default set label, ClusterSetEmpty, Bound),
 // the placement scheduler (Placement → PlacementDecisions, placement-controller.ts), the
-// ManifestWorkReplicaSet controller, and the cluster-set admission policies (bind, join). Replicas elect one leader on their own Lease
+// ManifestWorkReplicaSet controller, and the cluster-set admission policies (bind, join). The
+// controllers read one shared informer per kind (informers.ts). Replicas elect one leader on their own Lease
 // (`placement-controller-lock`, next to the registration hub's), and only the leader reconciles.
 //
 // The hub's identity needs: managedclusters get/list/watch/patch; managedclustersets
@@ -19,8 +20,9 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import { errorMessage } from '../../errors.ts';
 import { isAlreadyExists, type KubeObject, LeaderElector, ResourceClient } from '../../kube/index.ts';
 import { type Logger, logger } from '../../log.ts';
-import { type ClusterSetControllers, startClusterSetControllers } from './clustersets.ts';
+import { startClusterSetControllers } from './clustersets.ts';
 import { installPlacementAdmission } from './clustersets-admission.ts';
+import { startPlacementHubInformers } from './informers.ts';
 import { startManifestWorkReplicaSetController } from './manifestworkreplicaset-controller.ts';
 import { startPlacementController } from './placement-controller.ts';
 
@@ -99,25 +101,44 @@ export async function startPlacementHub(opts: PlacementHubOptions): Promise<Plac
   const identity = election?.identity ?? `${hostname()}-${randomUUID().slice(0, 8)}`;
   const start = (): RunningControllers => {
     const childLog = log.child({ identity });
-    const sets: ClusterSetControllers = startClusterSetControllers({
+    if (opts.placementControllers === false) {
+      const sets = startClusterSetControllers({
+        kubeconfig: kc,
+        resyncPeriodMs: opts.resyncPeriodMs,
+        log: childLog.child({ component: 'clustersets' }),
+      });
+      return { stop: () => sets.stop() };
+    }
+    // one cache per kind for every controller below (informers.ts)
+    const informers = startPlacementHubInformers({
       kubeconfig: kc,
       resyncPeriodMs: opts.resyncPeriodMs,
-      log: childLog.child({ component: 'clustersets' }),
+      log: childLog.child({ component: 'informers' }),
     });
-    if (opts.placementControllers === false) return { stop: () => sets.stop() };
-    const scheduler = startPlacementController({
-      hubKubeConfig: kc,
-      resyncPeriodMs: opts.resyncPeriodMs,
-      log: childLog.child({ component: 'placement-controller' }),
-    });
-    const replicaSets = startManifestWorkReplicaSetController({
-      kubeconfig: kc,
-      resyncPeriodMs: opts.resyncPeriodMs,
-      log: childLog.child({ component: 'manifestworkreplicaset' }),
-    });
+    const controllers: RunningControllers[] = [
+      startClusterSetControllers({
+        kubeconfig: kc,
+        resyncPeriodMs: opts.resyncPeriodMs,
+        informers,
+        log: childLog.child({ component: 'clustersets' }),
+      }),
+      startPlacementController({
+        hubKubeConfig: kc,
+        resyncPeriodMs: opts.resyncPeriodMs,
+        informers,
+        log: childLog.child({ component: 'placement-controller' }),
+      }),
+      startManifestWorkReplicaSetController({
+        kubeconfig: kc,
+        resyncPeriodMs: opts.resyncPeriodMs,
+        informers,
+        log: childLog.child({ component: 'manifestworkreplicaset' }),
+      }),
+    ];
     return {
       stop: async () => {
-        await Promise.all([replicaSets.stop(), scheduler.stop(), sets.stop()]);
+        await Promise.all(controllers.map((c) => c.stop()));
+        await informers.stop();
       },
     };
   };

@@ -48,6 +48,7 @@ import {
 } from '../../kube/index.ts';
 import { type Logger, logger } from '../../log.ts';
 import { type ClusterRolloutStatus, clusterGroupsOf, clustersOf, nextRollout } from '../rollout/index.ts';
+import type { PlacementHubInformers } from './informers.ts';
 import {
   desiredWork,
   manifestworkAppliedCondition,
@@ -63,6 +64,11 @@ export interface ManifestWorkReplicaSetControllerOptions {
   kubeconfig: KubeConfig;
   /** informers re-deliver every cached object this often (default 10 min) */
   resyncPeriodMs?: number;
+  /**
+   * started informers of Placements and (placement-labelled) PlacementDecisions to read from instead
+   * of its own (startPlacementHub shares them); not stopped by stop()
+   */
+  informers?: Pick<PlacementHubInformers, 'placements' | 'decisions'>;
   /** concurrent reconciles of different sets (default 2) */
   workers?: number;
   log?: Logger;
@@ -93,12 +99,16 @@ export function startManifestWorkReplicaSetController(
     });
   const sets = informer(setClient, 'manifestworkreplicasets');
   const works = informer(workClient, 'manifestworks', manifestWorkReplicaSetLabel);
-  const placements = informer(new ResourceClient<Placement>(kc, placementResource), 'placements');
-  const decisions = informer(
-    new ResourceClient<PlacementDecision>(kc, placementDecisionResource),
-    'placementdecisions',
-    placementLabel,
-  );
+  const placements =
+    opts.informers?.placements ??
+    informer(new ResourceClient<Placement>(kc, placementResource), 'placements');
+  const decisions =
+    opts.informers?.decisions ??
+    informer(
+      new ResourceClient<PlacementDecision>(kc, placementDecisionResource),
+      'placementdecisions',
+      placementLabel,
+    );
 
   const setsUsing = (namespace: string | undefined, placement: string | undefined) =>
     placement

@@ -47,6 +47,7 @@ import {
   placementDisableAnnotation,
   schedule,
 } from '../scheduling/index.ts';
+import type { PlacementHubInformers } from './informers.ts';
 import { PlacementBinder } from './placement-binder.ts';
 
 export interface PlacementControllerOptions {
@@ -55,6 +56,11 @@ export interface PlacementControllerOptions {
   namespace?: string;
   /** informers re-deliver every cached object this often (default 10 min) */
   resyncPeriodMs?: number;
+  /**
+   * started cluster-wide informers to read from instead of its own (startPlacementHub shares them
+   * between its controllers); not stopped by stop(). `namespace` only scopes informers it creates.
+   */
+  informers?: PlacementHubInformers;
   /** placements scheduled at once (default 2) */
   workers?: number;
   log?: Logger;
@@ -90,25 +96,25 @@ export function startPlacementController(opts: PlacementControllerOptions): Plac
   const log = opts.log ?? logger('placement-controller');
   const informerOptions = { resyncPeriodMs: opts.resyncPeriodMs };
   const scoped = { ...informerOptions, namespace: opts.namespace };
-  const clusters = new Informer<ManagedCluster>(
-    new ResourceClient(kc, managedClusterResource),
-    informerOptions,
-  );
-  const sets = new Informer<ManagedClusterSet>(
-    new ResourceClient(kc, managedClusterSetResource),
-    informerOptions,
-  );
-  const bindings = new Informer<ManagedClusterSetBinding>(
-    new ResourceClient(kc, managedClusterSetBindingResource),
-    scoped,
-  );
+  const given = opts.informers;
+  const clusters =
+    given?.clusters ??
+    new Informer<ManagedCluster>(new ResourceClient(kc, managedClusterResource), informerOptions);
+  const sets =
+    given?.clusterSets ??
+    new Informer<ManagedClusterSet>(new ResourceClient(kc, managedClusterSetResource), informerOptions);
+  const bindings =
+    given?.bindings ??
+    new Informer<ManagedClusterSetBinding>(new ResourceClient(kc, managedClusterSetBindingResource), scoped);
   const placementClient = new ResourceClient<Placement>(kc, placementResource);
-  const placements = new Informer<Placement>(placementClient, scoped);
+  const placements = given?.placements ?? new Informer<Placement>(placementClient, scoped);
   const decisionClient = new ResourceClient<PlacementDecision>(kc, placementDecisionResource);
-  const decisions = new Informer<PlacementDecision>(decisionClient, {
-    ...scoped,
-    labelSelector: placementLabel,
-  });
+  const decisions =
+    given?.decisions ??
+    new Informer<PlacementDecision>(decisionClient, {
+      ...scoped,
+      labelSelector: placementLabel,
+    });
   const scores = new Informer<AddOnPlacementScore>(
     new ResourceClient(kc, addOnPlacementScoreResource),
     informerOptions,
