@@ -6,7 +6,7 @@
 import './pid1-signals.ts';
 import { Command, CommanderError } from 'commander';
 import { isTetherError } from '../errors.ts';
-import { redactSecrets } from '../log.ts';
+import { logger, redactSecrets } from '../log.ts';
 import { packageVersion } from './image-ref.ts';
 
 // Node's compile cache is enabled by bin/tether.js, before the first TypeScript file loads.
@@ -103,7 +103,11 @@ export const DAEMON_VERBS: readonly string[] = ['hub', 'agent', 'proxy-server', 
 export async function main(argv: string[]): Promise<number> {
   const verb = argv[0];
   if (verb && DAEMON_VERBS.includes(verb) && process.env.TETHER_IDLE_MEMORY_TRIM !== '0') {
-    (await import('./idle-memory.ts')).trimMemoryWhenIdle();
+    const log = logger('idle-memory');
+    (await import('./idle-memory.ts')).trimMemoryWhenIdle({
+      onTrim: (before, after) =>
+        log.debug({ newSpaceBytes: { before, after } }, 'idle: V8 young generation given back'),
+    });
   }
   try {
     await (await buildProgram(argv)).parseAsync(argv, { from: 'user' });
