@@ -4,7 +4,9 @@
 //   - whoever writes a binding needs `create` on the virtual subresource managedclustersets/bind for
 //     that set (OCM's permission to bind a set to a namespace);
 //   - whoever adds, changes or removes a ManagedCluster's cluster.open-cluster-management.io/clusterset
-//     label needs `create` on managedclustersets/join for the old and the new set.
+//     label needs `create` on managedclustersets/join for the old and the new set;
+//   - and with them the GitOpsCluster policy (src/placement/argocd/admission.ts): whoever writes one
+//     must already hold what the controller will hand out.
 // Owns these objects and waiting for them; `tether init` and the charts install the registration
 // hub's policies, the placement hub applies these at start when its identity may.
 import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
@@ -16,6 +18,7 @@ import {
 } from '../../api/index.ts';
 import { applyObjects, isAlreadyExists, ResourceClient } from '../../kube/index.ts';
 import { pollUntil } from '../../wait.ts';
+import { gitOpsClusterAdmissionObjects } from '../argocd/admission.ts';
 
 export const bindingPolicyName = 'managedclustersetbinding.open-cluster-management.io';
 export const joinPolicyName = 'managedcluster-clusterset.open-cluster-management.io';
@@ -103,7 +106,7 @@ export function placementAdmissionObjects(): KubernetesObject[] {
       },
     ],
   });
-  return [...bindingPolicy, ...joinPolicy];
+  return [...bindingPolicy, ...joinPolicy, ...gitOpsClusterAdmissionObjects()];
 }
 
 /**
