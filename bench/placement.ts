@@ -11,10 +11,10 @@
 // prioritizer (ResourceAllocatableCPU 1, Balance 2); clusterSets [two sets] + a matchExpressions
 // predicate (zone In z0,z1).
 //
-// The placement hub runs in a child process of this script (startPlacementHub: cluster-set
-// controllers, scheduler, ManifestWorkReplicaSet controller; no leader election, no admission
-// install) — the same code `tether hub` runs, without the registration hub next to it, so its CPU
-// (read from /proc) is the placement hub's alone. Timed from the fork (module load included) until
+// The placement hub runs in a child process (bench/lib/placement-hub-child.ts: startPlacementHub —
+// cluster-set controllers, scheduler, ManifestWorkReplicaSet controller; no leader election, no
+// admission install; Node's compile cache on, as bin/tether.js) — the same code `tether hub` runs,
+// without the registration hub next to it, so its CPU (read from /proc) is the placement hub's alone. Timed from the fork (module load included) until
 // every Placement's status.numberOfSelectedClusters is what the bench computes and the
 // PlacementDecisions hold that many clusters; this process polls the Placements every 250 ms (its
 // LISTs of placements and placementdecisions are in the request counts). `hub_started_ms` is when
@@ -59,8 +59,7 @@ import {
 } from './lib/placement-metrics.ts';
 import { type BenchOptions, flag, nowMs, printTable, round, sleep } from './lib/stats.ts';
 
-const CHILD_ENV = 'TETHER_PLACEMENT_BENCH_HUB';
-const thisFile = fileURLToPath(import.meta.url);
+const childFile = fileURLToPath(new URL('./lib/placement-hub-child.ts', import.meta.url));
 const sets = ['bench-s0', 'bench-s1', 'bench-s2', 'bench-s3'];
 const namespacesOf = (placements: number): number => Math.ceil(placements / 10);
 
@@ -203,7 +202,7 @@ async function writeFloor(
 }
 
 function startHubChild(kubeconfigPath: string, cpuProfDir: string | undefined): ChildProcess {
-  return fork(thisFile, [], {
+  return fork(childFile, [kubeconfigPath], {
     execArgv: cpuProfDir
       ? ['--cpu-prof', `--cpu-prof-dir=${cpuProfDir}`, '--cpu-prof-name=placement-hub.cpuprofile']
       : [],
@@ -211,7 +210,6 @@ function startHubChild(kubeconfigPath: string, cpuProfDir: string | undefined): 
     env: {
       ...process.env,
       TETHER_LOG_LEVEL: process.env.TETHER_LOG_LEVEL ?? 'warn',
-      [CHILD_ENV]: kubeconfigPath,
     },
   });
 }
@@ -428,30 +426,4 @@ export async function run(opts: BenchOptions): Promise<void> {
   console.log(`hub requests to decide: ${r.decide_requests_detail}`);
   console.log(`writes while idle: ${r.idle_writes_detail}`);
   console.log(JSON.stringify(r));
-}
-
-/** The child: the placement hub on the kubeconfig in CHILD_ENV until the parent says stop. */
-async function hubChild(kubeconfigPath: string): Promise<void> {
-  const { startPlacementHub } = await import('../src/placement/hub/index.ts');
-  const hub = await startPlacementHub({
-    hubKubeConfig: loadKubeconfig(kubeconfigPath),
-    leaderElection: false,
-    installAdmission: false,
-  });
-  process.send?.('started');
-  process.on('message', (m) => {
-    if (m !== 'stop') return;
-    hub.stop().finally(() => process.exit(0));
-  });
-  process.on('disconnect', () => {
-    hub.stop().finally(() => process.exit(0));
-  });
-}
-
-const childKubeconfig = process.env[CHILD_ENV];
-if (childKubeconfig) {
-  hubChild(childKubeconfig).catch((err: unknown) => {
-    console.error(err);
-    process.exit(1);
-  });
 }
