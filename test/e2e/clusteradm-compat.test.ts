@@ -170,12 +170,13 @@ describe('clusteradm against a tether hub', () => {
     const row = await pollUntil(
       async () => {
         const r = (await clusteradm.getClusters(hub)).find((c) => c.NAME === clusterName);
-        return r?.AVAILABLE === 'True' && r['KUBERNETES VERSION'] ? r : undefined;
+        return r?.AVAILABLE === 'True' && r['KUBERNETES VERSION'] && r.CLUSTERSET ? r : undefined;
       },
-      { timeoutMs: 90_000, description: `get clusters shows ${clusterName} Available` },
+      { timeoutMs: 90_000, description: `get clusters shows ${clusterName} Available, in a cluster set` },
     );
     expect(row.ACCEPTED).toBe('true');
-    expect(row.CLUSTERSET).toBe('');
+    // As on OCM's hub, a cluster without a set label joins the `default` set.
+    expect(row.CLUSTERSET).toBe('default');
     expect(row.CPU).not.toBe('');
     expect(row.MEMORY).not.toBe('');
     expect(row['KUBERNETES VERSION']).toMatch(/^v1\.\d+/);
