@@ -266,6 +266,8 @@ async function runAgent(flags: AgentFlags): Promise<void> {
           agentId: agentName,
           hubKubeConfig: hub,
           managedKubeConfig: managed,
+          // the work agent's Events go here on the managed cluster, as OCM's agent records them
+          agentNamespace: flags.agentNamespace,
         }),
       );
     if (startServiceAccountAgent)

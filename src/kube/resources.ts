@@ -250,12 +250,15 @@ export class ResourceClient<T extends KubeObject = KubeObject> {
   /** Delete; true when the apiserver accepted it, false when it was already gone (ignoreNotFound). */
   async delete(name: string, namespace?: string, options: DeleteOptions = {}): Promise<boolean> {
     const { propagationPolicy, gracePeriodSeconds, preconditions } = options;
-    const body =
-      propagationPolicy || gracePeriodSeconds !== undefined || preconditions
-        ? { apiVersion: 'v1', kind: 'DeleteOptions', propagationPolicy, gracePeriodSeconds, preconditions }
-        : undefined;
+    // Preconditions only travel in a DeleteOptions body; the rest go as query parameters, which the
+    // apiserver reads the same way. A DELETE with a body costs a connection: the HTTP client does
+    // not keep it alive afterwards (1 000 new TLS connections for 500 deletes in the work bench).
+    const body = preconditions
+      ? { apiVersion: 'v1', kind: 'DeleteOptions', propagationPolicy, gracePeriodSeconds, preconditions }
+      : undefined;
+    const query: Query = preconditions ? {} : { propagationPolicy, gracePeriodSeconds };
     try {
-      await this.request({ op: 'delete', method: HttpMethod.DELETE, name, namespace, body }, options);
+      await this.request({ op: 'delete', method: HttpMethod.DELETE, name, namespace, query, body }, options);
       return true;
     } catch (err) {
       if (options.ignoreNotFound && isNotFound(err)) return false;
