@@ -3,7 +3,9 @@
 // controller. All cluster-wide; PlacementDecisions only those labelled with a placement (what both
 // the scheduler and the ManifestWorkReplicaSet controller read). runController leaves informers
 // that were started before it alone, so whoever creates these starts them first and stops them
-// after every controller using them stopped.
+// after every controller using them stopped. An informer does not replay its cache to handlers
+// added later: controllers register theirs in the same tick the informers start (before the first
+// list can arrive), as startPlacementHub does.
 import type { KubeConfig } from '@kubernetes/client-node';
 import {
   type ManagedCluster,

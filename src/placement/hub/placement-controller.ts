@@ -49,6 +49,7 @@ import {
 } from '../scheduling/index.ts';
 import type { PlacementHubInformers } from './informers.ts';
 import { PlacementBinder } from './placement-binder.ts';
+import { DecisionCounts } from './placement-decision-counts.ts';
 
 export interface PlacementControllerOptions {
   hubKubeConfig: KubeConfig;
@@ -178,6 +179,15 @@ export function startPlacementController(opts: PlacementControllerOptions): Plac
     return undefined; // clusters: handled below with their old and new state
   };
 
+  // what every cached decision names, for the Balance prioritizer (registered in this tick, before
+  // the informer can deliver its first list)
+  const decisionCounts = new DecisionCounts();
+  const removeDecisionCounting = decisions.addHandlers({
+    add: (d) => decisionCounts.set(objectKey(d), d),
+    update: (_old, d) => decisionCounts.set(objectKey(d), d),
+    delete: (d) => decisionCounts.set(objectKey(d), undefined),
+  });
+
   let passes = 0;
   const reconcile = async (key: string): Promise<ReconcileResult> => {
     const cached = placements.get(key);
@@ -198,14 +208,7 @@ export function startPlacementController(opts: PlacementControllerOptions): Plac
     );
     const own = binder.ownDecisions(placement);
     const ownDecisions = new Set(own.flatMap((d) => (d.status?.decisions ?? []).map((c) => c.clusterName)));
-    const ownNames = new Set(own.map((d) => objectKey(d)));
-    const otherDecisionCounts = new Map<string, number>();
-    for (const decision of decisions.list()) {
-      if (ownNames.has(objectKey(decision))) continue;
-      for (const d of decision.status?.decisions ?? []) {
-        otherDecisionCounts.set(d.clusterName, (otherDecisionCounts.get(d.clusterName) ?? 0) + 1);
-      }
-    }
+    const otherDecisionCounts = decisionCounts.others(own.map((d) => objectKey(d)));
     const now = Date.now();
     const result = schedule(placement, {
       eligible,
@@ -250,6 +253,7 @@ export function startPlacementController(opts: PlacementControllerOptions): Plac
     isIdle: () => controller.queue.isIdle(),
     async stop() {
       removeClusterHandlers();
+      removeDecisionCounting();
       await controller.stop();
     },
   };
