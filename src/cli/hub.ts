@@ -5,6 +5,7 @@
 // v1alpha1 ⇄ v1beta1 CRD conversion webhook.
 import { type Command, Option } from 'commander';
 import type { AddonConversionWebhookServer } from '../addon/index.ts';
+import { defaultClusterProfileNamespace } from '../api/clusterprofile.ts';
 import { InvalidArgumentError } from '../errors.ts';
 import { logger } from '../log.ts';
 import { startOpsServer } from '../ops.ts';
@@ -35,6 +36,9 @@ interface HubFlags {
   webhookPort: number;
   webhookTlsCertFile?: string;
   webhookTlsPrivateKeyFile?: string;
+  clusterProfiles: boolean;
+  clusterProfileNamespace: string;
+  gitopsclusterController: boolean;
 }
 
 /** OCM's cluster-manager-addon-webhook port; the CRDs' conversion service points here. */
@@ -89,6 +93,21 @@ export function registerHubCommand(program: Command): void {
       ).env('TETHER_SIGNER_CERT'),
     )
     .addOption(new Option('--signer-key <path>', 'built-in signer CA key').env('TETHER_SIGNER_KEY'))
+    .addOption(
+      new Option(
+        '--cluster-profile-namespace <ns>',
+        'namespace of the ClusterProfiles (multicluster.x-k8s.io) kept per ManagedCluster',
+      )
+        .env('TETHER_CLUSTER_PROFILE_NAMESPACE')
+        .default(defaultClusterProfileNamespace),
+    )
+    .option('--no-cluster-profiles', 'keep no ClusterProfiles')
+    .addOption(
+      new Option(
+        '--gitopscluster-controller',
+        'register the clusters of GitOpsClusters with Argo CD (writes Secrets in the Argo CD namespace: grant the hub identity that first)',
+      ).env('TETHER_GITOPSCLUSTER_CONTROLLER'),
+    )
     .option('--no-leader-elect', 'run without leader election (one replica only)')
     .addOption(
       new Option('--leader-election-namespace <ns>', "namespace of the leader Lease (OCM's)")
@@ -161,6 +180,8 @@ export function registerHubCommand(program: Command): void {
         leaderElection: flags.leaderElect
           ? { namespace: flags.leaderElectionNamespace, name: placementLeaderLeaseName }
           : false,
+        clusterProfiles: flags.clusterProfiles ? { namespace: flags.clusterProfileNamespace } : false,
+        gitOpsClusters: flags.gitopsclusterController ?? false,
         log: logger('placement-hub'),
       });
       const serviceaccounts = await startServiceAccountHub({

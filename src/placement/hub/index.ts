@@ -1,8 +1,9 @@
 // The placement hub: everything of OCM's placement APIs that runs in `tether hub` — the cluster-set
 // controllers (the kept `default` and `global` sets, the default set label, ClusterSetEmpty, Bound),
 // the placement scheduler (Placement → PlacementDecisions, placement-controller.ts), the
-// ManifestWorkReplicaSet controller, and the cluster-set admission policies (bind, join). The
-// controllers read one shared informer per kind (informers.ts). Replicas elect one leader on their own Lease
+// ManifestWorkReplicaSet controller, a ClusterProfile per ManagedCluster (src/placement/clusterprofile),
+// on request the GitOpsCluster controller (src/placement/argocd), and the cluster-set admission
+// policies (bind, join, GitOpsCluster). The placement controllers read one shared informer per kind (informers.ts). Replicas elect one leader on their own Lease
 // (`placement-controller-lock`, next to the registration hub's), and only the leader reconciles.
 //
 // The hub's identity needs: managedclusters get/list/watch/patch; managedclustersets
@@ -20,6 +21,8 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import { errorMessage } from '../../errors.ts';
 import { isAlreadyExists, type KubeObject, LeaderElector, ResourceClient } from '../../kube/index.ts';
 import { type Logger, logger } from '../../log.ts';
+import { startArgoCdClusterController } from '../argocd/index.ts';
+import { startClusterProfileController } from '../clusterprofile/index.ts';
 import { startClusterSetControllers } from './clustersets.ts';
 import { installPlacementAdmission } from './clustersets-admission.ts';
 import { startPlacementHubInformers } from './informers.ts';
@@ -69,6 +72,17 @@ export interface PlacementHubOptions {
   installAdmission?: boolean;
   /** informers re-deliver every cached object this often (default 10 min) */
   resyncPeriodMs?: number;
+  /**
+   * keep a SIG Multicluster ClusterProfile per ManagedCluster in this namespace (default
+   * `open-cluster-management`, as OCM); false: no ClusterProfile controller
+   */
+  clusterProfiles?: { namespace?: string } | false;
+  /**
+   * run the GitOpsCluster controller (Argo CD cluster Secrets; default off): it writes Secrets in
+   * the Argo CD namespaces and reads ServiceAccount token Secrets, rights the installed hub's
+   * role does not carry (src/placement/argocd/controller.ts lists them)
+   */
+  gitOpsClusters?: boolean;
   log?: Logger;
 }
 
@@ -135,6 +149,25 @@ export async function startPlacementHub(opts: PlacementHubOptions): Promise<Plac
         log: childLog.child({ component: 'manifestworkreplicaset' }),
       }),
     ];
+    if (opts.clusterProfiles !== false) {
+      controllers.push(
+        startClusterProfileController({
+          hubKubeConfig: kc,
+          namespace: opts.clusterProfiles?.namespace,
+          resyncPeriodMs: opts.resyncPeriodMs,
+          log: childLog.child({ component: 'clusterprofile' }),
+        }),
+      );
+    }
+    if (opts.gitOpsClusters) {
+      controllers.push(
+        startArgoCdClusterController({
+          hubKubeConfig: kc,
+          resyncPeriodMs: opts.resyncPeriodMs,
+          log: childLog.child({ component: 'gitopscluster' }),
+        }),
+      );
+    }
     return {
       stop: async () => {
         await Promise.all(controllers.map((c) => c.stop()));

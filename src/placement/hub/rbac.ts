@@ -1,6 +1,7 @@
 // What the placement hub's identity may do on the hub (pure data, for the hub controllers'
 // ClusterRole that src/install renders): each rule is there because a placement controller makes
-// that call (see index.ts's header for which).
+// that call (see index.ts's header for which). The GitOpsCluster controller is off by default and
+// not covered here: it writes and reads Secrets, which no hub component's role may.
 
 /** One RBAC PolicyRule. */
 export interface PlacementHubRule {
@@ -48,6 +49,9 @@ export function placementHubRules(): PlacementHubRule[] {
     { apiGroups: [work], resources: ['manifestworkreplicasets/status'], verbs: status },
     { apiGroups: [work], resources: ['manifestworkreplicasets/finalizers'], verbs: ['update'] },
     { apiGroups: [work], resources: ['manifestworks'], verbs: write },
+    // the ClusterProfile controller (src/placement/clusterprofile): one profile per cluster
+    { apiGroups: ['multicluster.x-k8s.io'], resources: ['clusterprofiles'], verbs: write },
+    { apiGroups: ['multicluster.x-k8s.io'], resources: ['clusterprofiles/status'], verbs: status },
     { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: write },
     { apiGroups: ['', 'events.k8s.io'], resources: ['events'], verbs: ['create', 'patch', 'update'] },
   ];

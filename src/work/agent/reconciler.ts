@@ -266,7 +266,7 @@ export class ManifestWorkReconciler {
       }
       outcomes.push(outcome);
     }
-    this.recordApplyEvents(work, outcomes);
+    this.recordApplyEvents(outcomes);
     return outcomes;
   }
 
@@ -362,7 +362,7 @@ export class ManifestWorkReconciler {
   }
 
   /** library-go's events for what an apply created or replaced, as OCM's work agent emits them. */
-  private recordApplyEvents(work: ManifestWork, outcomes: readonly ManifestOutcome[]): void {
+  private recordApplyEvents(outcomes: readonly ManifestOutcome[]): void {
     if (!this.o.events) return;
     const acted = outcomes.filter((o) => o.action).slice(0, maxEventsPerWorkPerPass);
     for (const { action, meta } of acted) {
