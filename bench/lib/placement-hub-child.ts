@@ -1,5 +1,5 @@
 // The placement benchmark's hub process: startPlacementHub (no leader election, no admission
-// install) on the kubeconfig named by argv[2], until the parent sends 'stop' or goes away. It loads
+// install, no ClusterProfiles) on the kubeconfig named by argv[2], until the parent sends 'stop' or goes away. It loads
 // as `tether hub` does: Node's compile cache on before the first tether module (bin/tether.js), and
 // nothing of the benchmark itself, so its CPU and startup are the placement hub's.
 import { enableCompileCache } from 'node:module';
@@ -13,6 +13,8 @@ const hub = await startPlacementHub({
   hubKubeConfig: loadKubeconfig(kubeconfigPath),
   leaderElection: false,
   installAdmission: false,
+  // the placement controllers only: a ClusterProfile per cluster is another controller's work
+  clusterProfiles: false,
 });
 process.send?.('started');
 let stopping = false;
