@@ -110,6 +110,22 @@ function filterClusters(
   return { feasible, requeueAt };
 }
 
+/**
+ * Fields of OCM's Placement tether's scheduler does not act on, refused (PlacementMisconfigured)
+ * rather than ignored: topology spread constraints, and decisions sorted by score. scoreRateLimit
+ * is accepted: tether re-decides on a score change at once, never later than the limit asks.
+ */
+function unsupportedSpec(placement: SchedulingPlacement): { plugin: string; message: string } | undefined {
+  if ((placement.spec?.spreadPolicy?.spreadConstraints ?? []).length > 0)
+    return { plugin: 'SpreadPolicy', message: 'spreadPolicy.spreadConstraints is not supported by tether' };
+  if (placement.spec?.sortBy === 'Score')
+    return {
+      plugin: 'SortBy',
+      message: 'sortBy Score is not supported by tether (decisions list clusters by name)',
+    };
+  return undefined;
+}
+
 /** Schedule `placement` over the eligible clusters. */
 export function schedule(placement: SchedulingPlacement, inputs: ScheduleInputs): ScheduleResult {
   const name = placement.metadata.name ?? '';
@@ -118,7 +134,10 @@ export function schedule(placement: SchedulingPlacement, inputs: ScheduleInputs)
   const scores = new Map<string, number>();
   let requeueAt: number | undefined;
 
-  const filtered = filterClusters(placement, inputs);
+  const refused = unsupportedSpec(placement);
+  const filtered = refused
+    ? misconfigured(refused.plugin, refused.message)
+    : filterClusters(placement, inputs);
   if ('code' in filtered) status = filtered;
   else {
     feasible = filtered.feasible;

@@ -85,6 +85,29 @@ describe('predicates', () => {
   });
 });
 
+describe('fields tether does not act on', () => {
+  it('spread constraints and sortBy Score misconfigure the placement instead of being ignored', () => {
+    const spread = schedule(
+      placement({ spreadPolicy: { spreadConstraints: [{ topologyKey: 'zone', topologyKeyType: 'Label' }] } }),
+      inputs([cluster('a')]),
+    );
+    expect(spread.selected).toEqual([]);
+    expect(spread.conditions[0]).toMatchObject({ status: 'True', reason: 'Misconfigured' });
+    expect(spread.conditions[0]?.message).toMatch(
+      /^SpreadPolicy:spreadPolicy.spreadConstraints is not supported/,
+    );
+    const byScore = schedule(placement({ sortBy: 'Score' }), inputs([cluster('a')]));
+    expect(byScore.conditions[0]?.message).toMatch(/^SortBy:sortBy Score is not supported/);
+    // the CRD's defaults pass
+    const defaults = schedule(
+      placement({ sortBy: 'ClusterName', scoreRateLimit: '1m', spreadPolicy: {} }),
+      inputs([cluster('a')]),
+    );
+    expect(defaults.conditions[0]).toMatchObject({ status: 'False', reason: 'Succeedconfigured' });
+    expect(names(defaults.selected)).toEqual(['a']);
+  });
+});
+
 describe('taints and tolerations', () => {
   const taint = (
     key: string,
