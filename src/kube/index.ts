@@ -56,6 +56,7 @@ export {
   type LeaseSpec,
   leaseResource,
 } from './leader.ts';
+export { type Leading, type LeadingOptions, type RunningControllers, runWhileLeading } from './leading.ts';
 export {
   type ApplyObject,
   type ApplyOptions,

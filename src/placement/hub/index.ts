@@ -19,7 +19,7 @@ import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { errorMessage } from '../../errors.ts';
-import { isAlreadyExists, type KubeObject, LeaderElector, ResourceClient } from '../../kube/index.ts';
+import { type RunningControllers, runWhileLeading } from '../../kube/index.ts';
 import { type Logger, logger } from '../../log.ts';
 import { startArgoCdClusterController } from '../argocd/index.ts';
 import { startClusterProfileController } from '../clusterprofile/index.ts';
@@ -90,10 +90,6 @@ export interface PlacementHub {
   readonly identity: string;
   isLeader(): boolean;
   /** stop reconciling (waiting for running reconciles) and give up the leader Lease */
-  stop(): Promise<void>;
-}
-
-interface RunningControllers {
   stop(): Promise<void>;
 }
 
@@ -181,44 +177,16 @@ export async function startPlacementHub(opts: PlacementHubOptions): Promise<Plac
     return { identity, isLeader: () => true, stop: () => controllers.stop() };
   }
 
-  let controllers: RunningControllers | undefined;
-  const namespace = election.namespace ?? placementLeaderLeaseNamespace;
-  await ensureNamespace(kc, namespace, log);
-  const elector = new LeaderElector({
+  const leading = await runWhileLeading({
     kubeconfig: kc,
-    namespace,
+    namespace: election.namespace ?? placementLeaderLeaseNamespace,
     name: election.name ?? placementLeaderLeaseName,
     identity,
     leaseDurationSeconds: election.leaseDurationSeconds,
     renewDeadlineMs: election.renewDeadlineMs,
     retryPeriodMs: election.retryPeriodMs,
-    log: log.child({ identity, component: 'leader-election' }),
-    onStartedLeading: () => {
-      controllers = start();
-    },
-    onStoppedLeading: async () => {
-      const running = controllers;
-      controllers = undefined;
-      await running?.stop();
-    },
+    log,
+    start,
   });
-  elector.start();
-  return { identity, isLeader: () => elector.isLeader(), stop: () => elector.stop() };
-}
-
-async function ensureNamespace(kubeconfig: KubeConfig, name: string, log: Logger): Promise<void> {
-  const namespaces = new ResourceClient<KubeObject>(kubeconfig, {
-    group: '',
-    version: 'v1',
-    plural: 'namespaces',
-    kind: 'Namespace',
-    namespaced: false,
-  });
-  try {
-    await namespaces.create({ metadata: { name } });
-  } catch (err) {
-    if (!isAlreadyExists(err)) {
-      log.warn({ namespace: name, err: errorMessage(err) }, 'cannot create the leader election namespace');
-    }
-  }
+  return { identity, ...leading };
 }

@@ -9,16 +9,11 @@
 // users, so their size and count are bounded. Pure besides a bounded cache of parsed expressions.
 import { Environment } from '@marcbachmann/cel-js';
 import type { ManagedCluster } from '../../api/cluster.ts';
+import { celCompiler, celExpressionsMaxCount, toCelValue } from '../../cel/programs.ts';
 import { errorMessage } from '../../errors.ts';
 import { parseQuantity } from '../../registration/agent/quantity.ts';
 import { type ClusterMatcher, SelectorError } from './selectors.ts';
 import type { AddOnPlacementScoreItem } from './types.ts';
-
-/** Longest expression accepted (the CRD sets no limit). */
-export const celExpressionMaxLength = 4096;
-/** Most expressions one selector may hold. */
-export const celExpressionsMaxCount = 32;
-const parsedCacheMax = 512;
 
 /** The scores of AddOnPlacementScore `resourceName` in cluster `clusterName`'s namespace, if any. */
 export type ScoreLookup = (
@@ -96,31 +91,7 @@ const environment = new Environment({
     'string.quantityIsLessThan(string): bool',
     (a: string, b: string) => compareQuantities(a, b) < 0,
   );
-
-type Program = ReturnType<Environment['parse']>;
-const parsed = new Map<string, Program>();
-
-function compile(expression: string): Program {
-  let program = parsed.get(expression);
-  if (program) return program;
-  if (expression.length > celExpressionMaxLength) {
-    throw new Error(`expression longer than ${celExpressionMaxLength} characters`);
-  }
-  program = environment.parse(expression);
-  if (parsed.size >= parsedCacheMax) parsed.delete(parsed.keys().next().value as string);
-  parsed.set(expression, program);
-  return program;
-}
-
-/** JSON integers as CEL ints (bigint), as the Go library sees them. */
-function toCelValue(value: unknown): unknown {
-  if (typeof value === 'number') return Number.isSafeInteger(value) ? BigInt(value) : value;
-  if (Array.isArray(value)) return value.map(toCelValue);
-  if (value && typeof value === 'object') {
-    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, toCelValue(v)]));
-  }
-  return value;
-}
+const compile = celCompiler(environment);
 
 /**
  * A matcher that is true when every expression is true for the cluster; throws SelectorError when

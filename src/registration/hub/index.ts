@@ -18,16 +18,11 @@ import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { errorMessage, InvalidArgumentError } from '../../errors.ts';
-import { isAlreadyExists, type KubeObject, LeaderElector, ResourceClient } from '../../kube/index.ts';
+import { runWhileLeading } from '../../kube/index.ts';
 import { type Logger, logger } from '../../log.ts';
 import { loadCertificateAuthority } from '../../pki/index.ts';
-import { type HubControllers, startHubControllers } from './controllers.ts';
-import {
-  hubLeaderLeaseName,
-  hubLeaderLeaseNamespace,
-  kubeApiserverClientSignerName,
-  namespaceResource,
-} from './resources.ts';
+import { startHubControllers } from './controllers.ts';
+import { hubLeaderLeaseName, hubLeaderLeaseNamespace, kubeApiserverClientSignerName } from './resources.ts';
 
 export {
   type ApproveClusterCsrsOptions,
@@ -133,45 +128,18 @@ export async function startRegistrationHub(opts: RegistrationHubOptions): Promis
     return { identity, isLeader: () => true, stop: () => controllers.stop() };
   }
 
-  let controllers: HubControllers | undefined;
-  const electionNamespace = election.namespace ?? hubLeaderLeaseNamespace;
-  await ensureElectionNamespace(opts.hubKubeConfig, electionNamespace, log);
-  const elector = new LeaderElector({
+  const leading = await runWhileLeading({
     kubeconfig: opts.hubKubeConfig,
-    namespace: electionNamespace,
+    namespace: election.namespace ?? hubLeaderLeaseNamespace,
     name: election.name ?? hubLeaderLeaseName,
     identity,
     leaseDurationSeconds: election.leaseDurationSeconds,
     renewDeadlineMs: election.renewDeadlineMs,
     retryPeriodMs: election.retryPeriodMs,
-    log: log.child({ identity, component: 'leader-election' }),
-    // startHubControllers is synchronous, so a stop right after a start always finds what to stop.
-    onStartedLeading: () => {
-      controllers = start();
-    },
-    onStoppedLeading: async () => {
-      const running = controllers;
-      controllers = undefined;
-      await running?.stop();
-    },
+    log,
+    start,
   });
-  elector.start();
-  return { identity, isLeader: () => elector.isLeader(), stop: () => elector.stop() };
-}
-
-/**
- * The Lease's namespace must exist before anyone can campaign: `tether init` creates it, a hub run
- * by hand against a fresh cluster creates it here. Only a log line when that is not allowed.
- */
-async function ensureElectionNamespace(kubeconfig: KubeConfig, name: string, log: Logger): Promise<void> {
-  const namespaces = new ResourceClient<KubeObject>(kubeconfig, namespaceResource);
-  try {
-    await namespaces.create({ metadata: { name } });
-  } catch (err) {
-    if (!isAlreadyExists(err)) {
-      log.warn({ namespace: name, err: errorMessage(err) }, 'cannot create the leader election namespace');
-    }
-  }
+  return { identity, ...leading };
 }
 
 async function loadSigner(options: HubSignerOptions) {

@@ -12,16 +12,12 @@ import {
   ManifestWorkCondition,
   ManifestWorkReason,
 } from '../../api/index.ts';
+import { celCompiler, celExpressionsMaxCount, toCelValue } from '../../cel/programs.ts';
 import { errorMessage } from '../../errors.ts';
 import type { ConditionUpdate, KubeObject } from '../../kube/index.ts';
 
-/** Longest expression accepted (the CRD sets no limit). */
-export const celExpressionMaxLength = 4096;
-/** Most expressions one rule may hold. */
-export const celExpressionsMaxCount = 32;
 /** Longest message a messageExpression may produce. */
 const messageMaxLength = 1024;
-const parsedCacheMax = 512;
 
 /** OCM's well-known rules: per condition type, per apiVersion/kind, the CEL expression that decides it. */
 const wellKnownRules: Record<string, Record<string, string>> = {
@@ -38,31 +34,7 @@ const environment = new Environment({
 })
   .registerVariable('object', 'dyn')
   .registerVariable('result', 'bool');
-
-type Program = ReturnType<Environment['parse']>;
-const parsed = new Map<string, Program>();
-
-function compile(expression: string): Program {
-  let program = parsed.get(expression);
-  if (program) return program;
-  if (expression.length > celExpressionMaxLength) {
-    throw new Error(`expression longer than ${celExpressionMaxLength} characters`);
-  }
-  program = environment.parse(expression);
-  if (parsed.size >= parsedCacheMax) parsed.delete(parsed.keys().next().value as string);
-  parsed.set(expression, program);
-  return program;
-}
-
-/** JSON integers as CEL ints (bigint), so `object.spec.replicas + 1` type-checks as it does in Go. */
-function toCelValue(value: unknown): unknown {
-  if (typeof value === 'number') return Number.isSafeInteger(value) ? BigInt(value) : value;
-  if (Array.isArray(value)) return value.map(toCelValue);
-  if (value && typeof value === 'object') {
-    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, toCelValue(v)]));
-  }
-  return value;
-}
+const compile = celCompiler(environment);
 
 function ruleCondition(
   rule: ConditionRule,
