@@ -5,6 +5,7 @@ import {
   type KubeConfig,
   type V1CustomResourceDefinition,
 } from '@kubernetes/client-node';
+import { canonicalJson } from '../kube/canonical-json.ts';
 import { applyObjects, type KubeObject, ResourceClient } from '../kube/index.ts';
 import { pollUntil } from '../wait.ts';
 
@@ -54,11 +55,6 @@ function mergePatch(current: unknown, wanted: unknown): unknown {
   return patch;
 }
 
-const canonical = (v: unknown): string =>
-  JSON.stringify(v, (_, x) =>
-    isJsonObject(x) ? Object.fromEntries(Object.entries(x).sort(([a], [b]) => a.localeCompare(b))) : x,
-  );
-
 /**
  * Server-side apply merges a CRD's conversion field by field, so a conversion someone else set
  * (kubectl patch, another field manager) would keep its webhook url next to our service, which the
@@ -70,7 +66,7 @@ async function replaceForeignConversions(kc: KubeConfig, crds: V1CustomResourceD
     const name = crd.metadata?.name ?? '';
     const wanted = crd.spec.conversion ?? { strategy: 'None' };
     const current = (await client.get(name))?.spec?.['conversion'];
-    if (current === undefined || canonical(current) === canonical(wanted)) continue;
+    if (current === undefined || canonicalJson(current) === canonicalJson(wanted)) continue;
     await client.patchMerge(name, { spec: { conversion: mergePatch(current, wanted) } }, undefined, {
       fieldManager: CRD_FIELD_MANAGER,
     });

@@ -18,6 +18,7 @@ import {
   ocmClusterManagerName,
 } from '../../api/index.ts';
 import { errorMessage } from '../../errors.ts';
+import { canonicalJson } from '../../kube/canonical-json.ts';
 import {
   conditionsEqualIgnoringTime,
   Informer,
@@ -48,15 +49,6 @@ export interface ClusterProfileControllerOptions {
 export interface ClusterProfileController {
   readonly ready: Promise<boolean>;
   stop(): Promise<void>;
-}
-
-function canonicalJson(v: unknown): string {
-  if (Array.isArray(v)) return `[${v.map(canonicalJson).join(',')}]`;
-  if (v && typeof v === 'object') {
-    const keys = Object.keys(v).sort();
-    return `{${keys.map((k) => `${JSON.stringify(k)}:${canonicalJson((v as Record<string, unknown>)[k])}`).join(',')}}`;
-  }
-  return JSON.stringify(v ?? null);
 }
 
 function sameStatus(a: ClusterProfileStatus | undefined, b: ClusterProfileStatus): boolean {

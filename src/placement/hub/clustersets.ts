@@ -18,6 +18,7 @@ import {
   managedClusterSetBindingResource,
   managedClusterSetResource,
 } from '../../api/index.ts';
+import { canonicalJson } from '../../kube/canonical-json.ts';
 import {
   type Condition,
   type Controller,
@@ -62,16 +63,6 @@ export interface ClusterSetControllers {
   /** resolves once every controller's caches synced */
   readonly ready: Promise<boolean>;
   stop(): Promise<void>;
-}
-
-/** JSON with object keys sorted: the apiserver returns custom resources' keys in its own order. */
-function canonicalJson(v: unknown): string {
-  if (Array.isArray(v)) return `[${v.map(canonicalJson).join(',')}]`;
-  if (v && typeof v === 'object') {
-    const keys = Object.keys(v).sort();
-    return `{${keys.map((k) => `${JSON.stringify(k)}:${canonicalJson((v as Record<string, unknown>)[k])}`).join(',')}}`;
-  }
-  return JSON.stringify(v ?? null);
 }
 
 const sameJson = (a: unknown, b: unknown) => canonicalJson(a) === canonicalJson(b);
