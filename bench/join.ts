@@ -40,11 +40,10 @@
 import { type ChildProcess, fork } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { CertificatesV1Api, KubeConfig, type RequestContext } from '@kubernetes/client-node';
-import { Agent, request } from 'undici';
 import {
   clusterNameLabel,
   defaultLeaseDurationSeconds,
@@ -87,6 +86,13 @@ import {
   roleBindingResource,
 } from '../src/registration/hub/resources.ts';
 import { agentSubject } from '../src/tunnel/identity.ts';
+import {
+  apiserverMetricLines,
+  diffCounts,
+  labelsOf,
+  sumCounts,
+  verbResource,
+} from './lib/placement-metrics.ts';
 import {
   type BenchOptions,
   flag,
@@ -417,50 +423,14 @@ class Child {
 type RequestTotals = Map<string, number>;
 
 async function scrapeRequests(cp: ControlPlaneInfo): Promise<RequestTotals> {
-  const pki = dirname(cp.caCertPath);
-  const dispatcher = new Agent({
-    connect: {
-      ca: readFileSync(cp.caCertPath, 'utf8'),
-      cert: readFileSync(join(pki, 'admin.crt'), 'utf8'),
-      key: readFileSync(join(pki, 'admin.key'), 'utf8'),
-      servername: 'localhost',
-    },
-  });
-  try {
-    const res = await request(`${cp.apiserverUrl}/metrics`, { dispatcher });
-    const text = await res.body.text();
-    if (res.statusCode !== 200) throw new Error(`GET ${cp.name} /metrics: ${res.statusCode}`);
-    const totals: RequestTotals = new Map();
-    for (const line of text.split('\n')) {
-      if (!line.startsWith('apiserver_request_total{')) continue;
-      const close = line.lastIndexOf('}');
-      const labels: Record<string, string> = {};
-      for (const m of line.slice(0, close).matchAll(/(\w+)="([^"]*)"/g)) labels[m[1] ?? ''] = m[2] ?? '';
-      const value = Number(line.slice(close + 1).trim());
-      const resource =
-        (labels.resource || '(non-resource)') + (labels.subresource ? `/${labels.subresource}` : '');
-      const key = `${labels.verb} ${resource} ${labels.code}`;
-      totals.set(key, (totals.get(key) ?? 0) + value);
-    }
-    return totals;
-  } finally {
-    await dispatcher.close();
+  const totals: RequestTotals = new Map();
+  for (const line of await apiserverMetricLines(cp)) {
+    if (!line.startsWith('apiserver_request_total{')) continue;
+    const { labels, value } = labelsOf(line);
+    const key = `${verbResource(labels)} ${labels.code}`;
+    totals.set(key, (totals.get(key) ?? 0) + value);
   }
-}
-
-function diffTotals(before: RequestTotals, after: RequestTotals): RequestTotals {
-  const out: RequestTotals = new Map();
-  for (const [k, v] of after) {
-    const d = v - (before.get(k) ?? 0);
-    if (d > 0) out.set(k, d);
-  }
-  return out;
-}
-
-function sumTotals(t: RequestTotals): number {
-  let s = 0;
-  for (const v of t.values()) s += v;
-  return s;
+  return totals;
 }
 
 /** Sum by "VERB resource" (codes merged), largest first. */
@@ -615,7 +585,7 @@ async function runFloor(
     await sleep(100);
   }
   const seconds = (Date.now() - t0) / 1000;
-  const requests = diffTotals(before, await scrapeRequests(hub));
+  const requests = diffCounts(before, await scrapeRequests(hub));
   const listKey = [...requests.keys()].find((k) => k.startsWith('LIST certificatesigningrequests 200'));
   if (listKey) requests.set(listKey, (requests.get(listKey) ?? 0) - polls);
   await inParallel(names, 16, (name) => clusters.delete(name, undefined, { ignoreNotFound: true }));
@@ -937,10 +907,10 @@ async function runScenario(s: Scenario, o: RunOptions): Promise<ScenarioResult> 
     stopAccepting = true;
     const stopMs = await Promise.all(children.map((c) => c.stop()));
 
-    const hubDiff = diffTotals(hubBefore, hubAfter);
-    const managedDiff = diffTotals(managedBefore, managedAfter);
-    const hubTotal = sumTotals(hubDiff);
-    const managedTotal = sumTotals(managedDiff);
+    const hubDiff = diffCounts(hubBefore, hubAfter);
+    const managedDiff = diffCounts(managedBefore, managedAfter);
+    const hubTotal = sumCounts(hubDiff);
+    const managedTotal = sumCounts(managedDiff);
     const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
     const agentsDelta = (k: 'hub' | 'hubWatches' | 'managed' | 'managedWatches') =>
       sum(agents1.map((a, i) => a.requests[k] - (agents0[i]?.requests[k] ?? 0)));
@@ -949,7 +919,7 @@ async function runScenario(s: Scenario, o: RunOptions): Promise<ScenarioResult> 
     const benchRequests = bench1.hub - bench0.hub;
     // Watches: the apiserver counts one when it ends, the clients when it starts; compare the rest.
     const watchesOf = (t: RequestTotals) =>
-      sumTotals(new Map([...t].filter(([k]) => k.startsWith('WATCH '))));
+      sumCounts(new Map([...t].filter(([k]) => k.startsWith('WATCH '))));
     const hubWatches = watchesOf(hubDiff);
     const agentCpu = sum(agents1.map((a, i) => a.cpuMs - (agents0[i]?.cpuMs ?? 0))) / 1000;
     const rssAfter = sum(agents1.map((a) => a.rssMb));
@@ -971,8 +941,8 @@ async function runScenario(s: Scenario, o: RunOptions): Promise<ScenarioResult> 
     }
     const per = (x: number) => round(x / n, 1);
     const top = byVerbResource(hubDiff).slice(0, 5);
-    const holdDiff = diffTotals(hubBefore, hubAfterHold);
-    const holdTotal = sumTotals(holdDiff);
+    const holdDiff = diffCounts(hubBefore, hubAfterHold);
+    const holdTotal = sumCounts(holdDiff);
     const holdWatches = watchesOf(holdDiff);
     const agentsHold = sum(agents2.map((a, i) => a.requests.hub - (agents0[i]?.requests.hub ?? 0)));
     const hubCtlHold = hubCtl2.requests.hub - hubCtl0.requests.hub;
@@ -1007,7 +977,7 @@ async function runScenario(s: Scenario, o: RunOptions): Promise<ScenarioResult> 
       withHold: perVerbResource(holdDiff),
       floor: Object.fromEntries(byVerbResource(floor.requests).map(([k, v]) => [k, round(v / n, 1)])),
     };
-    const floorPerCluster = round(sumTotals(floor.requests) / n, 1);
+    const floorPerCluster = round(sumCounts(floor.requests) / n, 1);
     const warnings = logs.top(8);
     const json = {
       bench: 'join',

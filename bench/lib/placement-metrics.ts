@@ -15,15 +15,16 @@ export interface ApiserverSample {
 
 export const writeVerbs = new Set(['POST', 'PUT', 'PATCH', 'DELETE', 'DELETECOLLECTION', 'APPLY']);
 
-function labelsOf(line: string): { labels: Record<string, string>; value: number } {
+/** A Prometheus text line's labels and value. */
+export function labelsOf(line: string): { labels: Record<string, string>; value: number } {
   const close = line.lastIndexOf('}');
   const labels: Record<string, string> = {};
   for (const m of line.slice(0, close).matchAll(/(\w+)="([^"]*)"/g)) labels[m[1] ?? ''] = m[2] ?? '';
   return { labels, value: Number(line.slice(close + 1).trim()) };
 }
 
-/** One scrape of the control plane's /metrics with its admin client certificate. */
-export async function scrapeApiserver(cp: ControlPlaneInfo): Promise<ApiserverSample> {
+/** The lines of one scrape of a control plane's /metrics, with its admin client certificate. */
+export async function apiserverMetricLines(cp: ControlPlaneInfo): Promise<string[]> {
   const pki = dirname(cp.caCertPath);
   const dispatcher = new Agent({
     connect: {
@@ -37,25 +38,35 @@ export async function scrapeApiserver(cp: ControlPlaneInfo): Promise<ApiserverSa
     const res = await request(`${cp.apiserverUrl}/metrics`, { dispatcher });
     const text = await res.body.text();
     if (res.statusCode !== 200) throw new Error(`GET ${cp.name} /metrics: ${res.statusCode}`);
-    const requests = new Map<string, number>();
-    const watches = new Map<string, number>();
-    for (const line of text.split('\n')) {
-      if (line.startsWith('apiserver_request_total{')) {
-        const { labels, value } = labelsOf(line);
-        const resource =
-          (labels.resource || '(non-resource)') + (labels.subresource ? `/${labels.subresource}` : '');
-        const key = `${labels.verb} ${resource}`;
-        requests.set(key, (requests.get(key) ?? 0) + value);
-      } else if (line.startsWith('apiserver_longrunning_requests{')) {
-        const { labels, value } = labelsOf(line);
-        if (labels.verb !== 'WATCH' || !labels.resource) continue;
-        watches.set(labels.resource, (watches.get(labels.resource) ?? 0) + value);
-      }
-    }
-    return { requests, watches };
+    return text.split('\n');
   } finally {
     await dispatcher.close();
   }
+}
+
+/** "VERB resource[/sub]" of an apiserver_request_total line's labels. */
+export function verbResource(labels: Record<string, string>): string {
+  const resource =
+    (labels.resource || '(non-resource)') + (labels.subresource ? `/${labels.subresource}` : '');
+  return `${labels.verb} ${resource}`;
+}
+
+/** Requests by verb and resource, and open watches, from one scrape. */
+export async function scrapeApiserver(cp: ControlPlaneInfo): Promise<ApiserverSample> {
+  const requests = new Map<string, number>();
+  const watches = new Map<string, number>();
+  for (const line of await apiserverMetricLines(cp)) {
+    if (line.startsWith('apiserver_request_total{')) {
+      const { labels, value } = labelsOf(line);
+      const key = verbResource(labels);
+      requests.set(key, (requests.get(key) ?? 0) + value);
+    } else if (line.startsWith('apiserver_longrunning_requests{')) {
+      const { labels, value } = labelsOf(line);
+      if (labels.verb !== 'WATCH' || !labels.resource) continue;
+      watches.set(labels.resource, (watches.get(labels.resource) ?? 0) + value);
+    }
+  }
+  return { requests, watches };
 }
 
 /** after − before, entries that grew (counters) or changed (gauges, with `signed`). */
