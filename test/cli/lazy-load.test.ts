@@ -3,7 +3,7 @@
 // code, while `tether --help` still lists every verb. Each run is a real `tether` child whose
 // module loads are recorded by a module hook and printed when it exits.
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -18,29 +18,44 @@ afterAll(() => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-const MARK = '[loaded-modules]';
+// The child writes its list to a file of its own when it exits: a list of 150 KB written to a
+// stderr pipe at exit can be cut short.
 const hooks = join(dir, 'record-loads.mjs');
 writeFileSync(
   hooks,
   `import { registerHooks } from 'node:module';
+import { writeFileSync } from 'node:fs';
 const seen = [];
 registerHooks({ load(url, ctx, next) { seen.push(url); return next(url, ctx); } });
-process.on('exit', () => process.stderr.write('${MARK}' + JSON.stringify(seen) + '\\n'));
+process.on('exit', () => writeFileSync(process.env.LOADS_FILE, JSON.stringify(seen)));
 `,
 );
 
-function loadedModules(stderr: string): string[] {
-  const line = stderr.split('\n').find((l) => l.startsWith(MARK));
-  if (!line) throw new Error(`no module list in the child's stderr:\n${stderr}`);
-  return JSON.parse(line.slice(MARK.length)) as string[];
+let runs = 0;
+/** A fresh file for one child's module list, and the environment that names it. */
+function loadsFile(env: NodeJS.ProcessEnv = process.env): { path: string; env: NodeJS.ProcessEnv } {
+  const path = join(dir, `loads-${++runs}.json`);
+  return { path, env: { ...env, LOADS_FILE: path } };
+}
+
+function loadedModules(path: string, output: string): string[] {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch {
+    throw new Error(`the child wrote no module list; its stderr:\n${output}`);
+  }
+  return JSON.parse(text) as string[];
 }
 
 function tether(args: string[]): { status: number | null; stdout: string; modules: string[] } {
+  const loads = loadsFile();
   const run = spawnSync(process.execPath, ['--import', hooks, 'bin/tether.js', ...args], {
     encoding: 'utf8',
     timeout: 60_000,
+    env: loads.env,
   });
-  return { status: run.status, stdout: run.stdout, modules: loadedModules(run.stderr) };
+  return { status: run.status, stdout: run.stdout, modules: loadedModules(loads.path, run.stderr) };
 }
 
 const kubernetesClient = (m: string): boolean => m.includes('/node_modules/@kubernetes/client-node/');
@@ -67,7 +82,8 @@ describe('tether loads only what a verb uses', { timeout: 90_000 }, () => {
     const probe = join(dir, 'record-builtins.mjs');
     writeFileSync(
       probe,
-      `process.on('exit', () => process.stderr.write('${MARK}' + JSON.stringify(process.moduleLoadList) + '\\n'));\n`,
+      `import { writeFileSync } from 'node:fs';
+process.on('exit', () => writeFileSync(process.env.LOADS_FILE, JSON.stringify(process.moduleLoadList)));\n`,
     );
     // The cache's default place, $TMPDIR/node-compile-cache, in a directory of this test's own
     // (NODE_COMPILE_CACHE would enable the cache from Node's start, before tether's own call).
@@ -77,13 +93,14 @@ describe('tether loads only what a verb uses', { timeout: 90_000 }, () => {
     delete env.NODE_COMPILE_CACHE;
     delete env.NODE_DISABLE_COMPILE_CACHE;
     const builtins = (): string[] => {
+      const loads = loadsFile(env);
       const run = spawnSync(process.execPath, ['--import', probe, 'bin/tether.js', 'proxy-agent', '--help'], {
         encoding: 'utf8',
         timeout: 60_000,
-        env,
+        env: loads.env,
       });
       expect(run.status).toBe(0);
-      return loadedModules(run.stderr);
+      return loadedModules(loads.path, run.stderr);
     };
     const stripper = (m: string): boolean => m.includes('amaro');
     expect(builtins().some(stripper), 'the first start strips TypeScript').toBe(true);
@@ -248,8 +265,9 @@ function file(name: string, text: string): string {
 
 /** Runs `tether <args>` until it logs `readyText`, stops it with SIGTERM and returns what it loaded. */
 async function runUntilLogged(args: string[], readyText: string): Promise<string[]> {
+  const loads = loadsFile({ ...process.env, TETHER_LOG_LEVEL: 'info' });
   const child = spawn(process.execPath, ['--import', hooks, 'bin/tether.js', ...args], {
-    env: { ...process.env, TETHER_LOG_LEVEL: 'info' },
+    env: loads.env,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   children.push(child);
@@ -271,5 +289,5 @@ async function runUntilLogged(args: string[], readyText: string): Promise<string
   );
   child.kill('SIGTERM');
   await exited;
-  return loadedModules(stderr);
+  return loadedModules(loads.path, stderr);
 }
