@@ -101,9 +101,11 @@ export async function startPlacementHub(opts: PlacementHubOptions): Promise<Plac
     try {
       await installPlacementAdmission(kc, 30_000);
     } catch (err) {
-      log.warn(
-        { err: errorMessage(err) },
-        'cluster-set admission policies (bind, join) not applied: install them with tether init',
+      // The installed hub's role may not write admission policies: `tether init` and the hub
+      // chart install them, so this is expected there, not a fault.
+      log.info(
+        { reason: errorMessage(err) },
+        'cluster-set admission policies (bind, join) not applied by the hub itself; tether init and the hub chart install them',
       );
     }
   }
