@@ -1,5 +1,6 @@
 // The hub end of the tunnel: accepts agents (TLS with client certificates, ALPN h2; or a WebSocket
-// carrying the same TLS inside it), learns each agent's cluster from its verified certificate,
+// carrying the same TLS inside it), learns each agent's cluster from its verified certificate (the
+// cluster's registration identity or its cluster-proxy addon identity, agent-identity.ts),
 // runs the hello and keeps a registry of live sessions. `dial(cluster, target)` opens a stream into
 // a managed cluster for hub code (gateway, CONNECT frontend). With a ClusterAdmission (the hub's
 // ManagedClusters), only accepted clusters may connect, and a cluster the hub denies or deletes
@@ -12,7 +13,6 @@ import { createWebSocketStream, WebSocketServer } from 'ws';
 import { isTetherError, TetherError } from '../errors.ts';
 import { type Logger, logger as makeLogger } from '../log.ts';
 import { HubTunnelSession } from '../tunnel/hub-session.ts';
-import { agentIdentityFromCertificate } from '../tunnel/identity.ts';
 import {
   defaultTunnelLimits,
   TUNNEL_ALPN,
@@ -20,6 +20,7 @@ import {
   WEBSOCKET_PATH,
   WEBSOCKET_SUBPROTOCOL,
 } from '../tunnel/protocol.ts';
+import { tunnelIdentityFromCertificate } from './agent-identity.ts';
 import type { ClusterAdmission } from './cluster-admission.ts';
 import { createProxyServerMetrics, type ProxyServerMetrics, type TunnelBytes } from './metrics.ts';
 import { connectionKey, defaultPreAuthLimits, PreAuthGate } from './pre-auth.ts';
@@ -212,7 +213,7 @@ export class ProxyServer {
       return;
     }
     const identity = socket.authorized
-      ? agentIdentityFromCertificate(socket.getPeerCertificate())
+      ? tunnelIdentityFromCertificate(socket.getPeerCertificate())
       : undefined;
     if (!identity) {
       this.metrics.errors.inc({ code: 'TETHER_UNAUTHORIZED' });
