@@ -59,6 +59,10 @@ const VERB_MODULES: Array<{
     register: async (p, g) => (await import('./placement.ts')).registerPlacementCommands(p, g.get),
   },
   {
+    verbs: ['get', 'addon', 'install'],
+    register: async (p, g) => (await import('./addon.ts')).registerAddonCommands(p, g.get),
+  },
+  {
     verbs: ['credentials'],
     register: async (p) => (await import('./credentials.ts')).registerCredentialsCommand(p),
   },
@@ -84,7 +88,9 @@ export async function buildProgram(argv?: readonly string[]): Promise<Command> {
   for (const m of wanted) {
     if (!groups && (m.verbs.includes('get') || m.verbs.includes('create'))) {
       groups = {
-        get: program.command('get').description('list clusters, works or service accounts'),
+        get: program
+          .command('get')
+          .description('list clusters, works, service accounts, placements or addons'),
         create: program.command('create').description('create a work or a managed service account'),
         del: program.command('delete').description('delete a work'),
       };

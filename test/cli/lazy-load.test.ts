@@ -129,6 +129,8 @@ process.on('exit', () => writeFileSync(process.env.LOADS_FILE, JSON.stringify(pr
       'delete',
       'accept',
       'clusterset',
+      'addon',
+      'install',
       'credentials',
       'help',
     ]);

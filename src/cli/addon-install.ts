@@ -1,0 +1,90 @@
+// `tether install hub-addon --names …`: registers the hub side of addons tether ships, as
+// clusteradm's `install hub-addon` does for OCM's (argocd, governance-policy-framework): a
+// ClusterManagementAddOn with installStrategy Manual, so nothing is installed on any cluster until
+// `tether addon enable` says where. tether's addon manager serves every ClusterManagementAddOn, so
+// the lifecycle annotation says so as OCM's addon-manager expects. An existing ClusterManagementAddOn
+// is left as it is (its installStrategy may already hold placements). --dry-run writes nothing.
+import type { KubeConfig } from '@kubernetes/client-node';
+import { addOnDeploymentConfigResource, addonApiGroup, type ConfigMeta } from '../api/index.ts';
+import { InvalidArgumentError } from '../errors.ts';
+import { type AddonResult, addonClients, cmaObject } from './addon-hub.ts';
+
+/** OCM's ClusterManagementAddOn annotation: who installs and rolls the addon out. */
+export const addonLifecycleAnnotation = 'addon.open-cluster-management.io/lifecycle';
+
+/** The hub side of one addon tether ships: what its ClusterManagementAddOn says. */
+export interface HubAddonDefinition {
+  name: string;
+  displayName: string;
+  description: string;
+  supportedConfigs: ConfigMeta[];
+}
+
+const deploymentConfig: ConfigMeta = { group: addonApiGroup, resource: addOnDeploymentConfigResource.plural };
+
+/**
+ * The addons tether ships, under OCM's names. Their agents are tether's own (src/addon/builtin);
+ * the integrator may swap this list for the definitions there.
+ */
+export const builtinHubAddons: readonly HubAddonDefinition[] = [
+  {
+    name: 'cluster-proxy',
+    displayName: 'cluster-proxy',
+    description: 'tunnel from the hub to each managed cluster (tether proxy-agent)',
+    supportedConfigs: [deploymentConfig],
+  },
+  {
+    name: 'managed-serviceaccount',
+    displayName: 'managed-serviceaccount',
+    description: 'ServiceAccount tokens of managed clusters on the hub (tether serviceaccount agent)',
+    supportedConfigs: [deploymentConfig],
+  },
+];
+
+/** The definitions of `names`; an unknown name stops before anything is written, listing the known ones. */
+export function hubAddonDefinitions(
+  names: readonly string[],
+  known: readonly HubAddonDefinition[] = builtinHubAddons,
+): HubAddonDefinition[] {
+  const unknown = names.filter((n) => !known.some((d) => d.name === n));
+  if (unknown.length > 0) {
+    throw new InvalidArgumentError(
+      `no hub addon named ${unknown.join(', ')}: tether ships ${known.map((d) => d.name).join(', ')}`,
+    );
+  }
+  return names.map((n) => known.find((d) => d.name === n) as HubAddonDefinition);
+}
+
+/** Creates the ClusterManagementAddOn of each definition that the hub does not have yet. */
+export async function installHubAddons(
+  hub: KubeConfig,
+  definitions: readonly HubAddonDefinition[],
+  opts: { dryRun: boolean },
+): Promise<AddonResult> {
+  const { cmas } = addonClients(hub);
+  const result: AddonResult = { changes: [], notes: [] };
+  for (const d of definitions) {
+    const object = cmaObject(d.name);
+    if (await cmas.get(d.name)) {
+      result.changes.push({ object, action: 'unchanged', detail: 'already installed' });
+      continue;
+    }
+    await cmas.create(
+      {
+        metadata: { name: d.name, annotations: { [addonLifecycleAnnotation]: 'addon-manager' } },
+        spec: {
+          addOnMeta: { displayName: d.displayName, description: d.description },
+          supportedConfigs: d.supportedConfigs,
+          installStrategy: { type: 'Manual' },
+        },
+      },
+      { dryRun: opts.dryRun },
+    );
+    result.changes.push({
+      object,
+      action: 'created',
+      detail: `enable it with tether addon enable --names ${d.name} --clusters … or --placement …`,
+    });
+  }
+  return result;
+}
