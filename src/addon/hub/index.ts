@@ -1,0 +1,92 @@
+// The hub's generic add-on manager, as `tether hub` runs it (OCM's addon-manager in the
+// cluster-manager): for every ClusterManagementAddOn, whoever renders its agent, the install
+// strategy (Manual / Placements with rollout), the config references and the Configured condition
+// of its ManagedClusterAddOns, and its own status (install-strategy-controller.ts). Replicas elect
+// one leader on their own Lease (`addon-manager-controller-lock`, next to the other hub
+// controllers'); only the leader reconciles. Rendering and delivering agents (AddonManager,
+// src/addon/sdk) and addon registration are other parts; this one never touches their fields.
+//
+// The hub identity needs: clustermanagementaddons get/list/watch/patch/update (+ /status update);
+// managedclusteraddons get/list/watch/create/delete/patch (+ /status update); placements and
+// placementdecisions get/list/watch; addondeploymentconfigs get/list/watch; get on every other
+// config kind add-ons list in supportedConfigs; discovery (/apis); leases in the election
+// namespace.
+import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
+import type { KubeConfig } from '@kubernetes/client-node';
+import { type RunningControllers, runWhileLeading } from '../../kube/index.ts';
+import { type Logger, logger } from '../../log.ts';
+import { startAddonInstallController } from './install-strategy-controller.ts';
+
+export {
+  ConfiguredReason,
+  configSpecHash,
+  configuredCondition,
+  goJson,
+} from './config-references.ts';
+export {
+  LifecycleValue,
+  lifecycleAnnotation,
+  managedByAddonManager,
+} from './install-strategy.ts';
+
+/** The add-on manager's leader Lease. */
+export const addonManagerLeaderLeaseName = 'addon-manager-controller-lock';
+/** Where the Lease lives by default: the hub namespace, as the other hub controllers'. */
+export const addonManagerLeaderLeaseNamespace = 'open-cluster-management-hub';
+
+export interface AddonHubLeaderElectionOptions {
+  namespace?: string;
+  name?: string;
+  /** this replica, unique among replicas (default hostname + random suffix) */
+  identity?: string;
+  leaseDurationSeconds?: number;
+  renewDeadlineMs?: number;
+  retryPeriodMs?: number;
+}
+
+export interface AddonHubOptions {
+  hubKubeConfig: KubeConfig;
+  log?: Logger;
+  /** informers re-deliver every cached object this often (default 10 min) */
+  resyncPeriodMs?: number;
+  /** leader election on a Lease (default on); false runs the controller at once, alone */
+  leaderElection?: AddonHubLeaderElectionOptions | false;
+}
+
+export interface AddonHub {
+  readonly identity: string;
+  isLeader(): boolean;
+  /** stop reconciling (waiting for running passes) and give up the leader Lease */
+  stop(): Promise<void>;
+}
+
+/** Start the add-on manager; resolves once it campaigns (or, alone, once its controller starts). */
+export async function startAddonHub(opts: AddonHubOptions): Promise<AddonHub> {
+  const log = opts.log ?? logger('addon-hub');
+  const election = opts.leaderElection === false ? undefined : (opts.leaderElection ?? {});
+  const identity = election?.identity ?? `${hostname()}-${randomUUID().slice(0, 8)}`;
+  const start = (): RunningControllers =>
+    startAddonInstallController({
+      kubeconfig: opts.hubKubeConfig,
+      resyncPeriodMs: opts.resyncPeriodMs,
+      log: log.child({ identity, component: 'addon-install' }),
+    });
+
+  if (!election) {
+    const controller = start();
+    return { identity, isLeader: () => true, stop: () => controller.stop() };
+  }
+  const leading = await runWhileLeading({
+    kubeconfig: opts.hubKubeConfig,
+    namespace: election.namespace ?? addonManagerLeaderLeaseNamespace,
+    name: election.name ?? addonManagerLeaderLeaseName,
+    identity,
+    leaseDurationSeconds: election.leaseDurationSeconds,
+    renewDeadlineMs: election.renewDeadlineMs,
+    retryPeriodMs: election.retryPeriodMs,
+    log,
+    start,
+  });
+  return { identity, ...leading };
+}
