@@ -11,11 +11,15 @@
 //   status.ts           Joined / Available conditions, version, capacity, clusterClaims
 //   availability.ts     managed apiserver probe;  claims.ts  ClusterClaim CRD, informer, exposure
 //   lease.ts            managed-cluster-lease renewals
+//   src/addon/agent     addon registration: per-addon CSRs and `<addon>-hub-kubeconfig` secrets,
+//                       run with this agent's hub credential (option addonRegistration)
 // Every hub call goes through client-node with the bootstrap kubeconfig's proxy (or the proxy
 // option, or HTTPS_PROXY/NO_PROXY). Never writes hub objects other than its ManagedCluster, its
-// CSRs, its lease and events in its cluster namespace; never touches the hub's conditions.
+// CSRs (and its addons' CSRs), its lease, events and its addons' ClusterCertificateRotated
+// condition in its cluster namespace; never touches the hub's conditions.
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { KubeConfig } from '@kubernetes/client-node';
+import { type AddonRegistrationAgent, startAddonRegistrationAgent } from '../../addon/agent/index.ts';
 import {
   agentNamespace as defaultAgentNamespace,
   defaultLeaseDurationSeconds,
@@ -79,6 +83,11 @@ export interface RegistrationAgentOptions {
   unavailableAfterFailures?: number;
   /** how often the managed apiserver's /livez is checked between status reconciles (default 10 s) */
   healthCheckIntervalSeconds?: number;
+  /**
+   * addon registration (OCM's): per-addon CSRs and the `<addon>-hub-kubeconfig` secrets in the
+   * addons' install namespaces; false turns it off. Default on, with the rotation policy below.
+   */
+  addonRegistration?: false | { csrExpirationSeconds?: number; rotationFraction?: number };
   /** called with every new hub kubeconfig (first join, rotation, re-bootstrap) once it is stored */
   onHubKubeconfigChanged?: (kc: KubeConfig) => void;
   log?: Logger;
@@ -180,6 +189,19 @@ export async function startRegistrationAgent(opts: RegistrationAgentOptions): Pr
   });
   recreator.start();
 
+  const addonRegistration = opts.addonRegistration;
+  const addons: AddonRegistrationAgent | undefined =
+    addonRegistration === false
+      ? undefined
+      : startAddonRegistrationAgent({
+          clusterName,
+          agentName,
+          managedKubeConfig,
+          csrExpirationSeconds: addonRegistration?.csrExpirationSeconds,
+          rotationFraction: addonRegistration?.rotationFraction,
+          log: log.child({ loop: 'addon-registration' }),
+        });
+
   const credentials: HubCredentialsReconciler = new HubCredentialsReconciler({
     clusterName,
     agentName,
@@ -218,6 +240,7 @@ export async function startRegistrationAgent(opts: RegistrationAgentOptions): Pr
       session = next;
       current = creds;
       notify(waiters.hub);
+      addons?.setHubCredentials(creds.kubeconfig, creds.hub);
       await previous?.stop();
       log.info({ source, serial: creds.serial }, 'hub clients switched to the new hub kubeconfig');
       try {
@@ -265,7 +288,13 @@ export async function startRegistrationAgent(opts: RegistrationAgentOptions): Pr
         notify(waiters.hub);
         notify(waiters.joined);
         await credentials.stop();
-        await Promise.all([session?.stop(), claimsReady, claimInformer.stop(), recreator.stop()]);
+        await Promise.all([
+          session?.stop(),
+          addons?.stop(),
+          claimsReady,
+          claimInformer.stop(),
+          recreator.stop(),
+        ]);
         log.info('registration agent stopped');
       })();
       return stopped;

@@ -1,0 +1,16 @@
+// Public surface of src/addon/agent: what runs on (or for) a managed cluster for addons. The
+// registration agent starts startAddonRegistrationAgent next to its own loops (see
+// src/registration/agent/index.ts): per-addon CSRs and the `<addon>-hub-kubeconfig` secrets.
+export { addonCsrOutcome, createAddonCertificateRequest, createAddonCsr } from './csr.ts';
+export {
+  type AddonCredentialTarget,
+  addonKubeconfigYaml,
+  addonSecretData,
+  registrationSecretLabel,
+  storedAddonCredential,
+} from './hub-kubeconfig.ts';
+export {
+  type AddonRegistrationAgent,
+  type AddonRegistrationAgentOptions,
+  startAddonRegistrationAgent,
+} from './registration.ts';
