@@ -264,3 +264,21 @@ export interface ManagedClusterAddOnV1beta1 {
     registrations?: RegistrationConfigV1beta1[];
   };
 }
+
+// ---- addon delivery (the hub's addon manager) ----
+
+/** ManifestWork `addon-<addon>-deploy-<index>` in the cluster namespace: an addon agent's objects. */
+export function addonDeployWorkName(addonName: string, index = 0): string {
+  return `addon-${addonName}-deploy-${index}`;
+}
+
+/** The prefix every deploy work of an addon's name starts with. */
+export function addonDeployWorkPrefix(addonName: string): string {
+  return `addon-${addonName}-deploy-`;
+}
+
+/**
+ * On a ManagedClusterAddOn: the addon manager deletes the addon's ManifestWorks before it goes
+ * (addon-framework's first deploy controller's name; OCM now relies on the works' ownerReference).
+ */
+export const addonWorkCleanupFinalizer = 'addon.open-cluster-management.io/work-cleanup';

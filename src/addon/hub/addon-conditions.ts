@@ -1,0 +1,46 @@
+// The ManagedClusterAddOn conditions the addon manager's deploy controller sets, with OCM's types,
+// reasons and messages (open-cluster-management.io/api addon/v1alpha1, addon-framework agentdeploy
+// and healthcheck, OCM addonprogressing). Other writers own the rest: RegistrationApplied (addon
+// registration), Configured (install strategy), Available in Lease mode (the managed registration
+// agent). Names only; no I/O.
+
+export const AddonConditionType = {
+  ManifestApplied: 'ManifestApplied',
+  Progressing: 'Progressing',
+  Available: 'Available',
+} as const;
+
+export const ManifestAppliedReason = {
+  /** the deploy works are applied (or there is nothing to apply) */
+  Applied: 'AddonManifestApplied',
+  /** a deploy work reports Applied other than True */
+  ApplyFailed: 'AddonManifestAppliedFailed',
+  /** rendering the manifests or writing the work failed */
+  WorkApplyFailed: 'ManifestWorkApplyFailed',
+} as const;
+
+export const ManifestAppliedMessage = {
+  applied: 'manifests of addon are applied successfully',
+  applyFailed: 'failed to apply the manifests of addon',
+} as const;
+
+export const ProgressingReason = {
+  Installing: 'Installing',
+  InstallSucceed: 'InstallSucceed',
+  InstallFailed: 'InstallFailed',
+  Upgrading: 'Upgrading',
+  UpgradeSucceed: 'UpgradeSucceed',
+  UpgradeFailed: 'UpgradeFailed',
+  ConfigurationUnsupported: 'ConfigurationUnsupported',
+  WaitingForManifestApplied: 'WaitingForManifestApplied',
+} as const;
+
+export const AvailableReason = {
+  WorkNotFound: 'WorkNotFound',
+  WorkApplyFailed: 'WorkApplyFailed',
+  WorkNotApplied: 'WorkNotApplied',
+  WorkApplied: 'WorkApplied',
+  NoProbeResult: 'NoProbeResult',
+  ProbeUnavailable: 'ProbeUnavailable',
+  ProbeAvailable: 'ProbeAvailable',
+} as const;

@@ -1,0 +1,148 @@
+// Which configs an addon's agent is rendered with on one cluster, and where it is installed. The
+// install strategy controller (config-references.ts) writes the ManagedClusterAddOn's
+// status.configReferences[].desiredConfig; those win. Before it did (or when it does not run), the
+// configs are the ClusterManagementAddOn's supportedConfigs defaults overridden by the
+// ManagedClusterAddOn's spec.configs, per group/resource, as OCM merges them. Reads only through the
+// `fetch` callback it is given.
+import { createHash } from 'node:crypto';
+import {
+  type AddOnDeploymentConfigSpec,
+  addonApiGroup,
+  type ClusterManagementAddOn,
+  type ManagedClusterAddOn,
+  reservedNoDefaultConfigName,
+} from '../../api/addon.ts';
+import { canonicalJson } from '../../kube/canonical-json.ts';
+import type { KubeObject } from '../../kube/types.ts';
+import { defaultAddonInstallNamespace, type ResolvedAddonConfig } from '../sdk/types.ts';
+
+export const addOnDeploymentConfigGroupResource = {
+  group: addonApiGroup,
+  resource: 'addondeploymentconfigs',
+} as const;
+
+/** One referenced config before it is read. */
+export interface ConfigRef {
+  group: string;
+  resource: string;
+  namespace?: string;
+  name: string;
+  /** the install strategy's desiredConfig.specHash, when it wrote one */
+  specHash?: string;
+}
+
+/** OCM's spec hash: sha256 (lower-case hex) of the object without apiVersion, kind, metadata, status. */
+export function configSpecHash(obj: KubeObject & Record<string, unknown>): string {
+  const { apiVersion: _a, kind: _k, metadata: _m, status: _s, ...rest } = obj;
+  return createHash('sha256').update(canonicalJson(rest)).digest('hex');
+}
+
+const grKey = (c: { group?: string; resource: string }) => `${c.group ?? ''}/${c.resource}`;
+
+/** The configs to render with: desiredConfigs when written, else defaults overridden by spec.configs. */
+export function configRefsOf(mca: ManagedClusterAddOn, cma: ClusterManagementAddOn | undefined): ConfigRef[] {
+  const desired = (mca.status?.configReferences ?? []).filter((r) => r.desiredConfig?.name);
+  if (desired.length > 0) {
+    return desired.map((r) => ({
+      group: r.group ?? '',
+      resource: r.resource,
+      name: r.desiredConfig?.name ?? '',
+      ...(r.desiredConfig?.namespace ? { namespace: r.desiredConfig.namespace } : {}),
+      ...(r.desiredConfig?.specHash ? { specHash: r.desiredConfig.specHash } : {}),
+    }));
+  }
+  const byGr = new Map<string, ConfigRef[]>();
+  for (const s of cma?.spec.supportedConfigs ?? []) {
+    const d = s.defaultConfig;
+    if (!d?.name || d.name === reservedNoDefaultConfigName) continue;
+    byGr.set(grKey(s), [
+      {
+        group: s.group ?? '',
+        resource: s.resource,
+        name: d.name,
+        ...(d.namespace ? { namespace: d.namespace } : {}),
+      },
+    ]);
+  }
+  const fromSpec = new Map<string, ConfigRef[]>();
+  for (const c of mca.spec.configs ?? []) {
+    const list = fromSpec.get(grKey(c)) ?? [];
+    list.push({
+      group: c.group ?? '',
+      resource: c.resource,
+      name: c.name,
+      ...(c.namespace ? { namespace: c.namespace } : {}),
+    });
+    fromSpec.set(grKey(c), list);
+  }
+  for (const [gr, list] of fromSpec) byGr.set(gr, list);
+  return [...byGr.values()].flat();
+}
+
+/** Read every referenced config; a missing one resolves without spec. */
+export async function resolveConfigs(
+  refs: readonly ConfigRef[],
+  fetch: (ref: ConfigRef) => Promise<(KubeObject & Record<string, unknown>) | undefined>,
+): Promise<ResolvedAddonConfig[]> {
+  const out: ResolvedAddonConfig[] = [];
+  for (const ref of refs) {
+    const obj = await fetch(ref);
+    out.push({
+      group: ref.group,
+      resource: ref.resource,
+      name: ref.name,
+      ...(ref.namespace ? { namespace: ref.namespace } : {}),
+      ...(obj ? { spec: obj['spec'] } : {}),
+      ...(ref.specHash ? { specHash: ref.specHash } : obj ? { specHash: configSpecHash(obj) } : {}),
+    });
+  }
+  return out;
+}
+
+/** The first AddOnDeploymentConfig among the configs, when it exists (OCM uses the first one). */
+export function deploymentConfigOf(
+  configs: readonly ResolvedAddonConfig[],
+): AddOnDeploymentConfigSpec | undefined {
+  const adc = configs.find(
+    (c) =>
+      c.group === addOnDeploymentConfigGroupResource.group &&
+      c.resource === addOnDeploymentConfigGroupResource.resource &&
+      c.spec !== undefined,
+  );
+  return adc?.spec as AddOnDeploymentConfigSpec | undefined;
+}
+
+/** AddOnDeploymentConfig.agentInstallNamespace when set, else spec.installNamespace, else OCM's default. */
+export function installNamespaceOf(
+  mca: ManagedClusterAddOn,
+  config: AddOnDeploymentConfigSpec | undefined,
+): string {
+  return config?.agentInstallNamespace || mca.spec.installNamespace || defaultAddonInstallNamespace;
+}
+
+/** customizedVariables by name (a later entry of the same name wins). */
+export function variablesOf(config: AddOnDeploymentConfigSpec | undefined): Record<string, string> {
+  const vars: Record<string, string> = {};
+  for (const v of config?.customizedVariables ?? []) vars[v.name] = v.value ?? '';
+  return vars;
+}
+
+/**
+ * The ManifestWork annotation `open-cluster-management.io/config-spec-hash`: JSON of
+ * `<resource>.<group>/<namespace>/<name>` → desiredConfig.specHash of the MCA's configReferences;
+ * undefined when there are none (the Progressing check compares it with the MCA's).
+ */
+export function configSpecHashAnnotationValue(mca: ManagedClusterAddOn): string | undefined {
+  const map = configHashMap(mca);
+  return Object.keys(map).length > 0 ? canonicalJson(map) : undefined;
+}
+
+export function configHashMap(mca: ManagedClusterAddOn): Record<string, string> {
+  const map: Record<string, string> = {};
+  for (const r of mca.status?.configReferences ?? []) {
+    if (!r.desiredConfig) continue;
+    const key = `${r.resource}.${r.group ?? ''}/${r.desiredConfig.namespace ?? ''}/${r.desiredConfig.name}`;
+    map[key] = r.desiredConfig.specHash ?? '';
+  }
+  return map;
+}

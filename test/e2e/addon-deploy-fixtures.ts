@@ -1,0 +1,138 @@
+// Shared by the addon deploy e2e files: a cluster on the real hub (namespace, ManagedCluster, a real
+// work agent on cluster1 with the hub's restricted work identity), an AddonManager running the test
+// addons without leader election, and helpers to enable an addon and wait on its status. cleanup()
+// undoes everything, also after a failed test: addons (and their works, through the manager),
+// the manager, the agent, the hub namespace, the ManagedCluster, the ClusterManagementAddOns and
+// the namespaces the addons were installed into on cluster1.
+
+import { AddonManager } from '../../src/addon/sdk/manager.ts';
+import type { AgentAddon } from '../../src/addon/sdk/types.ts';
+import {
+  type AddOnConfig,
+  type AddOnDeploymentConfig,
+  addOnDeploymentConfigResource,
+  addonDeployWorkName,
+  type ClusterManagementAddOn,
+  clusterManagementAddOnResource,
+  type ManagedClusterAddOn,
+  managedClusterAddOnResource,
+} from '../../src/api/addon.ts';
+import { type ManagedCluster, managedClusterResource } from '../../src/api/cluster.ts';
+import type { ManifestWork } from '../../src/api/work.ts';
+import { type Condition, findCondition, ResourceClient } from '../../src/kube/index.ts';
+import {
+  appliedWorks,
+  dropFinalizers,
+  hubAdmin,
+  hubHash,
+  hubWorks,
+  kinds,
+  onManaged,
+  setUpWorkCluster,
+  unique,
+  type WorkCluster,
+  waitFor,
+} from '../work/e2e-fixtures.ts';
+
+export { hubWorks, kinds, onManaged, unique, waitFor };
+
+export const mcas = new ResourceClient<ManagedClusterAddOn>(hubAdmin, managedClusterAddOnResource);
+export const cmas = new ResourceClient<ClusterManagementAddOn>(hubAdmin, clusterManagementAddOnResource);
+export const adcs = new ResourceClient<AddOnDeploymentConfig>(hubAdmin, addOnDeploymentConfigResource);
+const clusters = new ResourceClient<ManagedCluster>(hubAdmin, managedClusterResource);
+
+export interface AddonTestCluster {
+  name: string;
+  manager: AddonManager;
+  /** create ManagedClusterAddOn `addon` installing into `installNamespace` (removed by cleanup) */
+  enable(addon: string, installNamespace: string, configs?: AddOnConfig[]): Promise<ManagedClusterAddOn>;
+  /** wait until the addon's condition `type` matches */
+  waitForCondition(
+    addon: string,
+    type: string,
+    match: Partial<Condition>,
+    timeoutMs?: number,
+  ): Promise<Condition>;
+  /** wait for the deploy work to satisfy `check` */
+  waitForWork<T>(
+    addon: string,
+    description: string,
+    check: (w: ManifestWork) => T | undefined | false,
+  ): Promise<T>;
+  cleanup(): Promise<void>;
+}
+
+/** A cluster with a work agent and an AddonManager running `addons`. */
+export async function setUpAddonCluster(addons: readonly AgentAddon[]): Promise<AddonTestCluster> {
+  const work: WorkCluster = await setUpWorkCluster('addon');
+  const enabled = new Set<string>();
+  const installNamespaces = new Set<string>();
+  let manager: AddonManager | undefined;
+  const cleanup = async () => {
+    // Deleting the addons while the manager and the agent run removes their works and objects.
+    for (const a of enabled) await mcas.delete(a, work.name, { ignoreNotFound: true }).catch(() => undefined);
+    await waitFor('the addons to be gone', async () => {
+      for (const a of enabled) if (await mcas.get(a, work.name)) return false;
+      return true;
+    }).catch(async () => {
+      for (const a of enabled) {
+        await dropFinalizers(hubWorks, addonDeployWorkName(a), work.name);
+        await dropFinalizers(mcas, a, work.name);
+      }
+    });
+    await manager?.stop();
+    for (const a of enabled) {
+      await dropFinalizers(appliedWorks, `${hubHash}-${addonDeployWorkName(a)}`);
+      await appliedWorks.delete(`${hubHash}-${addonDeployWorkName(a)}`, undefined, { ignoreNotFound: true });
+    }
+    await work.cleanup();
+    await clusters.delete(work.name, undefined, { ignoreNotFound: true });
+    for (const a of addons) await cmas.delete(a.name, undefined, { ignoreNotFound: true });
+    for (const ns of installNamespaces)
+      await onManaged(kinds.namespace).delete(ns, undefined, { ignoreNotFound: true });
+  };
+  try {
+    await clusters.create({ metadata: { name: work.name }, spec: { hubAcceptsClient: true } });
+    await work.startAgent();
+    manager = new AddonManager({ hubKubeConfig: hubAdmin, leaderElection: false });
+    for (const a of addons) manager.add(a);
+    await manager.start();
+  } catch (err) {
+    await cleanup();
+    throw err;
+  }
+  const started = manager;
+  return {
+    name: work.name,
+    manager: started,
+    async enable(addon, installNamespace, configs) {
+      enabled.add(addon);
+      installNamespaces.add(installNamespace);
+      return mcas.create({
+        metadata: { name: addon, namespace: work.name },
+        spec: { installNamespace, ...(configs ? { configs } : {}) },
+      });
+    },
+    async waitForCondition(addon, type, match, timeoutMs = 60_000) {
+      let last: ManagedClusterAddOn | undefined;
+      try {
+        return await waitFor(
+          `addon ${addon} ${type} ${JSON.stringify(match)}`,
+          async () => {
+            last = await mcas.get(addon, work.name);
+            const c = findCondition(last?.status?.conditions, type);
+            if (!c) return undefined;
+            const ok = Object.entries(match).every(([k, v]) => c[k as keyof Condition] === v);
+            return ok ? c : undefined;
+          },
+          timeoutMs,
+        );
+      } catch (err) {
+        throw new Error(`${(err as Error).message}\nlast status: ${JSON.stringify(last?.status, null, 1)}`);
+      }
+    },
+    waitForWork: (addon, description, check) =>
+      work.waitForWork(addonDeployWorkName(addon), description, check),
+    cleanup,
+  };
+}
