@@ -16,6 +16,7 @@ import {
 } from '../api/index.ts';
 import { InvalidArgumentError, TetherError } from '../errors.ts';
 import { canonicalJson } from '../kube/canonical-json.ts';
+import { isNotFound } from '../kube/index.ts';
 import type { PlacementRef } from '../placement/cli/work-by-placement.ts';
 import type { EnableTarget } from './addon-flags.ts';
 import {
@@ -138,18 +139,27 @@ async function enableOnCluster(
     { dryRun: opts.dryRun },
   );
   if (updated) return { object, action: updated.changed ? 'updated' : 'unchanged', detail };
-  await clients.mcas.create(
-    {
-      metadata: {
-        name: addon,
-        namespace: cluster,
-        ...(labels ? { labels } : {}),
-        ...(annotations ? { annotations } : {}),
+  try {
+    await clients.mcas.create(
+      {
+        metadata: {
+          name: addon,
+          namespace: cluster,
+          ...(labels ? { labels } : {}),
+          ...(annotations ? { annotations } : {}),
+        },
+        spec: { installNamespace: target.installNamespace, ...(configs ? { configs } : {}) },
       },
-      spec: { installNamespace: target.installNamespace, ...(configs ? { configs } : {}) },
-    },
-    { dryRun: opts.dryRun },
-  );
+      { dryRun: opts.dryRun },
+    );
+  } catch (err) {
+    // The ManagedCluster exists (checked), so a 404 here is its namespace: not accepted yet.
+    if (!isNotFound(err)) throw err;
+    throw new TetherError(
+      'TETHER_INVALID_ARGUMENT',
+      `cluster ${cluster} has no namespace on the hub yet: accept it first (tether accept --clusters ${cluster})`,
+    );
+  }
   return { object, action: 'created', detail };
 }
 

@@ -7,6 +7,7 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import { addOnDeploymentConfigResource, addonApiGroup, type ConfigMeta } from '../api/index.ts';
 import { InvalidArgumentError } from '../errors.ts';
+import { isAlreadyExists } from '../kube/index.ts';
 import { type AddonResult, addonClients, cmaObject } from './addon-hub.ts';
 
 /** OCM's ClusterManagementAddOn annotation: who installs and rolls the addon out. */
@@ -69,17 +70,24 @@ export async function installHubAddons(
       result.changes.push({ object, action: 'unchanged', detail: 'already installed' });
       continue;
     }
-    await cmas.create(
-      {
-        metadata: { name: d.name, annotations: { [addonLifecycleAnnotation]: 'addon-manager' } },
-        spec: {
-          addOnMeta: { displayName: d.displayName, description: d.description },
-          supportedConfigs: d.supportedConfigs,
-          installStrategy: { type: 'Manual' },
+    try {
+      await cmas.create(
+        {
+          metadata: { name: d.name, annotations: { [addonLifecycleAnnotation]: 'addon-manager' } },
+          spec: {
+            addOnMeta: { displayName: d.displayName, description: d.description },
+            supportedConfigs: d.supportedConfigs,
+            installStrategy: { type: 'Manual' },
+          },
         },
-      },
-      { dryRun: opts.dryRun },
-    );
+        { dryRun: opts.dryRun },
+      );
+    } catch (err) {
+      // Someone else created it since the read: installed all the same.
+      if (!isAlreadyExists(err)) throw err;
+      result.changes.push({ object, action: 'unchanged', detail: 'already installed' });
+      continue;
+    }
     result.changes.push({
       object,
       action: 'created',
