@@ -1,0 +1,95 @@
+// What tether's built-in addons (cluster-proxy, managed-serviceaccount, cluster-gateway) render
+// alike on a managed cluster: the install namespace, left in place when an addon is disabled; the
+// hub credential Secret `<addon>-hub-kubeconfig` mounted where OCM's template addons mount it; the
+// flag naming the forward proxy's CA the manager mounts from an AddOnDeploymentConfig. Pure data.
+import type { KubernetesObject } from '@kubernetes/client-node';
+import type { ConfigMeta } from '../../api/addon.ts';
+import type { SecretMount } from '../../install/workload.ts';
+import { proxyCaKey, proxyCaMountPath } from '../hub/deployment-config.ts';
+import type { AddonRenderContext } from '../sdk/types.ts';
+
+/** Where an addon agent finds its hub credential (OCM's template-addon path). */
+export const hubKubeconfigDir = '/managed/hub-kubeconfig';
+
+/** The Secret the managed registration agent writes an addon's hub credential to (OCM's name). */
+export function hubKubeconfigSecretName(addon: string): string {
+  return `${addon}-hub-kubeconfig`;
+}
+
+/** What the hub shows of a built-in addon: its ClusterManagementAddOn's addOnMeta and supportedConfigs. */
+export interface BuiltinAddonMeta {
+  name: string;
+  displayName: string;
+  description: string;
+  supportedConfigs: readonly ConfigMeta[];
+}
+
+/** AddOnDeploymentConfig, the one config kind every built-in addon accepts. */
+export const addOnDeploymentConfigMeta: ConfigMeta = {
+  group: 'addon.open-cluster-management.io',
+  resource: 'addondeploymentconfigs',
+};
+
+/** The manifest annotation that keeps an object on the managed cluster when its work is deleted. */
+export const deletionOrphanAnnotation = 'addon.open-cluster-management.io/deletion-orphan';
+
+/**
+ * The install namespace. Every addon may share it (OCM's default namespace for all addons, and
+ * where `tether agent` keeps the gateway's ServiceAccount), so disabling one addon must not take
+ * it, and everything else in it, away: the object is orphaned on deletion.
+ */
+export function installNamespaceObject(namespace: string): KubernetesObject {
+  return {
+    apiVersion: 'v1',
+    kind: 'Namespace',
+    metadata: { name: namespace, annotations: { [deletionOrphanAnnotation]: '' } },
+  };
+}
+
+/** A ServiceAccount for an addon agent; no API token unless the agent talks to its own cluster. */
+export function agentServiceAccount(
+  name: string,
+  namespace: string,
+  automountToken: boolean,
+): KubernetesObject {
+  return {
+    apiVersion: 'v1',
+    kind: 'ServiceAccount',
+    metadata: { name, namespace },
+    ...(automountToken ? {} : { automountServiceAccountToken: false }),
+  } as KubernetesObject;
+}
+
+/** A ConfigMap holding one PEM bundle under `ca.crt`. */
+export function caConfigMap(name: string, namespace: string, pem: string): KubernetesObject {
+  return {
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: { name, namespace },
+    data: { 'ca.crt': pem },
+  } as KubernetesObject;
+}
+
+/**
+ * The flag that hands tether's agents the forward proxy's CA bundle of an AddOnDeploymentConfig
+ * (proxyConfig.caBundle). The manager puts the bundle in ConfigMap `<addon>-proxy-ca` and mounts it
+ * in every agent container at OCM's template path (src/addon/hub/deployment-config.ts), and sets
+ * HTTPS_PROXY / NO_PROXY, which the agents read themselves.
+ */
+export function forwardProxyCaArgs(ctx: AddonRenderContext): string[] {
+  return ctx.deploymentConfig?.proxyConfig?.caBundle
+    ? [`--proxy-ca-file=${proxyCaMountPath}/${proxyCaKey}`]
+    : [];
+}
+
+/** The mount of the addon's hub credential (tls.crt, tls.key, kubeconfig). */
+export function hubKubeconfigMount(addon: string): SecretMount {
+  return { kind: 'Secret', name: hubKubeconfigSecretName(addon), mountPath: hubKubeconfigDir };
+}
+
+/** Sets a field on the pod template of a Deployment `deployment()` rendered. */
+export function withPodSpec(deployment: KubernetesObject, fields: Record<string, unknown>): KubernetesObject {
+  const d = deployment as KubernetesObject & { spec: { template: { spec: Record<string, unknown> } } };
+  Object.assign(d.spec.template.spec, fields);
+  return d;
+}

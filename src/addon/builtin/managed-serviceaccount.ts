@@ -1,0 +1,149 @@
+// The `managed-serviceaccount` addon (OCM's name): tether's ManagedServiceAccount agent
+// (src/serviceaccount/agent) delivered as Deployment `managed-serviceaccount-addon-agent`, running
+// `tether serviceaccount-agent` with the addon's own hub credential (`managed-serviceaccount-hub-kubeconfig`)
+// instead of the cluster's registration identity. On the hub that identity may touch only its
+// cluster namespace's ManagedServiceAccounts and their token Secrets (the rules `tether agent`'s
+// identity gets, src/serviceaccount/rbac.ts); on the managed cluster its ServiceAccount may manage
+// ServiceAccounts and request their tokens in the install namespace, read that namespace and review
+// tokens — nothing else. Available follows the Deployment. Pure: options → AgentAddon.
+import type { KubernetesObject, V1PolicyRule } from '@kubernetes/client-node';
+import { deployment, type PullPolicy } from '../../install/workload.ts';
+import { serviceAccountAgentHubRules } from '../../serviceaccount/rbac.ts';
+import type { AddonRenderContext, AgentAddon } from '../sdk/types.ts';
+import {
+  addOnDeploymentConfigMeta,
+  agentServiceAccount,
+  type BuiltinAddonMeta,
+  forwardProxyCaArgs,
+  hubKubeconfigDir,
+  hubKubeconfigMount,
+  installNamespaceObject,
+} from './agent-objects.ts';
+
+export const managedServiceAccountAddonName = 'managed-serviceaccount';
+
+export interface ManagedServiceAccountAddonOptions {
+  /** the tether image */
+  image: string;
+  imagePullPolicy?: PullPolicy;
+}
+
+/** Names of what the addon puts on a managed cluster (OCM's where OCM has them). */
+export const managedServiceAccountNames = {
+  deployment: 'managed-serviceaccount-addon-agent',
+  serviceAccount: 'managed-serviceaccount',
+  /** Role/RoleBinding in the install namespace, ClusterRole/ClusterRoleBinding for the rest */
+  rbac: 'open-cluster-management:managed-serviceaccount:addon-agent',
+} as const;
+
+/** The agent's ops port in the pod. */
+export const managedServiceAccountOpsPort = 8094;
+
+/** What the agent's identity may do in its cluster's namespace on the hub. */
+export function managedServiceAccountHubPermissions(): V1PolicyRule[] {
+  return serviceAccountAgentHubRules.map((r) => ({
+    apiGroups: [...r.apiGroups],
+    resources: [...r.resources],
+    verbs: [...r.verbs],
+  }));
+}
+
+function rbac(ns: string): KubernetesObject[] {
+  const name = managedServiceAccountNames.rbac;
+  const subjects = [
+    { kind: 'ServiceAccount', name: managedServiceAccountNames.serviceAccount, namespace: ns },
+  ];
+  const rbacGroup = 'rbac.authorization.k8s.io';
+  return [
+    {
+      apiVersion: `${rbacGroup}/v1`,
+      kind: 'Role',
+      metadata: { name, namespace: ns },
+      rules: [
+        {
+          apiGroups: [''],
+          resources: ['serviceaccounts'],
+          verbs: ['get', 'list', 'watch', 'create', 'delete'],
+        },
+        { apiGroups: [''], resources: ['serviceaccounts/token'], verbs: ['create'] },
+      ],
+    },
+    {
+      apiVersion: `${rbacGroup}/v1`,
+      kind: 'RoleBinding',
+      metadata: { name, namespace: ns },
+      roleRef: { apiGroup: rbacGroup, kind: 'Role', name },
+      subjects,
+    },
+    {
+      apiVersion: `${rbacGroup}/v1`,
+      kind: 'ClusterRole',
+      metadata: { name },
+      rules: [
+        // the agent checks its namespace exists (the work created it)
+        { apiGroups: [''], resources: ['namespaces'], verbs: ['get'], resourceNames: [ns] },
+        { apiGroups: ['authentication.k8s.io'], resources: ['tokenreviews'], verbs: ['create'] },
+      ],
+    },
+    {
+      apiVersion: `${rbacGroup}/v1`,
+      kind: 'ClusterRoleBinding',
+      metadata: { name },
+      roleRef: { apiGroup: rbacGroup, kind: 'ClusterRole', name },
+      subjects,
+    },
+  ] as unknown as KubernetesObject[];
+}
+
+function manifests(o: ManagedServiceAccountAddonOptions, ctx: AddonRenderContext): KubernetesObject[] {
+  const ns = ctx.installNamespace;
+  const cluster = ctx.cluster.metadata?.name ?? '';
+  return [
+    installNamespaceObject(ns),
+    agentServiceAccount(managedServiceAccountNames.serviceAccount, ns, true),
+    ...rbac(ns),
+    deployment({
+      name: managedServiceAccountNames.deployment,
+      namespace: ns,
+      image: o.image,
+      imagePullPolicy: o.imagePullPolicy ?? 'IfNotPresent',
+      serviceAccount: managedServiceAccountNames.serviceAccount,
+      // one writer per cluster: two would race on the same tokens and Secrets
+      replicas: 1,
+      strategy: 'Recreate',
+      opsPort: managedServiceAccountOpsPort,
+      args: [
+        'serviceaccount-agent',
+        `--cluster-name=${cluster}`,
+        `--hub-kubeconfig=${hubKubeconfigDir}/kubeconfig`,
+        `--install-namespace=${ns}`,
+        ...forwardProxyCaArgs(ctx),
+        `--ops-port=${managedServiceAccountOpsPort}`,
+        '--ops-bind-address=0.0.0.0',
+      ],
+      mounts: [hubKubeconfigMount(managedServiceAccountAddonName)],
+    }),
+  ];
+}
+
+/** What the hub shows of the addon (its ClusterManagementAddOn), without any option. */
+export const managedServiceAccountAddonMeta = {
+  name: managedServiceAccountAddonName,
+  displayName: 'managed-serviceaccount',
+  description:
+    'ManagedServiceAccount agent: a ServiceAccount per ManagedServiceAccount, its token projected to the hub',
+  supportedConfigs: [addOnDeploymentConfigMeta],
+} as const satisfies BuiltinAddonMeta;
+
+/** The managed-serviceaccount addon for an AddonManager. */
+export function managedServiceAccountAddon(o: ManagedServiceAccountAddonOptions): AgentAddon {
+  return {
+    ...managedServiceAccountAddonMeta,
+    supportedConfigs: [{ ...addOnDeploymentConfigMeta }],
+    manifests: (ctx) => manifests(o, ctx),
+    // kube-apiserver-client with OCM's default subject (the manager's default), approved as OCM's
+    // managed-serviceaccount does (ApprovalAllCSRs) once the manager's own checks passed.
+    registration: { hubPermissions: () => managedServiceAccountHubPermissions() },
+    health: { type: 'DeploymentAvailability' },
+  };
+}
