@@ -220,16 +220,14 @@ export function placementSelections(cma: ClusterManagementAddOn, node: Placement
   return sortedSelections(overrideConfigs(defaultConfigs(cma), node.configs));
 }
 
-/** status.defaultconfigReferences: one entry per default config, with its hash. */
-export function defaultConfigReferences(
-  cma: ClusterManagementAddOn,
-  resolve: (s: ConfigSelection) => ResolvedSelection,
-): DefaultConfigReference[] {
-  return sortedSelections(defaultConfigs(cma)).map((s) => ({
-    group: s.group,
-    resource: s.resource,
-    desiredConfig: specHashOf(resolve(s)),
-  }));
+/** The default configs of the ClusterManagementAddOn, in status order. */
+export function defaultSelections(cma: ClusterManagementAddOn): ConfigSelection[] {
+  return sortedSelections(defaultConfigs(cma));
+}
+
+/** status.defaultconfigReferences from the resolved default configs (defaultSelections). */
+export function defaultConfigReferences(defaults: readonly ResolvedSelection[]): DefaultConfigReference[] {
+  return defaults.map((s) => ({ group: s.group, resource: s.resource, desiredConfig: specHashOf(s) }));
 }
 
 /**

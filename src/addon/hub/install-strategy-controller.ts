@@ -72,6 +72,7 @@ import {
   type AddonVerdict,
   addonRolloutStatus,
   defaultConfigReferences,
+  defaultSelections,
   type InstallProgression,
   installProgressions,
   type PlacementRollout,
@@ -260,9 +261,7 @@ export function startAddonInstallController(opts: AddonInstallControllerOptions)
     cma: ClusterManagementAddOn,
     resolve: (s: ConfigSelection) => Promise<ResolvedSelection>,
   ) {
-    const resolved = new Map<ConfigSelection, ResolvedSelection>();
-    for (const s of sortedSelections(defaultConfigs(cma))) resolved.set(s, await resolve(s));
-    return defaultConfigReferences(cma, (s) => resolved.get(s) ?? { ...s, specHash: '' });
+    return defaultConfigReferences(await resolveAll(defaultSelections(cma), resolve));
   }
 
   async function stampLifecycle(cma: ClusterManagementAddOn): Promise<void> {
