@@ -3,7 +3,7 @@
 // else makes them), ClusterManagementAddOns, Placements scheduled by a real placement controller
 // scoped to the test's namespace, and the add-on manager itself — each cleaned up by `cleanups`.
 
-import { startAddonHub } from '../../src/addon/hub/index.ts';
+import { type AddonHub, type AddonHubOptions, startAddonHub } from '../../src/addon/hub/index.ts';
 import {
   type AddOnDeploymentConfig,
   addOnDeploymentConfigResource,
@@ -43,12 +43,20 @@ export async function createAddon(cleanups: Cleanups, spec: ClusterManagementAdd
   return name;
 }
 
-/** The placement scheduler for `namespace` and the add-on manager; stopped by `cleanups` first. */
-export async function startControllers(cleanups: Cleanups, namespace: string): Promise<void> {
+/**
+ * The placement scheduler for `namespace` and the add-on manager (as admin, alone, unless `options`
+ * say otherwise); stopped by `cleanups` first.
+ */
+export async function startControllers(
+  cleanups: Cleanups,
+  namespace: string,
+  options: Partial<AddonHubOptions> = {},
+): Promise<AddonHub> {
   const placement = startPlacementController({ hubKubeConfig: hub, namespace });
   cleanups.add(() => placement.stop());
-  const addonHub = await startAddonHub({ hubKubeConfig: hub, leaderElection: false });
+  const addonHub = await startAddonHub({ hubKubeConfig: hub, leaderElection: false, ...options });
   cleanups.add(() => addonHub.stop());
+  return addonHub;
 }
 
 /** The clusters (namespaces) holding a ManagedClusterAddOn `name`, sorted. */

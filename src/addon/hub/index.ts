@@ -6,11 +6,8 @@
 // controllers'); only the leader reconciles. Rendering and delivering agents (AddonManager,
 // src/addon/sdk) and addon registration are other parts; this one never touches their fields.
 //
-// The hub identity needs: clustermanagementaddons get/list/watch/patch/update (+ /status update);
-// managedclusteraddons get/list/watch/create/delete/patch (+ /status update); placements and
-// placementdecisions get/list/watch; addondeploymentconfigs get/list/watch; get on every other
-// config kind add-ons list in supportedConfigs; discovery (/apis); leases in the election
-// namespace.
+// The hub identity needs what addonInstallHubRules() lists (install-strategy-rbac.ts), plus get on
+// every config kind other than AddOnDeploymentConfig that add-ons list in supportedConfigs.
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { KubeConfig } from '@kubernetes/client-node';
@@ -29,6 +26,7 @@ export {
   lifecycleAnnotation,
   managedByAddonManager,
 } from './install-strategy.ts';
+export { type AddonHubRule, addonInstallHubRules } from './install-strategy-rbac.ts';
 
 /** The add-on manager's leader Lease. */
 export const addonManagerLeaderLeaseName = 'addon-manager-controller-lock';
