@@ -118,6 +118,6 @@ async function removePlacement(
   return {
     object,
     action: 'updated',
-    detail: `placement ${placement} removed from its installStrategy: the hub's addon manager removes the addon from the clusters only it selected`,
+    detail: `placement ${placement} removed from its installStrategy: the hub's addon manager removes the ManagedClusterAddOns it created on clusters no other placement selects`,
   };
 }

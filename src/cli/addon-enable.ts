@@ -30,6 +30,7 @@ import {
   requireClusterManagementAddOns,
   requireManagedClusters,
 } from './addon-hub.ts';
+import { addonLifecycleAnnotation } from './addon-install.ts';
 
 export interface EnableAddonsOptions {
   names: readonly string[];
@@ -53,12 +54,6 @@ export async function enableAddons(hub: KubeConfig, opts: EnableAddonsOptions): 
     if (opts.target.kind === 'clusters') {
       for (const cluster of opts.target.clusters) {
         result.changes.push(await enableOnCluster(clients, name, cluster, opts.target, opts));
-      }
-      const strategy = cmas.get(name)?.spec.installStrategy;
-      if (strategy?.type === 'Placements') {
-        result.notes.push(
-          `addon ${name} installs by placement: the hub's addon manager removes its ManagedClusterAddOn from clusters no placement of its installStrategy selects`,
-        );
       }
     } else {
       result.changes.push(await addPlacement(clients, name, opts.target.placement, opts, result.notes));
@@ -210,13 +205,23 @@ async function addPlacement(
       `ClusterManagementAddOn ${addon} disappeared; run again`,
     );
   }
-  if (updated.changed && seen.wasManual) {
-    const others = (await clients.mcas.list({ fieldSelector: `metadata.name=${addon}` })).items.map(
-      (m) => m.metadata.namespace ?? '',
+  if (updated.object.metadata.annotations?.[addonLifecycleAnnotation] === 'self') {
+    notes.push(
+      `addon ${addon} installs itself (annotation ${addonLifecycleAnnotation}: self): the hub's addon manager leaves its installStrategy to the addon's own controller`,
     );
-    if (others.length > 0) {
+  }
+  if (updated.changed && seen.wasManual) {
+    // The hub's addon manager only removes ManagedClusterAddOns it created (controller owner: the
+    // ClusterManagementAddOn); ones enabled by hand stay wherever the placements decide.
+    const byHand = (await clients.mcas.list({ fieldSelector: `metadata.name=${addon}` })).items
+      .filter(
+        (m) => !m.metadata.ownerReferences?.some((o) => o.controller && o.kind === 'ClusterManagementAddOn'),
+      )
+      .map((m) => m.metadata.namespace ?? '')
+      .sort();
+    if (byHand.length > 0) {
       notes.push(
-        `addon ${addon} was installed by hand (installStrategy Manual) on ${others.sort().join(', ')}: from now on the hub's addon manager removes it from clusters no placement selects`,
+        `addon ${addon} is also enabled by hand on ${byHand.join(', ')}: it stays there whatever the placements select (tether addon disable --names ${addon} --clusters … removes it)`,
       );
     }
   }

@@ -18,14 +18,14 @@ export interface HubAddonDefinition {
   name: string;
   displayName: string;
   description: string;
-  supportedConfigs: ConfigMeta[];
+  supportedConfigs: readonly ConfigMeta[];
 }
 
 const deploymentConfig: ConfigMeta = { group: addonApiGroup, resource: addOnDeploymentConfigResource.plural };
 
 /**
  * The addons tether ships, under OCM's names. Their agents are tether's own (src/addon/builtin);
- * the integrator may swap this list for the definitions there.
+ * the same shape as that module's BuiltinAddonMeta, so its list can take this one's place.
  */
 export const builtinHubAddons: readonly HubAddonDefinition[] = [
   {
@@ -76,7 +76,7 @@ export async function installHubAddons(
           metadata: { name: d.name, annotations: { [addonLifecycleAnnotation]: 'addon-manager' } },
           spec: {
             addOnMeta: { displayName: d.displayName, description: d.description },
-            supportedConfigs: d.supportedConfigs,
+            supportedConfigs: [...d.supportedConfigs],
             installStrategy: { type: 'Manual' },
           },
         },

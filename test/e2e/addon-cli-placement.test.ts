@@ -93,7 +93,7 @@ describe('tether addon enable|disable --placement', () => {
     });
   });
 
-  it('refuses a Placement that does not exist, and warns when clusters had it installed by hand', async () => {
+  it('refuses a Placement that does not exist, and notes the clusters that have it enabled by hand', async () => {
     const addon = await createClusterManagementAddOn(cleanups);
     const namespace = await createNamespace(cleanups);
     const missing = await tether(['addon', 'enable', '--names', addon, '--placement', `${namespace}/absent`]);
@@ -108,8 +108,21 @@ describe('tether addon enable|disable --placement', () => {
     const run = await tether(['addon', 'enable', '--names', addon, '--placement', `${namespace}/all`]);
     expect(run.code).toBe(0);
     expect(run.stderr).toContain(
-      `note: addon ${addon} was installed by hand (installStrategy Manual) on ${cluster}`,
+      `note: addon ${addon} is also enabled by hand on ${cluster}: it stays there whatever the placements select`,
     );
+
+    // An addon that installs itself (lifecycle self) gets the placement, and a word that the hub's
+    // addon manager will not act on it.
+    const cma = await addonAdmin.cmas.get(addon);
+    if (!cma) throw new Error(`ClusterManagementAddOn ${addon} is gone`);
+    await addonAdmin.cmas.replace({
+      ...cma,
+      metadata: { ...cma.metadata, annotations: { 'addon.open-cluster-management.io/lifecycle': 'self' } },
+    });
+    await createPlacement(namespace, 'self');
+    const self = await tether(['addon', 'enable', '--names', addon, '--placement', `${namespace}/self`]);
+    expect(self.code).toBe(0);
+    expect(self.stderr).toContain(`note: addon ${addon} installs itself`);
   });
 });
 
