@@ -1,6 +1,10 @@
 // `tether proxy-agent`: the managed end of the tunnel as a standalone process. Dials out to the
 // proxy-server(s), directly or through a forward proxy, and serves the targets its flags allow.
-// Every flag can also come from a TETHER_* environment variable.
+// Every flag can also come from a TETHER_* environment variable. The certificate files are read
+// again every --cert-check-interval seconds: a Secret-mounted addon credential (cluster-proxy's
+// `cluster-proxy-hub-kubeconfig`) is rotated in place by the registration agent, and the agent then
+// moves its tunnels to the new certificate without cutting streams (ProxyAgent.rotate).
+import { createPrivateKey, X509Certificate } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Command } from 'commander';
 import { InvalidArgumentError } from '../errors.ts';
@@ -12,6 +16,15 @@ import { readPemFlag } from './files.ts';
 import { collect, envOption, positiveInt } from './options.ts';
 import { agentStreamOptions, keepaliveLimits, keepaliveOptions } from './tunnel-stream-options.ts';
 import { untilSignal } from './until-signal.ts';
+
+/** Whether the first certificate of `certPem` is the public half of `keyPem`. */
+function certificateMatchesKey(certPem: string, keyPem: string): boolean {
+  try {
+    return new X509Certificate(certPem).checkPrivateKey(createPrivateKey(keyPem));
+  } catch {
+    return false;
+  }
+}
 
 export function registerProxyAgentCommand(program: Command): void {
   const agentCmd = program
@@ -91,6 +104,15 @@ export function registerProxyAgentCommand(program: Command): void {
     )
     .addOption(
       envOption('--ops-address <ip>', 'address for the ops port', 'TETHER_OPS_ADDRESS').default('127.0.0.1'),
+    )
+    .addOption(
+      envOption(
+        '--cert-check-interval <seconds>',
+        'how often the certificate files are read again for a rotated certificate (0 = never)',
+        'TETHER_CERT_CHECK_INTERVAL',
+      )
+        .default(60)
+        .argParser(positiveInt('--cert-check-interval', 86_400)),
     );
   agentStreamOptions(agentCmd);
   keepaliveOptions(agentCmd).action(
@@ -111,6 +133,7 @@ export function registerProxyAgentCommand(program: Command): void {
       proxyCaFile?: string;
       opsPort: number;
       opsAddress: string;
+      certCheckInterval: number;
     }) => {
       const servers = (flags.proxyServer ?? []).flatMap((s) => s.split(',')).filter(Boolean);
       if (servers.length === 0)
@@ -129,16 +152,17 @@ export function registerProxyAgentCommand(program: Command): void {
         .filter(Boolean)
         .map(parseExport);
       const log = logger('proxy-agent', { cluster: flags.clusterName, agent: flags.agentId });
+      const readTls = () => ({
+        certPem: readPemFlag('--cert-file', flags.certFile, 'CERTIFICATE'),
+        keyPem: readPemFlag('--key-file', flags.keyFile, 'PRIVATE KEY'),
+        hubCaPem: readPemFlag('--hub-ca-file', flags.hubCaFile, 'CERTIFICATE'),
+        serverName: flags.serverName,
+      });
       const agent = new ProxyAgent({
         cluster: flags.clusterName,
         agentId: flags.agentId,
         servers,
-        tls: {
-          certPem: readPemFlag('--cert-file', flags.certFile, 'CERTIFICATE'),
-          keyPem: readPemFlag('--key-file', flags.keyFile, 'PRIVATE KEY'),
-          hubCaPem: readPemFlag('--hub-ca-file', flags.hubCaFile, 'CERTIFICATE'),
-          serverName: flags.serverName,
-        },
+        tls: readTls(),
         resolveTarget: targetPolicy(parseHostPort(apiserver, '--kube-apiserver'), exportsList),
         proxyUrl: flags.proxyUrl,
         proxyCaPem: flags.proxyCaFile
@@ -154,11 +178,34 @@ export function registerProxyAgentCommand(program: Command): void {
         ready: () => agent.readiness(),
       });
       agent.start();
+      const certCheck =
+        flags.certCheckInterval > 0
+          ? setInterval(() => {
+              let tls: ReturnType<typeof readTls>;
+              try {
+                tls = readTls();
+              } catch (err) {
+                log.warn(
+                  { err: (err as Error).message },
+                  'cannot read the certificate files; keeping the current ones',
+                );
+                return;
+              }
+              // A Secret volume swaps both files at once; files written one by one are not: wait
+              // until the pair matches. An unchanged pair is a no-op in rotate().
+              if (!certificateMatchesKey(tls.certPem, tls.keyPem)) return;
+              agent
+                .rotate(tls)
+                .catch((err: Error) => log.error({ err: err.message }, 'certificate rotation failed'));
+            }, flags.certCheckInterval * 1000)
+          : undefined;
+      certCheck?.unref();
       log.info(
         { servers, opsPort: ops.port, exports: exportsList.map((e) => e.name) },
         'proxy-agent started',
       );
       await untilSignal();
+      clearInterval(certCheck);
       await agent.stop();
       await ops.close();
     },
