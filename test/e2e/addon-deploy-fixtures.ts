@@ -5,7 +5,7 @@
 // the manager, the agent, the hub namespace, the ManagedCluster, the ClusterManagementAddOns and
 // the namespaces the addons were installed into on cluster1.
 
-import { AddonManager } from '../../src/addon/sdk/manager.ts';
+import { AddonManager, type AddonManagerOptions } from '../../src/addon/sdk/manager.ts';
 import type { AgentAddon } from '../../src/addon/sdk/types.ts';
 import {
   type AddOnConfig,
@@ -62,8 +62,11 @@ export interface AddonTestCluster {
   cleanup(): Promise<void>;
 }
 
-/** A cluster with a work agent and an AddonManager running `addons`. */
-export async function setUpAddonCluster(addons: readonly AgentAddon[]): Promise<AddonTestCluster> {
+/** A cluster with a work agent and an AddonManager running `addons` (alone unless options say otherwise). */
+export async function setUpAddonCluster(
+  addons: readonly AgentAddon[],
+  managerOptions: Partial<AddonManagerOptions> = {},
+): Promise<AddonTestCluster> {
   const work: WorkCluster = await setUpWorkCluster('addon');
   const enabled = new Set<string>();
   const installNamespaces = new Set<string>();
@@ -94,7 +97,7 @@ export async function setUpAddonCluster(addons: readonly AgentAddon[]): Promise<
   try {
     await clusters.create({ metadata: { name: work.name }, spec: { hubAcceptsClient: true } });
     await work.startAgent();
-    manager = new AddonManager({ hubKubeConfig: hubAdmin, leaderElection: false });
+    manager = new AddonManager({ hubKubeConfig: hubAdmin, leaderElection: false, ...managerOptions });
     for (const a of addons) manager.add(a);
     await manager.start();
   } catch (err) {
