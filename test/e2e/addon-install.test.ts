@@ -119,10 +119,13 @@ describe('add-on install strategies', () => {
     const progression = await waitFor(async () => {
       const p = (await addonAdmin.cmas.get(name))?.status?.installProgressions?.[0];
       const condition = (p?.['conditions'] as { reason: string; message: string }[] | undefined)?.[0];
-      return condition?.message.startsWith('2/2') ? { p, condition } : undefined;
-    }, 'installProgressions with 2 clusters');
+      return condition?.reason === 'Completed' ? { p, condition } : undefined;
+    }, 'install progression Completed');
     expect(progression.p).toMatchObject({ name: placement, namespace: ns, configReferences: [] });
-    expect(progression.condition).toMatchObject({ reason: 'Completed' });
+    expect(progression.condition).toMatchObject({
+      status: 'False',
+      message: '2/2 completed with no errors, 0 failed 0 timeout.',
+    });
 
     // A user enables the add-on by hand on c2, outside the placement: it is adopted, not deleted.
     await addonAdmin.mcas.create({ metadata: { name, namespace: c2 }, spec: {} });
