@@ -7,6 +7,7 @@
 // ManagedClusterAddOns. Unlike clusteradm, --dry-run writes nothing: each write goes to the
 // apiserver as a server-side dry run, so what is printed was also validated.
 import type { KubeConfig } from '@kubernetes/client-node';
+import { LifecycleValue, lifecycleAnnotation } from '../addon/hub/install-strategy.ts';
 import {
   type AddOnConfig,
   addOnDeploymentConfigResource,
@@ -30,7 +31,6 @@ import {
   requireClusterManagementAddOns,
   requireManagedClusters,
 } from './addon-hub.ts';
-import { addonLifecycleAnnotation } from './addon-install.ts';
 
 export interface EnableAddonsOptions {
   names: readonly string[];
@@ -205,9 +205,9 @@ async function addPlacement(
       `ClusterManagementAddOn ${addon} disappeared; run again`,
     );
   }
-  if (updated.object.metadata.annotations?.[addonLifecycleAnnotation] === 'self') {
+  if (updated.object.metadata.annotations?.[lifecycleAnnotation] === LifecycleValue.Self) {
     notes.push(
-      `addon ${addon} installs itself (annotation ${addonLifecycleAnnotation}: self): the hub's addon manager leaves its installStrategy to the addon's own controller`,
+      `addon ${addon} installs itself (annotation ${lifecycleAnnotation}: self): the hub's addon manager leaves its installStrategy to the addon's own controller`,
     );
   }
   if (updated.changed && seen.wasManual) {

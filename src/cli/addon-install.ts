@@ -5,13 +5,11 @@
 // the lifecycle annotation says so as OCM's addon-manager expects. An existing ClusterManagementAddOn
 // is left as it is (its installStrategy may already hold placements). --dry-run writes nothing.
 import type { KubeConfig } from '@kubernetes/client-node';
+import { LifecycleValue, lifecycleAnnotation } from '../addon/hub/install-strategy.ts';
 import { addOnDeploymentConfigResource, addonApiGroup, type ConfigMeta } from '../api/index.ts';
 import { InvalidArgumentError } from '../errors.ts';
 import { isAlreadyExists } from '../kube/index.ts';
 import { type AddonResult, addonClients, cmaObject } from './addon-hub.ts';
-
-/** OCM's ClusterManagementAddOn annotation: who installs and rolls the addon out. */
-export const addonLifecycleAnnotation = 'addon.open-cluster-management.io/lifecycle';
 
 /** The hub side of one addon tether ships: what its ClusterManagementAddOn says. */
 export interface HubAddonDefinition {
@@ -73,7 +71,7 @@ export async function installHubAddons(
     try {
       await cmas.create(
         {
-          metadata: { name: d.name, annotations: { [addonLifecycleAnnotation]: 'addon-manager' } },
+          metadata: { name: d.name, annotations: { [lifecycleAnnotation]: LifecycleValue.AddonManager } },
           spec: {
             addOnMeta: { displayName: d.displayName, description: d.description },
             supportedConfigs: [...d.supportedConfigs],
