@@ -145,6 +145,7 @@ describe('addon CSR approval', () => {
       'demo',
       mca('c1', published),
       cluster('c1'),
+      published,
     );
     expect(check.ok).toBe(true);
   });
@@ -154,14 +155,20 @@ describe('addon CSR approval', () => {
     const other = { username: addonAgentUser('c1', 'other', 'a'), groups: addonDefaultGroups('c1', 'other') };
     const labels = { cluster: 'c1', addon: 'demo' };
     expect(
-      checkAddonCsr(await csr(labels, defaultSubject('c1'), own), 'demo', mca('c1', published), cluster('c1'))
-        .ok,
+      checkAddonCsr(
+        await csr(labels, defaultSubject('c1'), own),
+        'demo',
+        mca('c1', published),
+        cluster('c1'),
+        published,
+      ).ok,
     ).toBe(true);
     const refused = checkAddonCsr(
       await csr(labels, defaultSubject('c1'), other),
       'demo',
       mca('c1', published),
       cluster('c1'),
+      published,
     );
     expect(refused).toMatchObject({ ok: false, problem: expect.stringMatching(/neither cluster c1/) });
   });
@@ -169,16 +176,32 @@ describe('addon CSR approval', () => {
   it('refuses another cluster’s identity, a bootstrap token, an unaccepted cluster, a missing addon', async () => {
     const labels = { cluster: 'c1', addon: 'demo' };
     const fromC2 = await csr(labels, defaultSubject('c1'), clusterAgent('c2'));
-    expect(checkAddonCsr(fromC2, 'demo', mca('c1', published), cluster('c1')).ok).toBe(false);
+    expect(checkAddonCsr(fromC2, 'demo', mca('c1', published), cluster('c1'), published).ok).toBe(false);
     const bootstrap = await csr(labels, defaultSubject('c1'), {
       username: 'system:bootstrap:abc',
       groups: ['system:bootstrappers'],
     });
-    expect(checkAddonCsr(bootstrap, 'demo', mca('c1', published), cluster('c1')).ok).toBe(false);
+    expect(checkAddonCsr(bootstrap, 'demo', mca('c1', published), cluster('c1'), published).ok).toBe(false);
     const fine = await csr(labels, defaultSubject('c1'), clusterAgent('c1'));
-    expect(checkAddonCsr(fine, 'demo', mca('c1', published), cluster('c1', false)).ok).toBe(false);
-    expect(checkAddonCsr(fine, 'demo', undefined, cluster('c1')).ok).toBe(false);
-    expect(checkAddonCsr(fine, 'demo', mca('c1', []), cluster('c1')).ok).toBe(false);
+    expect(checkAddonCsr(fine, 'demo', mca('c1', published), cluster('c1', false), published).ok).toBe(false);
+    expect(checkAddonCsr(fine, 'demo', undefined, cluster('c1'), published).ok).toBe(false);
+    expect(checkAddonCsr(fine, 'demo', mca('c1', published), cluster('c1'), []).ok).toBe(false);
+  });
+
+  it('judges by the hub’s registrations, not by status.registrations the cluster may have rewritten', async () => {
+    const tampered: RegistrationConfig = {
+      signerName: kubeClient,
+      subject: {
+        user: addonAgentUser('c1', 'demo', 'mine'),
+        groups: ['system:open-cluster-management:cluster:c1:addon:demo'],
+      },
+    };
+    const subject = {
+      commonName: addonAgentUser('c1', 'demo', 'mine'),
+      organizations: tampered.subject!.groups!,
+    };
+    const request = await csr({ cluster: 'c1', addon: 'demo' }, subject, clusterAgent('c1'));
+    expect(checkAddonCsr(request, 'demo', mca('c1', [tampered]), cluster('c1'), published).ok).toBe(false);
   });
 
   it('refuses a subject other than the registration’s, and server usages', async () => {
@@ -193,11 +216,12 @@ describe('addon CSR approval', () => {
         'demo',
         mca('c1', published),
         cluster('c1'),
+        published,
       ).ok,
     ).toBe(false);
     const server = await csr(labels, defaultSubject('c1'), clusterAgent('c1'));
     server.spec.usages = ['server auth', 'client auth'];
-    expect(checkAddonCsr(server, 'demo', mca('c1', published), cluster('c1'))).toMatchObject({
+    expect(checkAddonCsr(server, 'demo', mca('c1', published), cluster('c1'), published)).toMatchObject({
       ok: false,
       problem: expect.stringMatching(/server auth/),
     });

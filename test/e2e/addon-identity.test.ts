@@ -148,6 +148,26 @@ describe('addon identity', () => {
     );
   });
 
+  it('a cluster identity that rewrites its addon’s status.registrations still obtains only the hub’s registration', async () => {
+    const a = await agentKubeconfig(clusterA);
+    const asCluster = new ResourceClient<ManagedClusterAddOn>(a, managedClusterAddOnResource);
+    const mca = await asCluster.get(first, clusterA);
+    const mine = addonAgentUser(clusterA, first, 'mine');
+    const groups = [`system:open-cluster-management:cluster:${clusterA}:addon:${first}`];
+    // The registration agent's RBAC lets it write its addons' status; the hub does not trust it.
+    await asCluster.replaceStatus({
+      ...mca!,
+      status: {
+        ...mca!.status,
+        registrations: [{ signerName: kubeClient, subject: { user: mine, groups } }],
+      },
+    });
+    const subject = { commonName: mine, organizations: groups, organizationalUnits: [] };
+    expect(await leftAlone(await request(a, clusterA, first, subject))).toContain(
+      'is not what a registration',
+    );
+  });
+
   it('a bootstrap token never obtains an addon identity', async () => {
     const user = `system:bootstrap:${uniqueName('tok')}`;
     await allowCsrRequests(cleanups, [user]);

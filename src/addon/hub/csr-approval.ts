@@ -17,6 +17,7 @@ import { isCsrApproved, isCsrDecided } from '../../registration/hub/csr-policy.t
 import type { CertificateSigningRequest, CsrCondition } from '../../registration/hub/resources.ts';
 import type { AgentAddon } from '../sdk/types.ts';
 import { addonRequestVerifies, checkAddonCsr, checkAddonCsrSubject } from './csr-policy.ts';
+import { desiredRegistrations } from './registration-configs.ts';
 
 /** OCM's reason and message on the Approved condition of an addon CSR. */
 export const addonCsrApproval = {
@@ -68,7 +69,9 @@ export class AddonCsrReconciler {
     const clusterName = csr.metadata?.labels?.[clusterNameLabel] ?? '';
     // Fresh: acceptance may have been revoked a moment ago.
     const cluster = clusterName ? await this.options.clusters.get(clusterName) : undefined;
-    const check = checkAddonCsr(csr, addon.name, mca, cluster);
+    const registrations =
+      mca && cluster && addon.registration ? desiredRegistrations(addon, cluster, mca).registrations : [];
+    const check = checkAddonCsr(csr, addon.name, mca, cluster, registrations);
     if (!check.ok) {
       log.info({ csr: name, problem: check.problem }, 'addon CSR left alone');
       return;
@@ -96,7 +99,10 @@ export class AddonCsrReconciler {
     const csr = await csrs.get(name);
     if (!csr || !needsCustomSigning(csr)) return;
     // Whoever approved it, only a request for a registration of this addon is signed.
-    const check = checkAddonCsrSubject(csr, addon.name, this.mcaOf(csr));
+    const mca = this.mcaOf(csr);
+    const cluster = mca ? await this.options.clusters.get(mca.metadata.namespace ?? '') : undefined;
+    const registrations = mca && cluster ? desiredRegistrations(addon, cluster, mca).registrations : [];
+    const check = checkAddonCsrSubject(csr, addon.name, mca, registrations);
     if (!check.ok) {
       log.info({ csr: name, problem: check.problem }, 'approved addon CSR not signed');
       return;

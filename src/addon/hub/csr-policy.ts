@@ -3,10 +3,10 @@
 // ManagedClusterAddOn and the ManagedCluster it read.
 //
 // An addon CSR is approved only when all of these hold:
-//   - it carries the labels open-cluster-management.io/cluster-name=<c> and addon-name=<a>, and the
-//     ManagedClusterAddOn <a> in namespace <c> exists and lists a registration of its signer whose
-//     subject the request asks for exactly (CN; O and OU as sets), a registration the hub may hand
-//     out at all (registration-subject.ts);
+//   - it carries the labels open-cluster-management.io/cluster-name=<c> and addon-name=<a>, the
+//     ManagedClusterAddOn <a> in namespace <c> exists, and the hub's own registrations for it
+//     (registration-configs.ts; not status.registrations, which the cluster may write) include one
+//     of its signer whose subject the request asks for exactly (CN; O and OU as sets);
 //   - client-certificate usages only; a PKCS#10 request whose signature verifies;
 //   - cluster <c> exists and is accepted;
 //   - the requester is cluster <c>'s registration identity (user system:open-cluster-management:<c>:<agent>
@@ -78,13 +78,15 @@ export function subjectMatches(
 }
 
 /**
- * Whether `csr` asks for a registration `mca` (of addon `addon`) lists, with client usages: the
- * subject check, before who asked. Used for approval and again before a custom signer signs.
+ * Whether `csr` asks for one of `registrations` (the hub's for `mca` of addon `addon`), with client
+ * usages: the subject check, before who asked. Used for approval and again before a custom signer
+ * signs.
  */
 export function checkAddonCsrSubject(
   csr: CertificateSigningRequest,
   addon: string,
   mca: ManagedClusterAddOn | undefined,
+  registrations: readonly RegistrationConfig[],
 ): AddonCsrCheck {
   const fail = (problem: string): AddonCsrCheck => ({ ok: false, problem });
   const labels = csr.metadata?.labels ?? {};
@@ -105,7 +107,7 @@ export function checkAddonCsrSubject(
   } catch {
     return fail('spec.request is not a PEM PKCS#10 certificate request');
   }
-  const candidates = (mca.status?.registrations ?? []).filter(
+  const candidates = registrations.filter(
     (r) => r.signerName === csr.spec.signerName && registrationProblem(r, cluster, addon) === undefined,
   );
   if (candidates.length === 0) {
@@ -152,8 +154,9 @@ export function checkAddonCsr(
   addon: string,
   mca: ManagedClusterAddOn | undefined,
   cluster: ManagedCluster | undefined,
+  registrations: readonly RegistrationConfig[],
 ): AddonCsrCheck {
-  const check = checkAddonCsrSubject(csr, addon, mca);
+  const check = checkAddonCsrSubject(csr, addon, mca, registrations);
   if (!check.ok) return check;
   if (!cluster) return { ok: false, problem: `cluster ${check.cluster} does not exist` };
   if (cluster.spec?.hubAcceptsClient !== true) {

@@ -44,7 +44,10 @@ import {
 } from '../../registration/hub/resources.ts';
 import type { AgentAddon } from '../sdk/types.ts';
 import { AddonCsrReconciler } from './csr-approval.ts';
-import { addonClusterGroup, defaultAddonRegistration, registrationProblem } from './registration-subject.ts';
+import { desiredRegistrations } from './registration-configs.ts';
+import { addonClusterGroup } from './registration-subject.ts';
+
+export { desiredRegistrations } from './registration-configs.ts';
 
 /** Condition type and OCM's reasons and messages of the registration part. */
 export const RegistrationApplied = {
@@ -103,26 +106,6 @@ export function addonHubRbac(
       subjects: [{ apiGroup: rbacGroup, kind: 'Group', name: addonClusterGroup(cluster, addon) }],
     },
   };
-}
-
-/** The registrations to publish for `mca`, and the problems of those left out. */
-export function desiredRegistrations(
-  addon: AgentAddon,
-  cluster: ManagedCluster,
-  mca: ManagedClusterAddOn,
-): { registrations: RegistrationConfig[]; problems: string[] } {
-  const clusterName = mca.metadata.namespace ?? '';
-  const configs = addon.registration?.configs?.(cluster, mca) ?? [
-    defaultAddonRegistration(clusterName, addon.name),
-  ];
-  const registrations: RegistrationConfig[] = [];
-  const problems: string[] = [];
-  for (const config of configs) {
-    const problem = registrationProblem(config, clusterName, addon.name);
-    if (problem) problems.push(`registration for signer ${config.signerName} refused: ${problem}`);
-    else registrations.push(config);
-  }
-  return { registrations, problems };
 }
 
 export interface AddonRegistrationControllerOptions {
