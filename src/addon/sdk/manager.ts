@@ -3,8 +3,8 @@
 // with the addon's display name, description and supported configs; an existing one only gains
 // what it lacks, so a user's installStrategy and default configs stay). Then, per addon and while
 // this replica leads on Lease `<addon>-addon-manager` in the hub namespace, it runs the addon's
-// deploy controller (src/addon/hub/deploy-controller.ts) and every extra per-addon controller it
-// was given (addon registration, …). Stopping stops the controllers and gives the Leases up.
+// deploy controller (src/addon/hub/deploy-controller.ts), its registration controller
+// (src/addon/hub/registration.ts) and every extra per-addon controller it was given. Stopping stops the controllers and gives the Leases up.
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { KubeConfig } from '@kubernetes/client-node';
@@ -24,6 +24,7 @@ import {
 } from '../../kube/index.ts';
 import { type Logger, logger } from '../../log.ts';
 import { startAddonDeployController } from '../hub/deploy-controller.ts';
+import { startAddonRegistrationController } from '../hub/registration.ts';
 import type { AgentAddon } from './types.ts';
 
 /** Where the addon managers' Leases live by default (the other hub controllers' namespace). */
@@ -65,7 +66,12 @@ export interface AddonManagerOptions {
   resyncPeriodMs?: number;
   /** leader election per addon (default on); false runs the controllers at once, alone */
   leaderElection?: AddonManagerLeaderElection | false;
-  /** per-addon controllers next to the deploy controller (the integrator wires registration here) */
+  /**
+   * run each addon's registration controller (src/addon/hub/registration.ts: status.registrations,
+   * RegistrationApplied, the agent's hub Role, CSR approval and signing); default true
+   */
+  registration?: boolean;
+  /** more per-addon controllers next to the deploy and registration controllers */
   extraControllers?: AddonControllerFactory[];
 }
 
@@ -200,6 +206,11 @@ export class AddonManager {
         log: log.child({ controller: 'addon-deploy' }),
       }),
     ];
+    if (this.opts.registration ?? true) {
+      controllers.push(
+        startAddonRegistrationController({ ...ctx, log: log.child({ controller: 'addon-registration' }) }),
+      );
+    }
     for (const factory of this.opts.extraControllers ?? []) controllers.push(factory(ctx));
     return { stop: async () => void (await Promise.all(controllers.map((c) => c.stop()))) };
   }
