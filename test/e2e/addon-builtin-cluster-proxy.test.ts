@@ -19,15 +19,14 @@ import { grantManagedClusterProxy } from '../../src/localenv/tunnel-stack.ts';
 import {
   type CertificateAuthority,
   createCertificateAuthority,
-  createCertificateRequest,
   issueCertificate,
   type KeyPairPem,
   loadCertificateAuthority,
 } from '../../src/pki/index.ts';
-import { approveCsr } from '../../src/registration/hub/csr-approval.ts';
 import { pollUntil } from '../../src/wait.ts';
 import { one, type PodTemplate, renderContext } from '../addon/builtin-fixtures.ts';
-import { admin, Cleanups } from '../registration/hub/e2e-fixtures.ts';
+import { Cleanups } from '../registration/hub/e2e-fixtures.ts';
+import { addonCertificate as addonCertificateFor } from './addon-builtin-fixtures.ts';
 import { testEnv } from './env.ts';
 import { adminKubeConfig, uniqueName } from './helpers.ts';
 
@@ -109,47 +108,9 @@ async function acceptedCluster(prefix: string): Promise<string> {
   return name;
 }
 
-/**
- * The certificate addon `addon`'s agent on `cluster` gets: OCM's default subject, a CSR to the
- * kube-apiserver-client signer, approved by the admin, signed by the hub's controller-manager.
- */
-async function addonCertificate(cluster: string, addon: string, agent = 'agent1'): Promise<KeyPairPem> {
-  const { csrPem, keyPem } = await createCertificateRequest({
-    commonName: `system:open-cluster-management:cluster:${cluster}:addon:${addon}:agent:${agent}`,
-    organizations: [
-      `system:open-cluster-management:cluster:${cluster}:addon:${addon}`,
-      `system:open-cluster-management:addon:${addon}`,
-      'system:authenticated',
-    ],
-  });
-  const name = uniqueName(`addon-${addon}`);
-  cleanups.add(() => admin.csrs.delete(name, undefined, { ignoreNotFound: true }));
-  await admin.csrs.create({
-    metadata: {
-      name,
-      labels: {
-        'open-cluster-management.io/cluster-name': cluster,
-        'open-cluster-management.io/addon-name': addon,
-      },
-    },
-    spec: {
-      request: Buffer.from(csrPem).toString('base64'),
-      signerName: 'kubernetes.io/kube-apiserver-client',
-      usages: ['client auth', 'digital signature', 'key encipherment'],
-    },
-  });
-  expect(
-    await approveCsr(hubKc, name, { reason: 'E2EApprove', message: 'addon identity for the test' }),
-  ).toBe(true);
-  const certPem = await pollUntil(
-    async () => {
-      const issued = (await admin.csrs.get(name))?.status?.certificate;
-      return issued ? Buffer.from(issued, 'base64').toString('utf8') : undefined;
-    },
-    { timeoutMs: 30_000, intervalMs: 200, description: `CSR ${name} signed` },
-  );
-  return { certPem, keyPem };
-}
+/** The cluster-proxy (or another addon's) certificate through the hub's CSR flow. */
+const addonCertificate = (cluster: string, addon: string, agent?: string) =>
+  addonCertificateFor(cleanups, cluster, addon, agent);
 
 /**
  * `tether proxy-agent` with the args the cluster-proxy addon renders for `cluster`: the pod's mount
