@@ -6,12 +6,14 @@
 import { createHash } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ConfigReference, ManagedClusterAddOn } from '../../src/api/addon.ts';
+import { type KubeObject, ResourceClient } from '../../src/kube/index.ts';
 import {
   Cleanups,
   createBoundSet,
   createClusters,
   createNamespace,
   createPlacement,
+  hub,
   waitFor,
   waitForDecisions,
 } from '../placement/scheduling/e2e-fixtures.ts';
@@ -24,6 +26,13 @@ import {
 } from './addon-install-fixtures.ts';
 
 const cleanups = new Cleanups();
+const configMaps = new ResourceClient<KubeObject & { data?: Record<string, string> }>(hub, {
+  group: '',
+  version: 'v1',
+  plural: 'configmaps',
+  kind: 'ConfigMap',
+  namespaced: true,
+});
 afterEach(() => cleanups.run());
 
 const group = 'addon.open-cluster-management.io';
@@ -185,5 +194,29 @@ describe('add-on config references', () => {
         condition(await addonAdmin.mcas.get(name, c0), 'Configured')?.status === 'True' || undefined,
       'Configured True',
     );
+  });
+  it('any supported kind is hashed and watched: a ConfigMap edit changes the hash at once', async () => {
+    const ns = await createNamespace(cleanups, 'addon-configs');
+    const set = await createBoundSet(cleanups, ns);
+    const clusters = await createClusters(cleanups, set, 1);
+    const [c0] = clusters as [string];
+    await createClusterNamespaces(cleanups, clusters);
+    await configMaps.create({ metadata: { name: 'settings', namespace: ns }, data: { level: 'one' } });
+    await startControllers(cleanups, ns);
+    const name = await createAddon(cleanups, {
+      supportedConfigs: [
+        { group: '', resource: 'configmaps', defaultConfig: { name: 'settings', namespace: ns } },
+      ],
+    });
+    await addonAdmin.mcas.create({ metadata: { name, namespace: c0 }, spec: {} });
+    // A ConfigMap has no spec: everything but apiVersion, kind, metadata and status is hashed.
+    const hashOf = (level: string) =>
+      createHash('sha256').update(`{"data":{"level":"${level}"}}`).digest('hex');
+    const refs = await configReferences(name, c0, hashOf('one'));
+    expect(refs[0]).toMatchObject({ group: '', resource: 'configmaps', name: 'settings', namespace: ns });
+
+    await configMaps.patchMerge('settings', { data: { level: 'two' } }, ns);
+    // well within the informers' resync period: the edit itself re-queued the add-on
+    await configReferences(name, c0, hashOf('two'));
   });
 });

@@ -6,8 +6,9 @@
 // controllers'); only the leader reconciles. Rendering and delivering agents (AddonManager,
 // src/addon/sdk) and addon registration are other parts; this one never touches their fields.
 //
-// The hub identity needs what addonInstallHubRules() lists (install-strategy-rbac.ts), plus get on
-// every config kind other than AddOnDeploymentConfig that add-ons list in supportedConfigs.
+// The hub identity needs what addonInstallHubRules() lists (install-strategy-rbac.ts), plus
+// get/list/watch on every config kind other than AddOnDeploymentConfig that add-ons list in
+// supportedConfigs.
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { KubeConfig } from '@kubernetes/client-node';

@@ -12,8 +12,9 @@
 //      placement's rollout strategy gives it;
 //   4. ClusterManagementAddOn status: defaultconfigReferences and installProgressions.
 // Re-queued by: the ClusterManagementAddOn, any ManagedClusterAddOn of its name, the Placements
-// and PlacementDecisions its strategy names, AddOnDeploymentConfigs (add-ons that support them),
-// a rollout's soak time or deadline. Other config kinds are re-read on every pass.
+// and PlacementDecisions its strategy names, objects of the config kinds it supports
+// (AddOnDeploymentConfigs and any other kind: config-references-source.ts), a rollout's soak time
+// or deadline.
 // Writes: ManagedClusterAddOns (create, delete, ownerReferences), their status.configReferences
 // (keeping lastAppliedConfig) and Configured condition only (read → change → update with
 // resourceVersion, re-read and retry on 409), the ClusterManagementAddOn's lifecycle annotation
@@ -138,7 +139,6 @@ export function startAddonInstallController(opts: AddonInstallControllerOptions)
     new ResourceClient<AddOnDeploymentConfig>(kc, addOnDeploymentConfigResource),
     'addondeploymentconfigs',
   );
-  const configObjects = new ConfigObjects(kc, deploymentConfigs);
 
   const addonsUsingPlacement = (namespace: string | undefined, name: string | undefined) =>
     name
@@ -147,12 +147,22 @@ export function startAddonInstallController(opts: AddonInstallControllerOptions)
           .filter((c) => placementStrategies(c).some((p) => p.namespace === namespace && p.name === name))
           .map((c) => c.metadata.name ?? '')
       : [];
-  const adcKey = groupResourceKey(addOnDeploymentConfigKind);
-  const addonsSupportingDeploymentConfigs = () =>
+  const addonsSupporting = (kind: GroupResource) =>
     cmas
       .list()
-      .filter((c) => (c.spec?.supportedConfigs ?? []).some((s) => groupResourceKey(s) === adcKey))
+      .filter((c) =>
+        (c.spec?.supportedConfigs ?? []).some((s) => groupResourceKey(s) === groupResourceKey(kind)),
+      )
       .map((c) => c.metadata.name ?? '');
+  const configObjects = new ConfigObjects({
+    kubeconfig: kc,
+    deploymentConfigs,
+    onChange: (kind) => {
+      for (const name of addonsSupporting(kind)) controller.queue.add(name);
+    },
+    resyncPeriodMs: opts.resyncPeriodMs,
+    log: log.child({ component: 'config-objects' }),
+  });
 
   const controller: Controller = runController({
     name: 'addon-install',
@@ -164,7 +174,7 @@ export function startAddonInstallController(opts: AddonInstallControllerOptions)
         return addonsUsingPlacement(obj.metadata?.namespace, obj.metadata?.name);
       if (from === (decisions as Informer<KubeObject>))
         return addonsUsingPlacement(obj.metadata?.namespace, obj.metadata?.labels?.[placementLabel]);
-      return addonsSupportingDeploymentConfigs();
+      return addonsSupporting(addOnDeploymentConfigKind);
     },
     workers: opts.workers ?? 2,
     log: log.child({ controller: 'addon-install' }),
@@ -180,6 +190,9 @@ export function startAddonInstallController(opts: AddonInstallControllerOptions)
       await stampLifecycle(cma);
       return undefined;
     }
+    await configObjects.watch(
+      (cma.spec?.supportedConfigs ?? []).map((c) => ({ group: c.group ?? '', resource: c.resource })),
+    );
     const resolve = configObjects.pass();
     const addons = mcas.list().filter((m) => m.metadata.name === name);
     if (!managedByAddonManager(cma)) {
@@ -398,5 +411,11 @@ export function startAddonInstallController(opts: AddonInstallControllerOptions)
     }
   }
 
-  return { ready: controller.ready, stop: () => controller.stop() };
+  return {
+    ready: controller.ready,
+    stop: async () => {
+      await controller.stop();
+      await configObjects.stop();
+    },
+  };
 }

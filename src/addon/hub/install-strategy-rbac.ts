@@ -1,7 +1,8 @@
 // What the hub's generic add-on manager (install-strategy-controller.ts) may do on the hub: pure
 // data for the hub controllers' ClusterRole that src/install renders. Each rule is a call the
 // manager makes; config kinds other than AddOnDeploymentConfig that add-ons list in
-// supportedConfigs need `get` on their resource as well (discovery is open to every identity).
+// supportedConfigs need get/list/watch on their resource as well (discovery is open to every
+// identity).
 
 /** One RBAC PolicyRule. */
 export interface AddonHubRule {
