@@ -4,7 +4,6 @@
 // given image, for that cluster) and gives the agent its hub identity (status.registrations with
 // OCM's default subject, RegistrationApplied). Disabling (deleting the ManagedClusterAddOn) takes
 // the work away.
-import { type ChildProcess, spawn } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   type ClusterManagementAddOn,
@@ -16,7 +15,8 @@ import { type ManagedCluster, managedClusterResource } from '../../src/api/clust
 import { type ManifestWork, manifestWorkResource } from '../../src/api/work.ts';
 import { findCondition, ResourceClient } from '../../src/kube/index.ts';
 import { namespaceResource } from '../../src/registration/hub/resources.ts';
-import { Cleanups, waitFor } from '../registration/hub/e2e-fixtures.ts';
+import { Cleanups } from '../registration/hub/e2e-fixtures.ts';
+import { HelloworldProcess } from './addon-helloworld-fixtures.ts';
 import { testEnv } from './env.ts';
 import { adminKubeConfig, uniqueName } from './helpers.ts';
 
@@ -32,41 +32,11 @@ const clusters = new ResourceClient<ManagedCluster>(hub, managedClusterResource)
 const cmas = new ResourceClient<ClusterManagementAddOn>(hub, clusterManagementAddOnResource);
 const mcas = new ResourceClient<ManagedClusterAddOn>(hub, managedClusterAddOnResource);
 const works = new ResourceClient<ManifestWork>(hub, manifestWorkResource);
-let output = '';
 
-function startManager(): ChildProcess {
-  const args = [
-    'examples/helloworld-addon/helloworld.ts',
-    'manager',
-    `--kubeconfig=${env.hub.kubeconfigPath}`,
-  ];
-  const child = spawn(process.execPath, [...args, `--image=${image}`], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, TETHER_LOG_LEVEL: 'info' },
-  });
-  const keep = (d: Buffer) => {
-    output = (output + d.toString()).slice(-20_000);
-  };
-  child.stdout?.on('data', keep);
-  child.stderr?.on('data', keep);
-  return child;
-}
-
-async function stop(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  const exited = new Promise((resolve) => child.once('exit', resolve));
-  child.kill('SIGTERM');
-  const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
-  await exited;
-  clearTimeout(timer);
-}
-
-async function eventually<T>(check: () => Promise<T | undefined | false>, what: string): Promise<T> {
-  try {
-    return await waitFor(check, what, 60_000);
-  } catch (err) {
-    throw new Error(`${(err as Error).message}\nmanager output:\n${output}`);
-  }
+let manager: HelloworldProcess | undefined;
+function eventually<T>(check: () => Promise<T | undefined | false>, what: string): Promise<T> {
+  if (!manager) throw new Error('manager not started');
+  return manager.eventually(check, what, 60_000);
 }
 
 beforeAll(async () => {
@@ -80,8 +50,13 @@ beforeAll(async () => {
   cleanups.add(() => clusters.delete(cluster, undefined, { ignoreNotFound: true }));
   await clusters.create({ metadata: { name: cluster }, spec: { hubAcceptsClient: true } });
   await namespaces.create({ metadata: { name: cluster } });
-  const manager = startManager();
-  cleanups.add(() => stop(manager));
+  const started = new HelloworldProcess([
+    'manager',
+    `--kubeconfig=${env.hub.kubeconfigPath}`,
+    `--image=${image}`,
+  ]);
+  manager = started;
+  cleanups.add(() => started.stop());
   // while the manager still runs, so its finalizer on the add-on is released
   cleanups.add(async () => {
     await mcas.delete('helloworld', cluster, { ignoreNotFound: true });

@@ -5,7 +5,6 @@
 // namespace), and it talks to cluster1 as the ServiceAccount its rendered manifests create, with
 // only the RBAC they grant. A ConfigMap created, changed and deleted in the cluster namespace on
 // the hub is copied, updated and removed in the add-on namespace; the lease appears and is renewed.
-import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -17,8 +16,6 @@ import type { ManagedCluster } from '../../src/api/cluster.ts';
 import {
   applyObjects,
   type KubeObject,
-  kubeconfigFromParts,
-  kubeconfigToYaml,
   type Lease,
   leaseResource,
   ResourceClient,
@@ -30,8 +27,8 @@ import {
   roleBindingResource,
   roleResource,
 } from '../../src/registration/hub/resources.ts';
-import { requestServiceAccountToken } from '../../src/serviceaccount/token.ts';
-import { Cleanups, waitFor } from '../registration/hub/e2e-fixtures.ts';
+import { Cleanups } from '../registration/hub/e2e-fixtures.ts';
+import { HelloworldProcess, writeServiceAccountKubeconfig } from './addon-helloworld-fixtures.ts';
 import { testEnv } from './env.ts';
 import { adminKubeConfig, configMapResource, uniqueName } from './helpers.ts';
 
@@ -51,8 +48,7 @@ const addonGroup = `system:open-cluster-management:cluster:${cluster}:addon:hell
 const hubConfigMaps = new ResourceClient<ConfigMap>(hub, configMapResource);
 const copies = new ResourceClient<ConfigMap>(managed, configMapResource);
 const leases = new ResourceClient<Lease>(managed, leaseResource);
-let agent: ChildProcess | undefined;
-let agentOutput = '';
+let agent: HelloworldProcess | undefined;
 
 /** The Secret's files as the registration agent writes them: kubeconfig naming tls.crt / tls.key beside it. */
 async function writeHubCredential(path: string): Promise<void> {
@@ -104,52 +100,23 @@ async function writeManagedCredential(path: string): Promise<void> {
   const objects = (await helloworldAddon.manifests(ctx)).filter((o) => o.kind !== 'Deployment');
   await applyObjects(managed, objects, 'tether-e2e');
   const serviceAccount = objects.find((o) => o.kind === 'ServiceAccount')?.metadata?.name ?? '';
-  const { token } = await requestServiceAccountToken(managed, addonNamespace, serviceAccount, {
-    expirationSeconds: 3600,
-    audiences: [],
-  });
-  const kc = kubeconfigFromParts({
-    name: 'helloworld-agent',
-    server: env.cluster1.apiserverUrl,
-    caPem: readFileSync(env.cluster1.caCertPath, 'utf8'),
-    token,
-  });
-  writeFileSync(path, kubeconfigToYaml(kc), { mode: 0o600 });
+  await writeServiceAccountKubeconfig(managed, addonNamespace, serviceAccount, path);
 }
 
-function startAgent(hubKubeconfig: string, managedKubeconfig: string): ChildProcess {
-  const args = ['examples/helloworld-addon/helloworld.ts', 'agent', `--hub-kubeconfig=${hubKubeconfig}`];
-  args.push(`--cluster-name=${cluster}`, `--managed-kubeconfig=${managedKubeconfig}`);
-  args.push(`--addon-namespace=${addonNamespace}`);
-  const child = spawn(process.execPath, args, {
-    stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, TETHER_LOG_LEVEL: 'info' },
-  });
-  const keep = (d: Buffer) => {
-    agentOutput = (agentOutput + d.toString()).slice(-20_000);
-  };
-  child.stdout?.on('data', keep);
-  child.stderr?.on('data', keep);
-  return child;
+/** The agent's pod, as a process. */
+function startAgent(hubKubeconfig: string, managedKubeconfig: string): HelloworldProcess {
+  return new HelloworldProcess([
+    'agent',
+    `--hub-kubeconfig=${hubKubeconfig}`,
+    `--cluster-name=${cluster}`,
+    `--managed-kubeconfig=${managedKubeconfig}`,
+    `--addon-namespace=${addonNamespace}`,
+  ]);
 }
 
-async function stopAgent(child: ChildProcess): Promise<number | null> {
-  if (child.exitCode !== null || child.signalCode !== null) return child.exitCode;
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  child.kill('SIGTERM');
-  const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
-  const code = await exited;
-  clearTimeout(timer);
-  return code;
-}
-
-/** waitFor, quoting the agent's output when it times out. */
-async function eventually<T>(check: () => Promise<T | undefined | false>, what: string): Promise<T> {
-  try {
-    return await waitFor(check, what, 30_000);
-  } catch (err) {
-    throw new Error(`${(err as Error).message}\nagent output:\n${agentOutput}`);
-  }
+function eventually<T>(check: () => Promise<T | undefined | false>, what: string): Promise<T> {
+  if (!agent) throw new Error('agent not started');
+  return agent.eventually(check, what);
 }
 
 beforeAll(async () => {
@@ -182,9 +149,7 @@ beforeAll(async () => {
   await writeManagedCredential(managedKubeconfig);
   agent = startAgent(join(secretDir, 'kubeconfig'), managedKubeconfig);
   const started = agent;
-  cleanups.add(async () => {
-    await stopAgent(started);
-  });
+  cleanups.add(() => started.stop());
 });
 afterAll(() => cleanups.run());
 
@@ -220,6 +185,6 @@ describe('helloworld agent', () => {
 
   it('stops on SIGTERM', async () => {
     if (!agent) throw new Error('agent not started');
-    expect(await stopAgent(agent)).toBe(0);
+    expect(await agent.stop()).toBe(0);
   });
 });
