@@ -229,6 +229,14 @@ describe('addon registration', () => {
     );
   }, 90_000);
 
+  it('the registration agent also reports the addon’s Lease health (no lease yet: Available Unknown)', async () => {
+    const available = await pollUntil(
+      async () => findCondition((await addons.get(addonName, joined.name))?.status?.conditions, 'Available'),
+      { timeoutMs: 30_000, description: 'Available set by the registration agent' },
+    );
+    expect(available).toMatchObject({ status: 'Unknown', reason: 'ManagedClusterAddOnLeaseNotFound' });
+  });
+
   it('deleting the ManagedClusterAddOn removes the secret and the addon’s hub Role', async () => {
     await issuedSecret();
     await addons.delete(addonName, joined.name);

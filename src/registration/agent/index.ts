@@ -11,8 +11,9 @@
 //   status.ts           Joined / Available conditions, version, capacity, clusterClaims
 //   availability.ts     managed apiserver probe;  claims.ts  ClusterClaim CRD, informer, exposure
 //   lease.ts            managed-cluster-lease renewals
-//   src/addon/agent     addon registration: per-addon CSRs and `<addon>-hub-kubeconfig` secrets,
-//                       run with this agent's hub credential (option addonRegistration)
+//   src/addon/agent     addon registration: per-addon CSRs and `<addon>-hub-kubeconfig` secrets
+//                       (option addonRegistration), and Lease health of the cluster's addons
+//                       (option addonLeaseHealth), both run with this agent's hub credential
 // Every hub call goes through client-node with the bootstrap kubeconfig's proxy (or the proxy
 // option, or HTTPS_PROXY/NO_PROXY). Never writes hub objects other than its ManagedCluster, its
 // CSRs (and its addons' CSRs), its lease, events and its addons' ClusterCertificateRotated
@@ -20,6 +21,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { type AddonRegistrationAgent, startAddonRegistrationAgent } from '../../addon/agent/index.ts';
+import { type AddonLeaseHealth, startAddonLeaseHealth } from '../../addon/agent/lease-health.ts';
 import {
   agentNamespace as defaultAgentNamespace,
   defaultLeaseDurationSeconds,
@@ -88,6 +90,8 @@ export interface RegistrationAgentOptions {
    * addons' install namespaces; false turns it off. Default on, with the rotation policy below.
    */
   addonRegistration?: false | { csrExpirationSeconds?: number; rotationFraction?: number };
+  /** Available of the cluster's Lease-mode addons from their leases (OCM's); false turns it off */
+  addonLeaseHealth?: false;
   /** called with every new hub kubeconfig (first join, rotation, re-bootstrap) once it is stored */
   onHubKubeconfigChanged?: (kc: KubeConfig) => void;
   log?: Logger;
@@ -170,6 +174,7 @@ export async function startRegistrationAgent(opts: RegistrationAgentOptions): Pr
   });
 
   let session: HubSession | undefined;
+  let addonLeaseHealth: AddonLeaseHealth | undefined;
   let current: HubCredentials | undefined;
   const waiters = { hub: new Set<() => void>(), joined: new Set<() => void>() };
   let isJoined = false;
@@ -241,6 +246,17 @@ export async function startRegistrationAgent(opts: RegistrationAgentOptions): Pr
       current = creds;
       notify(waiters.hub);
       addons?.setHubCredentials(creds.kubeconfig, creds.hub);
+      const previousLeaseHealth = addonLeaseHealth;
+      addonLeaseHealth =
+        opts.addonLeaseHealth === false
+          ? undefined
+          : startAddonLeaseHealth({
+              hubKubeConfig: creds.kubeconfig,
+              managedKubeConfig,
+              clusterName,
+              log: log.child({ loop: 'addon-lease-health' }),
+            });
+      await previousLeaseHealth?.stop();
       await previous?.stop();
       log.info({ source, serial: creds.serial }, 'hub clients switched to the new hub kubeconfig');
       try {
@@ -291,6 +307,7 @@ export async function startRegistrationAgent(opts: RegistrationAgentOptions): Pr
         await Promise.all([
           session?.stop(),
           addons?.stop(),
+          addonLeaseHealth?.stop(),
           claimsReady,
           claimInformer.stop(),
           recreator.stop(),
