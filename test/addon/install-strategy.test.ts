@@ -6,6 +6,7 @@ import { describe, expect, it } from 'vitest';
 import type { ResolvedSelection } from '../../src/addon/hub/config-references.ts';
 import {
   addonRolloutStatus,
+  placementSelections,
   progressionCondition,
   rolloutPlacement,
   verdicts,
@@ -114,6 +115,29 @@ describe('install plan', () => {
     expect(nodeOfCluster(n, 'c1')?.name).toBe('a');
     expect(nodeOfCluster(n, 'c2')?.name).toBe('b');
     expect(nodeOfCluster(n, 'c3')).toBeUndefined();
+  });
+});
+
+describe('placement configs', () => {
+  it('a placement config of a kind the add-on does not support is left out', () => {
+    const addon: ClusterManagementAddOn = {
+      ...cma([
+        {
+          name: 'a',
+          namespace: 'ns',
+          configs: [
+            { group, resource: adc, name: 'canary', namespace: 'hub' },
+            { group: 'other.io', resource: 'things', name: 't' },
+          ],
+        },
+      ]),
+    };
+    addon.spec.supportedConfigs = [{ group, resource: adc }];
+    const [node] = placementNodes(addon, lookup(placement('a')), []);
+    if (!node) throw new Error('no node');
+    expect(placementSelections(addon, node)).toEqual([
+      { group, resource: adc, referent: { name: 'canary', namespace: 'hub' } },
+    ]);
   });
 });
 

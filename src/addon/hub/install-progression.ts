@@ -29,6 +29,8 @@ import {
   sameSpecHash,
   sortedSelections,
   specHashOf,
+  unsupportedKinds,
+  withoutKinds,
 } from './config-references.ts';
 import type { PlacementNode } from './install-strategy.ts';
 
@@ -215,9 +217,10 @@ export interface InstallProgression {
   conditions?: Condition[];
 }
 
-/** The configs of a placement: the defaults overridden by the placement's own configs. */
+/** The configs of a placement: the defaults overridden by the placement's own configs (supported kinds only). */
 export function placementSelections(cma: ClusterManagementAddOn, node: PlacementNode): ConfigSelection[] {
-  return sortedSelections(overrideConfigs(defaultConfigs(cma), node.configs));
+  const supported = withoutKinds(node.configs, unsupportedKinds(cma, node.configs));
+  return sortedSelections(overrideConfigs(defaultConfigs(cma), supported));
 }
 
 /** The default configs of the ClusterManagementAddOn, in status order. */

@@ -217,9 +217,10 @@ export function startAddonInstallController(opts: AddonInstallControllerOptions)
     const refusedOf = new Map<ManagedClusterAddOn, GroupResource[]>();
     for (const m of live) {
       const node = nodeOfCluster(nodes, m.metadata.namespace ?? '');
-      const refused = unsupportedKinds(cma, m.spec?.configs);
+      // a kind the add-on does not support is refused wherever it is named: placement or add-on
+      const refused = unsupportedKinds(cma, [...(node?.configs ?? []), ...(m.spec?.configs ?? [])]);
       refusedOf.set(m, refused);
-      const base = node ? overrideConfigs(defaults, node.configs) : defaults;
+      const base = node ? overrideConfigs(defaults, withoutKinds(node.configs, refused)) : defaults;
       const desired = await resolveAll(
         sortedSelections(overrideConfigs(base, withoutKinds(m.spec?.configs, refused))),
         resolve,
