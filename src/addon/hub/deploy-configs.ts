@@ -4,7 +4,6 @@
 // configs are the ClusterManagementAddOn's supportedConfigs defaults overridden by the
 // ManagedClusterAddOn's spec.configs, per group/resource, as OCM merges them. Reads only through the
 // `fetch` callback it is given.
-import { createHash } from 'node:crypto';
 import {
   type AddOnDeploymentConfigSpec,
   addonApiGroup,
@@ -15,6 +14,7 @@ import {
 import { canonicalJson } from '../../kube/canonical-json.ts';
 import type { KubeObject } from '../../kube/types.ts';
 import { defaultAddonInstallNamespace, type ResolvedAddonConfig } from '../sdk/types.ts';
+import { configSpecHash } from './config-references.ts';
 
 export const addOnDeploymentConfigGroupResource = {
   group: addonApiGroup,
@@ -29,12 +29,6 @@ export interface ConfigRef {
   name: string;
   /** the install strategy's desiredConfig.specHash, when it wrote one */
   specHash?: string;
-}
-
-/** OCM's spec hash: sha256 (lower-case hex) of the object without apiVersion, kind, metadata, status. */
-export function configSpecHash(obj: KubeObject & Record<string, unknown>): string {
-  const { apiVersion: _a, kind: _k, metadata: _m, status: _s, ...rest } = obj;
-  return createHash('sha256').update(canonicalJson(rest)).digest('hex');
 }
 
 const grKey = (c: { group?: string; resource: string }) => `${c.group ?? ''}/${c.resource}`;
@@ -93,6 +87,7 @@ export async function resolveConfigs(
       name: ref.name,
       ...(ref.namespace ? { namespace: ref.namespace } : {}),
       ...(obj ? { spec: obj['spec'] } : {}),
+      // OCM's spec hash, as the install strategy writes it into desiredConfig
       ...(ref.specHash ? { specHash: ref.specHash } : obj ? { specHash: configSpecHash(obj) } : {}),
     });
   }

@@ -72,6 +72,8 @@ export interface AddonDeployControllerOptions {
   maxWorkBytes?: number;
   /** a failed render is retried after this long (default 30 s) */
   renderRetryMs?: number;
+  /** an addon's manifests() that has not returned after this long fails the render (default 60 s) */
+  renderTimeoutMs?: number;
   log?: Logger;
 }
 
@@ -183,7 +185,11 @@ export function startAddonDeployController(opts: AddonDeployControllerOptions): 
         variables: variablesOf(deploymentConfig),
         configs,
       };
-      const rendered = await addon.manifests(ctx);
+      const rendered = await withTimeout(
+        Promise.resolve(addon.manifests(ctx)),
+        opts.renderTimeoutMs ?? 60_000,
+        'manifests() did not return',
+      );
       if (!Array.isArray(rendered)) throw new Error('manifests() did not return an array of objects');
       objects = placeInNamespace(
         applyDeploymentConfig(rendered, {
@@ -321,4 +327,18 @@ export function startAddonDeployController(opts: AddonDeployControllerOptions): 
     ready: controller.ready,
     stop: () => controller.stop(),
   };
+}
+
+/** `promise`, or a rejection after `ms` (the timer never keeps the process alive). */
+async function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what} within ${ms} ms`)), ms);
+    timer.unref();
+  });
+  try {
+    return await Promise.race([promise, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
