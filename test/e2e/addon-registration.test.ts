@@ -47,6 +47,13 @@ const managedSecrets = new ResourceClient<{ data?: Record<string, string> } & { 
 );
 const addons = new ResourceClient<ManagedClusterAddOn>(hubKc, managedClusterAddOnResource);
 const roles = new ResourceClient(hubKc, roleResource);
+const hubCsrs = new ResourceClient(hubKc, {
+  group: 'certificates.k8s.io',
+  version: 'v1',
+  plural: 'certificatesigningrequests',
+  kind: 'CertificateSigningRequest',
+  namespaced: false,
+});
 
 const addonName = uniqueName('e2e-addon');
 const installNamespace = uniqueName('addon-install');
@@ -207,6 +214,10 @@ describe('addon registration', () => {
 
   it('renews the certificate before it expires and rewrites the secret; ClusterCertificateRotated is reported', async () => {
     const first = await issuedSecret();
+    // Until then the stored certificate serves: one CSR so far, not one per look.
+    const csrs = await hubCsrs.list({ labelSelector: `open-cluster-management.io/addon-name=${addonName}` });
+    expect(csrs.items.map((c) => c.metadata?.name)).toHaveLength(1);
+    expect(csrs.items[0]?.metadata?.name).toMatch(new RegExp(`^addon-${joined.name}-${addonName}-`));
     const notBefore = new Date(first.cert.validFrom).getTime();
     const notAfter = new Date(first.cert.validTo).getTime();
     expect(notAfter - Date.now()).toBeLessThanOrEqual(600_000); // the signer honoured expirationSeconds
