@@ -12,6 +12,7 @@ import { ManagedClusterCondition } from '../../src/api/index.ts';
 import {
   findCondition,
   formatMicroTime,
+  type KubeObject,
   type Lease,
   leaseResource,
   ResourceClient,
@@ -131,6 +132,18 @@ describe('add-on Lease health', () => {
     const name = await createAddon();
     const unknown = await waitForAvailable(name, 'Unknown', 'ManagedClusterAddOnLeaseNotFound');
     expect(unknown.message).toContain(`The status of ${name} add-on is unknown`);
+    // and, as OCM's agent does, an event about it in the cluster namespace
+    const events = new ResourceClient<
+      KubeObject & { reason?: string; note?: string; regarding?: { name?: string } }
+    >(hub, { group: 'events.k8s.io', version: 'v1', plural: 'events', kind: 'Event', namespaced: true });
+    const event = await waitFor(
+      async () =>
+        (await events.list({ namespace: cluster })).items.find(
+          (e) => e.reason === 'ManagedClusterAddOnStatusUpdated' && e.regarding?.name === name,
+        ),
+      `an event about ${name}`,
+    );
+    expect(event.note).toContain('available condition to "Unknown"');
   });
 
   it("a lease renewed in the cluster's hub namespace counts when the managed cluster has none (OCM's fallback)", async () => {

@@ -10,8 +10,12 @@
 // lease would go stale, so an agent that stops shows False within the grace period plus moments.
 // Owns only the `Available` condition of Lease-mode add-ons: a status write reads the add-on,
 // changes that one condition and replaces the status at the resourceVersion read (409: read again).
+// Each change is also an event (events.k8s.io, reason ManagedClusterAddOnStatusUpdated, OCM's) in
+// the cluster namespace, best effort.
 // Customized-mode add-ons (the hub's probes decide) and hosted add-ons (their lease is on a hosting
 // cluster tether does not reach) are left alone.
+import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { AddOnCondition, type ManagedClusterAddOn, managedClusterAddOnResource } from '../../api/addon.ts';
 import { errorMessage } from '../../errors.ts';
@@ -19,8 +23,10 @@ import {
   type ConditionUpdate,
   type Controller,
   findCondition,
+  formatMicroTime,
   Informer,
   isConflict,
+  type KubeObject,
   type Lease,
   leaseResource,
   ResourceClient,
@@ -51,6 +57,16 @@ const hostingClusterAnnotation = 'addon.open-cluster-management.io/hosting-clust
 const staleMarginMs = 1_000;
 /** Tries of one status write against concurrent writers (409) before the key is retried. */
 const statusWriteAttempts = 5;
+/** The registration agent's role may create these in its cluster namespace (not core/v1 events). */
+const eventResource = {
+  group: 'events.k8s.io',
+  version: 'v1',
+  plural: 'events',
+  kind: 'Event',
+  namespaced: true,
+} as const;
+const eventReason = 'ManagedClusterAddOnStatusUpdated';
+const eventInstance = hostname();
 
 /** Where the add-on's agent runs: status.namespace, else spec.installNamespace, else OCM's default. */
 export function addonInstallNamespace(addon: ManagedClusterAddOn): string {
@@ -134,6 +150,9 @@ export function startAddonLeaseHealth(opts: AddonLeaseHealthOptions): AddonLease
   const hubLeases = new ResourceClient<Lease>(opts.hubKubeConfig, leaseResource, {
     requestTimeoutMs: 15_000,
   });
+  const events = new ResourceClient<KubeObject>(opts.hubKubeConfig, eventResource, {
+    requestTimeoutMs: 15_000,
+  });
   const informer = new Informer<ManagedClusterAddOn>(addons, {
     namespace: clusterName,
     name: 'addon-lease-health',
@@ -155,6 +174,10 @@ export function startAddonLeaseHealth(opts: AddonLeaseHealthOptions): AddonLease
       log.info(
         { addon: name, status: update.status, reason: update.reason },
         'add-on Available condition updated from its lease',
+      );
+      const note = `update managed cluster addon "${name}" available condition to "${update.status}" with its lease "${addonInstallNamespace(cached)}/${name}" status`;
+      await recordEvent(events, cached, note).catch((err: unknown) =>
+        log.warn({ addon: name, err: errorMessage(err) }, 'cannot record an event on the hub'),
       );
     }
     // look again at OCM's interval, and just after a fresh lease would go stale
@@ -209,4 +232,26 @@ async function writeAvailable(
     }
     current = await addons.get(name ?? '', namespace);
   }
+}
+
+/** OCM's event about an Available change, regarding the add-on, in its cluster namespace. */
+async function recordEvent(
+  events: ResourceClient<KubeObject>,
+  addon: ManagedClusterAddOn,
+  note: string,
+): Promise<void> {
+  const { name = '', namespace = '' } = addon.metadata;
+  await events.create({
+    apiVersion: 'events.k8s.io/v1',
+    kind: 'Event',
+    metadata: { name: `${name}.${randomBytes(8).toString('hex')}`, namespace },
+    eventTime: formatMicroTime(new Date()),
+    reportingController: 'klusterlet-agent',
+    reportingInstance: eventInstance,
+    action: eventReason,
+    reason: eventReason,
+    type: 'Normal',
+    note,
+    regarding: { apiVersion: addon.apiVersion, kind: addon.kind, name, namespace, uid: addon.metadata.uid },
+  } as KubeObject);
 }
