@@ -7,7 +7,8 @@
 //     O ∋ system:open-cluster-management:cluster:<c>:addon:cluster-proxy — the proxy-agent the
 //     cluster-proxy addon deploys.
 // Any other addon's identity is refused, even for its own cluster: an addon's hub credential is for
-// what that addon does, and only cluster-proxy's job is to carry the cluster's tunnel.
+// what that addon does, and only cluster-proxy's job is to carry the cluster's tunnel. (Whether the
+// addon is still enabled on the cluster is the hub's say: cluster-admission.ts.)
 import type { PeerCertificate } from 'node:tls';
 import { type AgentIdentity, agentIdentityFromSubject } from '../tunnel/identity.ts';
 
@@ -38,6 +39,11 @@ function asList(v: string | string[] | undefined): string[] {
   return Array.isArray(v) ? v : [v];
 }
 
+/** Who holds a tunnel: the cluster, the agent, and for an addon identity the addon's name. */
+export interface TunnelIdentity extends AgentIdentity {
+  addon?: string;
+}
+
 /**
  * The tunnel identity of a subject: the cluster's registration identity, or the cluster-proxy
  * addon's (agent reported as `cluster-proxy:<agent>`); undefined for anything else.
@@ -45,16 +51,20 @@ function asList(v: string | string[] | undefined): string[] {
 export function tunnelIdentityFromSubject(
   commonName: string,
   organizations: readonly string[],
-): AgentIdentity | undefined {
+): TunnelIdentity | undefined {
   const registration = agentIdentityFromSubject(commonName, [...organizations]);
   if (registration) return registration;
   const addon = addonIdentityFromSubject(commonName, organizations);
   if (addon?.addon !== clusterProxyAddonName) return undefined;
-  return { cluster: addon.cluster, agent: `${clusterProxyAddonName}:${addon.agent}` };
+  return {
+    cluster: addon.cluster,
+    agent: `${clusterProxyAddonName}:${addon.agent}`,
+    addon: clusterProxyAddonName,
+  };
 }
 
 /** tunnelIdentityFromSubject of a peer certificate (exactly one CN). */
-export function tunnelIdentityFromCertificate(cert: PeerCertificate | undefined): AgentIdentity | undefined {
+export function tunnelIdentityFromCertificate(cert: PeerCertificate | undefined): TunnelIdentity | undefined {
   if (!cert?.subject) return undefined;
   const cn = asList(cert.subject.CN);
   if (cn.length !== 1) return undefined;

@@ -8,6 +8,8 @@ export interface AgentConnection {
   id: number;
   cluster: string;
   agent: string;
+  /** set when the agent holds the tunnel with an addon's identity (cluster-proxy) */
+  addon?: string;
   remoteAddress: string;
   connectedAt: Date;
   session: HubTunnelSession;

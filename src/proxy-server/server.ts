@@ -87,7 +87,8 @@ export class ProxyServer {
   constructor(opts: ProxyServerOptions) {
     this.opts = opts;
     this.stopWatchingRevocations =
-      opts.clusterAdmission?.onRevoked((cluster, why) => this.closeCluster(cluster, why)) ?? (() => {});
+      opts.clusterAdmission?.onRevoked((cluster, why, addon) => this.closeCluster(cluster, why, addon)) ??
+      (() => {});
     this.limits = { ...defaultTunnelLimits, ...opts.limits };
     this.preAuth = new PreAuthGate({
       maxConnections: opts.maxUnauthenticatedConnections ?? defaultPreAuthLimits.maxConnections,
@@ -227,7 +228,7 @@ export class ProxyServer {
       socket.destroy();
       return;
     }
-    const refusal = this.opts.clusterAdmission?.refusal(identity.cluster);
+    const refusal = this.opts.clusterAdmission?.refusal(identity.cluster, identity.addon);
     if (refusal) {
       this.metrics.errors.inc({ code: 'TETHER_UNAUTHORIZED' });
       this.log.warn(
@@ -274,7 +275,7 @@ export class ProxyServer {
       .then(() => {
         if (session.isClosed) return;
         // The hub may have denied the cluster while the hello was in flight.
-        const late = this.opts.clusterAdmission?.refusal(identity.cluster);
+        const late = this.opts.clusterAdmission?.refusal(identity.cluster, identity.addon);
         if (late) {
           this.metrics.errors.inc({ code: 'TETHER_UNAUTHORIZED' });
           this.log.warn(
@@ -287,6 +288,7 @@ export class ProxyServer {
         conn = this.registry.add({
           cluster: identity.cluster,
           agent: identity.agent,
+          ...(identity.addon ? { addon: identity.addon } : {}),
           remoteAddress,
           connectedAt: new Date(),
           session,
@@ -309,13 +311,20 @@ export class ProxyServer {
       });
   }
 
-  /** Closes every live session of `cluster` now (the hub denied or deleted it). */
-  private closeCluster(cluster: string, why: string): void {
-    const conns = this.registry.all().filter((c) => c.cluster === cluster && !c.session.isClosed);
+  /**
+   * Closes every live session of `cluster` now (the hub denied or deleted it), or with `addon`
+   * only those held with that addon's identity (the addon was disabled on the cluster).
+   */
+  private closeCluster(cluster: string, why: string, addon?: string): void {
+    const conns = this.registry
+      .all()
+      .filter(
+        (c) => c.cluster === cluster && !c.session.isClosed && (addon === undefined || c.addon === addon),
+      );
     if (conns.length === 0) return;
     this.log.warn(
-      { cluster, sessions: conns.length, reason: why },
-      'closing the tunnels of a revoked cluster',
+      { cluster, ...(addon ? { addon } : {}), sessions: conns.length, reason: why },
+      addon ? 'closing the tunnels of a disabled addon' : 'closing the tunnels of a revoked cluster',
     );
     for (const c of conns) c.session.destroy();
   }

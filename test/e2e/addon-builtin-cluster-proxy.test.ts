@@ -3,7 +3,8 @@
 // registration yields — a CSR with OCM's default addon subject, signed by the hub's
 // kube-controller-manager (kube-apiserver-client), approved here by the admin. Our own
 // `tether proxy-server` (agent CA = the hub's client CA, admission by the hub's ManagedClusters)
-// must let that identity hold its cluster's tunnel, and refuse every other addon's.
+// must let that identity hold its cluster's tunnel while the addon is enabled there, and refuse
+// every other addon's.
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -11,8 +12,9 @@ import { type TLSSocket, connect as tlsConnect } from 'node:tls';
 import { RbacAuthorizationV1Api } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { clusterProxyAddon } from '../../src/addon/builtin/cluster-proxy.ts';
+import { type ManagedClusterAddOn, managedClusterAddOnResource } from '../../src/api/addon.ts';
 import { type ManagedCluster, managedClusterResource } from '../../src/api/index.ts';
-import { ResourceClient } from '../../src/kube/index.ts';
+import { isAlreadyExists, ResourceClient } from '../../src/kube/index.ts';
 import { freePort, SupervisedProcess, tetherBin } from '../../src/localenv/process.ts';
 import { waitReady } from '../../src/localenv/ready.ts';
 import { grantManagedClusterProxy } from '../../src/localenv/tunnel-stack.ts';
@@ -23,9 +25,10 @@ import {
   type KeyPairPem,
   loadCertificateAuthority,
 } from '../../src/pki/index.ts';
+import { agentSubject } from '../../src/tunnel/identity.ts';
 import { pollUntil } from '../../src/wait.ts';
 import { one, type PodTemplate, renderContext } from '../addon/builtin-fixtures.ts';
-import { Cleanups } from '../registration/hub/e2e-fixtures.ts';
+import { admin, Cleanups } from '../registration/hub/e2e-fixtures.ts';
 import { addonCertificate as addonCertificateFor } from './addon-builtin-fixtures.ts';
 import { testEnv } from './env.ts';
 import { adminKubeConfig, uniqueName } from './helpers.ts';
@@ -33,6 +36,7 @@ import { adminKubeConfig, uniqueName } from './helpers.ts';
 const env = testEnv();
 const hubKc = adminKubeConfig(env.hub);
 const clusters = new ResourceClient<ManagedCluster>(hubKc, managedClusterResource);
+const mcas = new ResourceClient<ManagedClusterAddOn>(hubKc, managedClusterAddOnResource);
 const dir = mkdtempSync(join(tmpdir(), 'tether-addon-cluster-proxy-'));
 const processes: SupervisedProcess[] = [];
 const cleanups = new Cleanups();
@@ -41,14 +45,12 @@ const trustedUser = uniqueName('addon-proxy-svc');
 const role = uniqueName('addon-proxy-role');
 const server = { agentPort: 0, connectPort: 0, log: '' };
 let trusted: KeyPairPem;
+let hubCa: CertificateAuthority;
 /** where the proxy-agents' kube-apiserver target points: cluster1's real apiserver */
 const target = new URL(env.cluster1.apiserverUrl);
 
 beforeAll(async () => {
-  const hubCa: CertificateAuthority = await loadCertificateAuthority(
-    hubCaPem,
-    readFileSync(env.hub.caKeyPath, 'utf8'),
-  );
+  hubCa = await loadCertificateAuthority(hubCaPem, readFileSync(env.hub.caKeyPath, 'utf8'));
   const proxyClientCa = await createCertificateAuthority('addon-proxy-client-ca');
   trusted = await issueCertificate(proxyClientCa, { commonName: trustedUser, usage: 'client' });
   const serving = await issueCertificate(hubCa, {
@@ -101,10 +103,22 @@ function write(name: string, content: string): string {
   return p;
 }
 
-async function acceptedCluster(prefix: string): Promise<string> {
+/** An accepted ManagedCluster with `addons` enabled on it (ManagedClusterAddOns in its namespace). */
+async function acceptedCluster(prefix: string, addons: string[] = ['cluster-proxy']): Promise<string> {
   const name = uniqueName(prefix);
   await clusters.create({ metadata: { name }, spec: { hubAcceptsClient: true } });
   cleanups.add(() => clusters.delete(name, undefined, { ignoreNotFound: true }));
+  await admin.namespaces.create({ metadata: { name } }).catch((err: unknown) => {
+    if (!isAlreadyExists(err)) throw err;
+  });
+  cleanups.add(() => admin.namespaces.delete(name, undefined, { ignoreNotFound: true }));
+  for (const addon of addons)
+    await mcas.create({
+      apiVersion: 'addon.open-cluster-management.io/v1alpha1',
+      kind: 'ManagedClusterAddOn',
+      metadata: { name: addon, namespace: name },
+      spec: {},
+    });
   return name;
 }
 
@@ -159,6 +173,32 @@ async function startAddonAgent(
   });
   processes.push(proc);
   return { ops, certDir };
+}
+
+/** The cluster's own `tether proxy-agent` (registration identity, as `tether agent` holds it). */
+async function startRegistrationAgent(cluster: string): Promise<{ ops: number }> {
+  const cert = await issueCertificate(hubCa, { ...agentSubject(cluster, 'klusterlet'), usage: 'client' });
+  const ops = await freePort();
+  processes.push(
+    new SupervisedProcess({
+      name: `${cluster}/registration-proxy-agent`,
+      command: process.execPath,
+      logFile: join(dir, `${cluster}-registration-agent.log`),
+      args: [
+        tetherBin,
+        'proxy-agent',
+        `--cluster-name=${cluster}`,
+        '--agent-id=klusterlet',
+        `--proxy-server=127.0.0.1:${server.agentPort}`,
+        `--cert-file=${write(`${cluster}.crt`, cert.certPem)}`,
+        `--key-file=${write(`${cluster}.key`, cert.keyPem)}`,
+        `--hub-ca-file=${env.hub.caCertPath}`,
+        `--kube-apiserver=${target.host}`,
+        `--ops-port=${ops}`,
+      ],
+    }),
+  );
+  return { ops };
 }
 
 async function agentReady(ops: number): Promise<boolean> {
@@ -247,7 +287,8 @@ describe('cluster-proxy addon identity on the proxy-server', () => {
   });
 
   it("another addon's identity cannot hold a cluster-proxy tunnel", async () => {
-    const cluster = await acceptedCluster('addon-other');
+    // both addons enabled: the refusal is the identity's, not the hub's
+    const cluster = await acceptedCluster('addon-other', ['cluster-proxy', 'managed-serviceaccount']);
     const before = serverLog('rejected tunnel connection', 'not an agent certificate').length;
     // Same cluster, same signer, same CA, the cluster-proxy agent's command line: only the addon differs.
     const agent = await startAddonAgent(cluster, await addonCertificate(cluster, 'managed-serviceaccount'));
@@ -302,6 +343,37 @@ describe('cluster-proxy addon identity on the proxy-server', () => {
         description: 'the tunnel with the old certificate drained',
       },
     );
+    expect((await versionThroughTunnel(cluster)).status).toBe(200);
+  });
+
+  it('disabling the cluster-proxy addon ends its tunnel at once and keeps it out; the cluster agent keeps its own', async () => {
+    const cluster = await acceptedCluster('addon-disable');
+    const addonAgent = await startAddonAgent(cluster, await addonCertificate(cluster, 'cluster-proxy'));
+    const own = await startRegistrationAgent(cluster);
+    for (const ops of [addonAgent.ops, own.ops])
+      await pollUntil(() => agentReady(ops), { timeoutMs: 30_000, description: 'both agents hold a tunnel' });
+    const disabledAt = Date.now();
+    await mcas.delete('cluster-proxy', cluster);
+    await pollUntil(
+      () => serverLog('closing the tunnels of a disabled addon', `"cluster":"${cluster}"`).length > 0,
+      {
+        timeoutMs: 10_000,
+        intervalMs: 50,
+        description: "the addon's tunnel closed",
+      },
+    );
+    expect(Date.now() - disabledAt).toBeLessThan(5000);
+    // it keeps trying and keeps being refused, with the reason
+    await pollUntil(
+      () =>
+        serverLog('rejected tunnel connection', `"cluster":"${cluster}"`, 'not enabled on cluster').length >=
+        2,
+      { timeoutMs: 30_000, description: "the disabled addon's agent refused twice" },
+    );
+    expect(await agentReady(addonAgent.ops)).toBe(false);
+    // the cluster's own agent was not touched and still serves
+    expect(await agentReady(own.ops)).toBe(true);
+    expect(serverLog('agent disconnected', `"cluster":"${cluster}"`, '"agent":"klusterlet"')).toEqual([]);
     expect((await versionThroughTunnel(cluster)).status).toBe(200);
   });
 });

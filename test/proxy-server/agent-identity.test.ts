@@ -35,6 +35,7 @@ describe('tunnel identities', () => {
     expect(identityOf(addonSubject('cluster1', 'cluster-proxy', 'k8s-agent-1'))).toEqual({
       cluster: 'cluster1',
       agent: 'cluster-proxy:k8s-agent-1',
+      addon: 'cluster-proxy',
     });
   });
 
