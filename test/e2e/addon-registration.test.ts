@@ -8,6 +8,8 @@
 // certificate is short-lived (600 s); the rotation test restarts the agent with a rotation point a
 // few seconds away (as a fraction of the lifetime left, as registration-agent-credentials does), so
 // renewal is seen within the test; deleting the addon removes the secret and (by owner) the hub RBAC.
+// A second addon with a custom signer gets its certificate from the addon's own `sign`, in OCM's
+// `<addon>-<signer>-client-cert` secret, removed when the addon withdraws the registration.
 import { X509Certificate } from 'node:crypto';
 import { AuthenticationV1Api, KubeConfig } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -20,6 +22,7 @@ import {
 import type { AgentAddon } from '../../src/addon/sdk/types.ts';
 import { type ManagedClusterAddOn, managedClusterAddOnResource } from '../../src/api/index.ts';
 import { findCondition, isForbidden, ResourceClient } from '../../src/kube/index.ts';
+import { createCertificateAuthority, signCertificateRequest } from '../../src/pki/index.ts';
 import { type RegistrationAgent, startRegistrationAgent } from '../../src/registration/agent/index.ts';
 import { pollUntil } from '../../src/wait.ts';
 import { env, hubKc, type JoinedCluster, joinedCluster } from '../registration/e2e-joined-cluster.ts';
@@ -66,9 +69,30 @@ const addon: AgentAddon = {
   },
 };
 
+// A second addon with a custom signer (as cluster-proxy has), whose registration can be withdrawn.
+const customSigner = 'e2e.tether.dev/addon-signer';
+const signerAddonName = uniqueName('e2e-signed');
+let signerRegistered = true;
+const signerCa = createCertificateAuthority('e2e addon signer');
+const signerAddon: AgentAddon = {
+  name: signerAddonName,
+  manifests: () => [],
+  registration: {
+    configs: () =>
+      signerRegistered
+        ? [{ signerName: customSigner, subject: { user: 'e2e-agent', groups: ['e2e-group'] } }]
+        : [],
+    sign: async (csr) =>
+      signCertificateRequest(await signerCa, Buffer.from(csr.spec.request, 'base64').toString('utf8'), {
+        usage: 'client',
+      }),
+  },
+};
+
 let joined: JoinedCluster;
 let agent: RegistrationAgent | undefined;
 let controller: { stop(): Promise<void> } | undefined;
+let signerController: { stop(): Promise<void> } | undefined;
 
 /** (Re)start the registration agent; addon certificates live 600 s and renew at `rotationFraction`. */
 async function startAgent(rotationFraction?: number): Promise<RegistrationAgent> {
@@ -89,6 +113,7 @@ async function startAgent(rotationFraction?: number): Promise<RegistrationAgent>
 beforeAll(async () => {
   joined = await joinedCluster('addreg', 60);
   controller = startAddonRegistrationController({ hubKubeConfig: hubKc, addon, resyncPeriodMs: 60_000 });
+  signerController = startAddonRegistrationController({ hubKubeConfig: hubKc, addon: signerAddon });
   await startAgent();
   // What the addon's ManifestWork would do: its install namespace exists on the managed cluster.
   await new ResourceClient(managed, namespaceResource).create({ metadata: { name: installNamespace } });
@@ -100,6 +125,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await controller?.stop();
+  await signerController?.stop();
   await agent?.stop();
   await new ResourceClient(managed, namespaceResource)
     .delete(installNamespace, undefined, { ignoreNotFound: true })
@@ -246,6 +272,38 @@ describe('addon registration', () => {
       { timeoutMs: 30_000, description: 'Available set by the registration agent' },
     );
     expect(available).toMatchObject({ status: 'Unknown', reason: 'ManagedClusterAddOnLeaseNotFound' });
+  });
+
+  it('a custom signer’s certificate lands in <addon>-<signer>-client-cert, which goes when the registration does', async () => {
+    await addons.create({
+      metadata: { name: signerAddonName, namespace: joined.name },
+      spec: { installNamespace },
+    });
+    const name = `${signerAddonName}-e2e.tether.dev-addon-signer-client-cert`;
+    const secret = await pollUntil(async () => managedSecrets.get(name, installNamespace), {
+      timeoutMs: 30_000,
+      description: `secret ${name}`,
+    });
+    expect(Object.keys(secret.data ?? {}).sort()).toEqual([
+      'agent-name',
+      'cluster-name',
+      'tls.crt',
+      'tls.key',
+    ]);
+    const cert = new X509Certificate(Buffer.from(secret.data?.['tls.crt'] ?? '', 'base64'));
+    expect(cert.subject).toContain('CN=e2e-agent');
+    expect(cert.checkIssued(new X509Certificate((await signerCa).certPem))).toBe(true);
+    // The addon withdraws the registration; the next look at the addon publishes none.
+    signerRegistered = false;
+    await addons.patchMerge(
+      signerAddonName,
+      { metadata: { annotations: { 'e2e.tether.dev/touch': '1' } } },
+      joined.name,
+    );
+    await pollUntil(async () => !(await managedSecrets.get(name, installNamespace)), {
+      timeoutMs: 30_000,
+      description: `secret ${name} deleted with its registration`,
+    });
   });
 
   it('deleting the ManagedClusterAddOn removes the secret and the addon’s hub Role', async () => {
