@@ -3,8 +3,11 @@
 // and renews Lease `helloworld` there (the add-on's health).
 //
 //   hub:      node examples/helloworld-addon/helloworld.ts manager --kubeconfig hub.kubeconfig [--image IMG]
-//             (enable it: a ClusterManagementAddOn `helloworld` and a ManagedClusterAddOn `helloworld`
-//             in a cluster namespace, or `tether addon enable --names helloworld --clusters cluster1`)
+//             [--disable-leader-election]   (default: replicas elect a leader on Lease
+//             helloworld-addon-manager in open-cluster-management-hub)
+//             It registers ClusterManagementAddOn `helloworld`; enable it on a cluster with a
+//             ManagedClusterAddOn `helloworld` in the cluster namespace, or
+//             `tether addon enable --names helloworld --clusters cluster1`.
 //   managed:  node examples/helloworld-addon/helloworld.ts agent --hub-kubeconfig F --cluster-name C
 //             [--managed-kubeconfig F] [--addon-namespace NS]
 //
@@ -183,6 +186,7 @@ async function main(argv: string[]): Promise<void> {
     options: {
       kubeconfig: { type: 'string' },
       image: { type: 'string' },
+      'disable-leader-election': { type: 'boolean' },
       'hub-kubeconfig': { type: 'string' },
       'cluster-name': { type: 'string' },
       'managed-kubeconfig': { type: 'string' },
@@ -197,6 +201,7 @@ async function main(argv: string[]): Promise<void> {
     const { startAddonRegistrationController } = await import('../../src/addon/hub/registration.ts');
     const manager = new AddonManager({
       hubKubeConfig: loadKubeconfig(kubeconfig),
+      ...(values['disable-leader-election'] ? { leaderElection: false as const } : {}),
       // the agent's hub identity: registrations, its Role in the cluster namespace, CSR approval
       extraControllers: [(ctx) => startAddonRegistrationController(ctx)],
     });
