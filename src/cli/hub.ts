@@ -1,9 +1,11 @@
 // `tether hub`: every hub controller in one process ("singleton mode"): registration (accept, CSR
 // approval, lease watchdog, taints, cleanup), the ManagedServiceAccount hub controller, the
 // ManifestWork ttlSecondsAfterFinished collector, the placement hub (cluster sets, bindings; its own
-// leader Lease placement-controller-lock), and (with --webhook-tls-*) the addon group's
-// v1alpha1 ⇄ v1beta1 CRD conversion webhook.
+// leader Lease placement-controller-lock), the add-on manager (install strategies and config
+// references of every ClusterManagementAddOn; its own Lease addon-manager-controller-lock), and
+// (with --webhook-tls-*) the addon group's v1alpha1 ⇄ v1beta1 CRD conversion webhook.
 import { type Command, Option } from 'commander';
+import { addonManagerLeaderLeaseName, startAddonHub } from '../addon/hub/index.ts';
 import type { AddonConversionWebhookServer } from '../addon/index.ts';
 import { defaultClusterProfileNamespace } from '../api/clusterprofile.ts';
 import { InvalidArgumentError } from '../errors.ts';
@@ -77,7 +79,7 @@ export function registerHubCommand(program: Command): void {
   program
     .command('hub')
     .description(
-      'run the hub controllers: registration, managed service accounts, finished-work collection, placement (cluster sets), and the addon conversion webhook',
+      'run the hub controllers: registration, managed service accounts, finished-work collection, placement, the add-on manager, and the addon conversion webhook',
     )
     .addOption(new Option('--kubeconfig <path>', 'kubeconfig of the hub').env('KUBECONFIG'))
     .addOption(
@@ -184,6 +186,13 @@ export function registerHubCommand(program: Command): void {
         gitOpsClusters: flags.gitopsclusterController ?? false,
         log: logger('placement-hub'),
       });
+      const addons = await startAddonHub({
+        hubKubeConfig: hub,
+        leaderElection: flags.leaderElect
+          ? { namespace: flags.leaderElectionNamespace, name: addonManagerLeaderLeaseName }
+          : false,
+        log: logger('addon-hub'),
+      });
       const serviceaccounts = await startServiceAccountHub({
         hubKubeConfig: hub,
         log: logger('serviceaccount-hub'),
@@ -209,6 +218,7 @@ export function registerHubCommand(program: Command): void {
       await Promise.all([
         registration.stop(),
         placement.stop(),
+        addons.stop(),
         serviceaccounts.stop(),
         workCollector.stop(),
         webhook?.close(),

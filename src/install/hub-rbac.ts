@@ -14,6 +14,7 @@
 //     and cluster-gateway's credential Secrets in open-cluster-management-credentials;
 //   - the gateway's client certificate (user system:tether:gateway) may `get managedclusters/proxy`.
 import type { KubernetesObject } from '@kubernetes/client-node';
+import { addonInstallHubRules } from '../addon/hub/install-strategy-rbac.ts';
 import {
   addonApiGroup,
   authenticationApiGroup,
@@ -146,6 +147,7 @@ export function hubRbac(): KubernetesObject[] {
       ...controllersRules(),
       // `tether hub` also runs the placement controllers (src/placement/hub)
       ...placementHubRules(),
+      ...addonInstallHubRules(),
     ]),
     binding(
       'ClusterRoleBinding',
