@@ -56,7 +56,7 @@ export const RegistrationApplied = {
   SetPermissionFailed: 'SetPermissionFailed',
   NilRegistration: 'NilRegistration',
   appliedMessage: 'Registration of the addon agent is configured',
-  nilMessage: 'No registration is configured for the addon agent',
+  nilMessage: 'Registration of the addon agent is configured',
   failedMessage: (err: string) => `Failed to set permission for hub agent: ${err}`,
 } as const;
 
