@@ -13,6 +13,7 @@ import {
   type ClusterGatewayAddonHub,
   startClusterGatewayAddonHub,
 } from '../../src/addon/builtin/cluster-gateway-hub.ts';
+import { clusterProxyAddon } from '../../src/addon/builtin/cluster-proxy.ts';
 import {
   managedServiceAccountAddon,
   managedServiceAccountHubPermissions,
@@ -117,7 +118,8 @@ beforeAll(async () => {
   const objects = await managedServiceAccountAddon({ image: 'unused' }).manifests(
     renderContext('managed-serviceaccount', cluster, { installNamespace }),
   );
-  const managed = objects.filter((o) => o.kind !== 'Deployment');
+  // all of them, the Deployment too: a real apiserver validates every object (no node runs its pod)
+  const managed = objects;
   await applyObjects(managedAdmin, managed as KubernetesObject[], 'e2e-addon-msa');
   cleanups.add(async () => {
     const core = managedAdmin.makeApiClient(CoreV1Api);
@@ -186,6 +188,39 @@ describe('managed-serviceaccount addon', () => {
     expect(
       account?.metadata.labels?.['authentication.open-cluster-management.io/is-managed-serviceaccount'],
     ).toBe('true');
+  });
+});
+
+describe('cluster-proxy addon', () => {
+  it("the objects it renders are valid for cluster1's apiserver", async () => {
+    const ns = uniqueName('proxy-addon-ns');
+    cleanups.add(() =>
+      managedAdmin
+        .makeApiClient(CoreV1Api)
+        .deleteNamespace({ name: ns })
+        .catch(() => {}),
+    );
+    const objects = await clusterProxyAddon({
+      proxyServer: 'proxy.hub.example:8091',
+      proxyServerCaPem: readFileSync(env.hub.caCertPath, 'utf8'),
+      image: 'localhost/tether:test',
+    }).manifests(
+      renderContext('cluster-proxy', cluster, {
+        installNamespace: ns,
+        deploymentConfig: { proxyConfig: { httpsProxy: 'http://squid:3128', caBundle: 'Y2E=' } },
+      }),
+    );
+    await applyObjects(managedAdmin, objects as KubernetesObject[], 'e2e-addon-proxy');
+    const deployments = new ResourceClient(managedAdmin, {
+      group: 'apps',
+      version: 'v1',
+      plural: 'deployments',
+      kind: 'Deployment',
+      namespaced: true,
+    });
+    expect((await deployments.get('cluster-proxy-proxy-agent', ns))?.metadata?.name).toBe(
+      'cluster-proxy-proxy-agent',
+    );
   });
 });
 
