@@ -17,9 +17,14 @@ import {
   type ManagedClusterAddOn,
   managedClusterAddOnResource,
 } from '../../src/api/addon.ts';
-import { type ManagedCluster, managedClusterResource } from '../../src/api/cluster.ts';
+import {
+  type ManagedCluster,
+  ManagedClusterCondition,
+  managedClusterResource,
+} from '../../src/api/cluster.ts';
 import type { ManifestWork } from '../../src/api/work.ts';
-import { type Condition, findCondition, ResourceClient } from '../../src/kube/index.ts';
+import { type Condition, findCondition, formatTime, ResourceClient } from '../../src/kube/index.ts';
+import type { WorkAgent } from '../../src/work/agent/index.ts';
 import {
   appliedWorks,
   dropFinalizers,
@@ -53,6 +58,11 @@ export interface AddonTestCluster {
     match: Partial<Condition>,
     timeoutMs?: number,
   ): Promise<Condition>;
+  /** stop / restart the cluster's work agent */
+  stopAgent(): Promise<void>;
+  startAgent(): Promise<void>;
+  /** set the ManagedCluster's Available condition, as the registration hub would */
+  setAvailable(status: 'True' | 'Unknown'): Promise<void>;
   /** wait for the deploy work to satisfy `check` */
   waitForWork<T>(
     addon: string,
@@ -71,6 +81,14 @@ export async function setUpAddonCluster(
   const enabled = new Set<string>();
   const installNamespaces = new Set<string>();
   let manager: AddonManager | undefined;
+  let agent: WorkAgent | undefined;
+  const setAvailable = async (status: 'True' | 'Unknown') => {
+    const reason = status === 'True' ? 'ManagedClusterAvailable' : 'ManagedClusterLeaseUpdateStopped';
+    const condition = { type: ManagedClusterCondition.Available, status, reason, message: '' };
+    await clusters.patchStatus(work.name, {
+      status: { conditions: [{ ...condition, lastTransitionTime: formatTime(new Date()) }] },
+    });
+  };
   const cleanup = async () => {
     // Deleting the addons while the manager and the agent run removes their works and objects.
     for (const a of enabled) await mcas.delete(a, work.name, { ignoreNotFound: true }).catch(() => undefined);
@@ -96,7 +114,9 @@ export async function setUpAddonCluster(
   };
   try {
     await clusters.create({ metadata: { name: work.name }, spec: { hubAcceptsClient: true } });
-    await work.startAgent();
+    // Available, as the registration hub would report it: removal waits for the work agent then.
+    await setAvailable('True');
+    agent = await work.startAgent();
     manager = new AddonManager({ hubKubeConfig: hubAdmin, leaderElection: false, ...managerOptions });
     for (const a of addons) manager.add(a);
     await manager.start();
@@ -134,6 +154,14 @@ export async function setUpAddonCluster(
         throw new Error(`${(err as Error).message}\nlast status: ${JSON.stringify(last?.status, null, 1)}`);
       }
     },
+    stopAgent: async () => {
+      await agent?.stop();
+      agent = undefined;
+    },
+    startAgent: async () => {
+      agent = await work.startAgent();
+    },
+    setAvailable,
     waitForWork: (addon, description, check) =>
       work.waitForWork(addonDeployWorkName(addon), description, check),
     cleanup,

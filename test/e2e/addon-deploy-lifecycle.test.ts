@@ -68,6 +68,7 @@ const probed = configMapAddon(unique('deploy-probed'), {
     } as KubernetesObject,
   ],
 });
+const offline = configMapAddon(unique('deploy-offline'));
 const identity = unique('e2e-manager');
 let cluster: AddonTestCluster;
 
@@ -79,14 +80,14 @@ beforeAll(async () => {
       installStrategy: { type: 'Placements', placements: [{ name: 'p', namespace: 'default' }] },
     },
   });
-  cluster = await setUpAddonCluster([userOwned, configured, probed], {
+  cluster = await setUpAddonCluster([userOwned, configured, probed, offline], {
     leaderElection: { identity, leaseDurationSeconds: 15 },
   });
 });
 
 afterAll(async () => {
   await cluster?.cleanup();
-  for (const a of [userOwned, configured, probed])
+  for (const a of [userOwned, configured, probed, offline])
     await leases.delete(addonManagerLeaseName(a.name), addonManagerLeaseNamespace, { ignoreNotFound: true });
 });
 
@@ -225,6 +226,34 @@ describe('addon manager lifecycle', () => {
       message: `${probed.name} add-on is available.`,
     });
     expect((await mcas.get(probed.name, cluster.name))?.status?.healthCheck?.mode).toBe('Customized');
+  });
+
+  it('a deleted addon waits for the work agent only while its cluster is available', async () => {
+    await cluster.enable(offline.name, unique('offline-ns'));
+    await cluster.waitForCondition(offline.name, 'ManifestApplied', { status: 'True' });
+    await cluster.stopAgent();
+    try {
+      await mcas.delete(offline.name, cluster.name);
+      // Available: the finalizer holds the addon while its work waits for the (stopped) agent.
+      const held = await waitFor('the work to be deleting', async () => {
+        const w = await hubWorks.get(addonDeployWorkName(offline.name), cluster.name);
+        return w?.metadata.deletionTimestamp ? w : undefined;
+      });
+      expect(held.metadata.finalizers?.length).toBeGreaterThan(0);
+      expect((await mcas.get(offline.name, cluster.name))?.metadata.deletionTimestamp).toBeDefined();
+      // The cluster goes Unknown: nothing can clean up there now, the addon is let go.
+      await cluster.setAvailable('Unknown');
+      await waitFor('the addon to be gone', async () => !(await mcas.get(offline.name, cluster.name)));
+      expect(await hubWorks.get(addonDeployWorkName(offline.name), cluster.name)).toBeDefined();
+    } finally {
+      await cluster.setAvailable('True');
+      await cluster.startAgent();
+    }
+    await waitFor(
+      'the agent back to remove the work',
+      async () => !(await hubWorks.get(addonDeployWorkName(offline.name), cluster.name)),
+      60_000,
+    );
   });
 
   it('a deleted ManagedCluster loses the addon’s works', async () => {

@@ -211,14 +211,23 @@ describe('addon deploy', () => {
     const ns = mca?.status?.namespace ?? '';
     expect(await onManaged(kinds.deployment).get('agent', ns)).toBeDefined();
     await mcas.delete(agentAddon.name, cluster.name);
+    // The finalizer keeps the addon (and so its agent's hub credential) until the work is gone.
+    let addonWentFirst = false;
     await waitFor(
       'the addon, its work and the applied Deployment to be gone',
-      async () =>
-        !(await mcas.get(agentAddon.name, cluster.name)) &&
-        !(await hubWorks.get(addonDeployWorkName(agentAddon.name), cluster.name)) &&
-        !(await onManaged(kinds.deployment).get('agent', ns)) &&
-        !(await onManaged(kinds.configMap).get('agent-config', ns)),
+      async () => {
+        const work = await hubWorks.get(addonDeployWorkName(agentAddon.name), cluster.name);
+        const addon = await mcas.get(agentAddon.name, cluster.name);
+        if (work && !addon) addonWentFirst = true;
+        return (
+          !addon &&
+          !work &&
+          !(await onManaged(kinds.deployment).get('agent', ns)) &&
+          !(await onManaged(kinds.configMap).get('agent-config', ns))
+        );
+      },
       60_000,
     );
+    expect(addonWentFirst).toBe(false);
   });
 });

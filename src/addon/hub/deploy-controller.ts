@@ -6,14 +6,12 @@
 // configReferences[].lastAppliedConfig), Available for the hub-probed modes, status.namespace,
 // healthCheck.mode, addOnMeta and supportedConfigs. The finalizer
 // addon.open-cluster-management.io/work-cleanup holds a deleted ManagedClusterAddOn until its works
-// are gone (the work agent removed what they applied); a cluster being deleted loses them too.
+// are gone (the work agent removed what they applied) while its cluster is available; a cluster
+// being deleted loses them too.
 // Touches only works labelled with this addon's name, and only its own parts of the addon's status
 // (read → change → update with resourceVersion, retried on conflict).
 //
-// Hub identity needs: managedclusteraddons get/list/watch/update/patch (+ /status update,
-// /finalizers update); managedclusters, clustermanagementaddons, addondeploymentconfigs
-// get/list/watch; manifestworks get/list/watch/create/update/delete; get on any other config kind
-// an addon supports; discovery (/apis).
+// Hub identity needs: see addonDeployHubRules (deploy-rbac.ts).
 import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
 import {
   type AddOnDeploymentConfig,
@@ -154,7 +152,12 @@ export function startAddonDeployController(opts: AddonDeployControllerOptions): 
     const cluster = clusters.getByName(namespace);
     const clusterGone = !cluster || !!cluster.metadata.deletionTimestamp;
     if (mca.metadata.deletionTimestamp || clusterGone) {
-      await cleanUp(mca, clusterGone);
+      // An agent that cannot be reached would hold the addon forever: wait for it only while its
+      // cluster is available.
+      const agentReachable =
+        !clusterGone &&
+        findCondition(cluster?.status?.conditions, ManagedClusterCondition.Available)?.status === 'True';
+      await cleanUp(mca, agentReachable);
       return undefined;
     }
     const finalizers = mca.metadata.finalizers ?? [];
@@ -301,10 +304,11 @@ export function startAddonDeployController(opts: AddonDeployControllerOptions): 
   }
 
   /**
-   * Delete the addon's works; a deleted addon keeps its finalizer until they are gone, unless its
-   * cluster is going too (then nothing will remove what they applied, and nothing needs to).
+   * Delete the addon's works; a deleted addon keeps its finalizer until they are gone while the
+   * work agent can remove what they applied (its cluster is there and available), so the addon's
+   * hub credential outlives its agent's cleanup.
    */
-  async function cleanUp(mca: ManagedClusterAddOn, clusterGone: boolean): Promise<void> {
+  async function cleanUp(mca: ManagedClusterAddOn, waitForAgent: boolean): Promise<void> {
     const ns = mca.metadata.namespace ?? '';
     // From the apiserver, not the cache: a work created just before the delete must not be missed.
     const { items } = await workClient.list({ namespace: ns, labelSelector: `${addonNameLabel}=${name}` });
@@ -314,7 +318,7 @@ export function startAddonDeployController(opts: AddonDeployControllerOptions): 
       await workClient.delete(w.metadata.name ?? '', ns, { ignoreNotFound: true });
     }
     if (!mca.metadata.deletionTimestamp) return;
-    if (ours.length > 0 && !clusterGone) return; // the works' deletion brings the addon back here
+    if (ours.length > 0 && waitForAgent) return; // the works' deletion brings the addon back here
     const finalizers = mca.metadata.finalizers ?? [];
     if (!finalizers.includes(addonWorkCleanupFinalizer)) return;
     await patchAddon(mca, {
