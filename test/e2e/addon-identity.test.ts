@@ -215,6 +215,44 @@ describe('addon identity', () => {
     await leftAlone(csrName);
   });
 
+  it('an addon that asks for a hub credential beyond its own scope gets no registration (RegistrationApplied False)', async () => {
+    const greedy = uniqueName('e2e-addon-g');
+    const controller = startAddonRegistrationController({
+      hubKubeConfig: hub,
+      log: logs.log,
+      addon: {
+        name: greedy,
+        manifests: () => [],
+        registration: {
+          configs: (mc) => [
+            {
+              signerName: kubeClient,
+              subject: {
+                groups: [
+                  `system:open-cluster-management:cluster:${mc.metadata?.name}:addon:${greedy}`,
+                  'system:cluster-admins',
+                ],
+              },
+            },
+          ],
+        },
+      },
+    });
+    cleanups.add(() => controller.stop());
+    await addons.create({ metadata: { name: greedy, namespace: clusterA }, spec: {} });
+    cleanups.add(() => addons.delete(greedy, clusterA, { ignoreNotFound: true }));
+    const mca = await waitFor(async () => {
+      const m = await addons.get(greedy, clusterA);
+      return m?.status?.conditions?.some((c) => c.type === 'RegistrationApplied') ? m : undefined;
+    }, 'RegistrationApplied');
+    expect(mca.status?.conditions?.find((c) => c.type === 'RegistrationApplied')).toMatchObject({
+      status: 'False',
+      reason: 'SetPermissionFailed',
+      message: expect.stringContaining('system:cluster-admins'),
+    });
+    expect(mca.status?.registrations ?? []).toEqual([]);
+  });
+
   it('a custom signer’s certificate is signed by the addon for the cluster’s registration identity only', async () => {
     const subject = { commonName: 'e2e-agent', organizations: ['e2e-group'], organizationalUnits: [] };
     const mine = await issued(

@@ -128,6 +128,12 @@ function validate(opts: RegistrationAgentOptions): void {
   positive('leaseDurationSeconds', opts.leaseDurationSeconds, 1);
   positive('maxCustomClusterClaims', opts.maxCustomClusterClaims, 0);
   positive('csrExpirationSeconds', opts.csrExpirationSeconds, 600);
+  if (opts.addonRegistration) {
+    positive('addonRegistration.csrExpirationSeconds', opts.addonRegistration.csrExpirationSeconds, 600);
+    const r = opts.addonRegistration.rotationFraction;
+    if (r !== undefined && !(r > 0 && r < 1))
+      fail('addonRegistration.rotationFraction must be between 0 and 1');
+  }
   positive('statusIntervalSeconds', opts.statusIntervalSeconds, 0.1);
   positive('unavailableAfterFailures', opts.unavailableAfterFailures, 1);
   positive('healthCheckIntervalSeconds', opts.healthCheckIntervalSeconds, 0.1);
