@@ -1,5 +1,5 @@
-// Lease health's decisions, OCM's: which add-ons it looks after, where their lease is, and the
-// Available condition a lease (or its absence) gives.
+// Lease health's decisions, OCM's: which add-ons it looks after, where their lease is, the
+// Available condition a lease (or its absence) gives, and on the hub what an Unknown cluster gives.
 import { describe, expect, it } from 'vitest';
 import {
   AddonLeaseReason,
@@ -7,7 +7,9 @@ import {
   leaseAvailability,
   usesLeaseHealth,
 } from '../../src/addon/agent/lease-health.ts';
+import { clusterUnknownAvailability } from '../../src/addon/agent/lease-health-hub.ts';
 import type { ManagedClusterAddOn } from '../../src/api/addon.ts';
+import type { ManagedCluster } from '../../src/api/cluster.ts';
 import { formatMicroTime, type Lease } from '../../src/kube/index.ts';
 
 function addon(parts: Partial<ManagedClusterAddOn> = {}): ManagedClusterAddOn {
@@ -80,5 +82,43 @@ describe('lease health', () => {
       message:
         'The status of helloworld add-on is unknown because get lease from hub failed: leases.coordination.k8s.io "helloworld" not found',
     });
+  });
+});
+
+describe('lease health on the hub (cluster Unknown)', () => {
+  const cluster = (status?: 'True' | 'False' | 'Unknown'): ManagedCluster => ({
+    apiVersion: 'cluster.open-cluster-management.io/v1',
+    kind: 'ManagedCluster',
+    metadata: { name: 'cluster1' },
+    spec: {},
+    status: status
+      ? {
+          conditions: [
+            {
+              type: 'ManagedClusterConditionAvailable',
+              status,
+              reason: 'ManagedClusterLeaseUpdateStopped',
+              message: 'Registration agent stopped updating its lease.',
+              lastTransitionTime: '2026-01-01T00:00:00Z',
+            },
+          ],
+        }
+      : {},
+  });
+
+  it("gives the add-ons of an Unknown cluster the cluster's status, reason and message", () => {
+    expect(clusterUnknownAvailability(cluster('Unknown'))).toEqual({
+      type: 'Available',
+      status: 'Unknown',
+      reason: 'ManagedClusterLeaseUpdateStopped',
+      message: 'Registration agent stopped updating its lease.',
+    });
+  });
+
+  it('leaves add-ons alone while the cluster is True, False or not reported yet', () => {
+    expect(clusterUnknownAvailability(cluster('True'))).toBeUndefined();
+    expect(clusterUnknownAvailability(cluster('False'))).toBeUndefined();
+    expect(clusterUnknownAvailability(cluster())).toBeUndefined();
+    expect(clusterUnknownAvailability(undefined)).toBeUndefined();
   });
 });
