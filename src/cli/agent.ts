@@ -40,6 +40,8 @@ interface AgentFlags {
   maxCustomClusterClaims: number;
   work: boolean;
   serviceaccount: boolean;
+  addonRegistration: boolean;
+  addonLeaseHealth: boolean;
   proxyServer?: string[];
   hubCaFile?: string;
   proxyCaFile?: string;
@@ -105,6 +107,11 @@ export function registerAgentCommand(program: Command): void {
     )
     .option('--no-work', 'do not run the ManifestWork agent')
     .option('--no-serviceaccount', 'do not run the ManagedServiceAccount agent')
+    .option(
+      '--no-addon-registration',
+      'do not register add-on agents (per-add-on CSRs and <addon>-hub-kubeconfig secrets)',
+    )
+    .option('--no-addon-lease-health', "do not report Lease-mode add-ons' Available from their leases")
     .addOption(
       new Option(
         '--proxy-server <address>',
@@ -293,6 +300,8 @@ async function runAgent(flags: AgentFlags): Promise<void> {
     proxyUrl: flags.proxyUrl,
     leaseDurationSeconds: flags.leaseDuration,
     maxCustomClusterClaims: flags.maxCustomClusterClaims,
+    ...(flags.addonRegistration ? {} : { addonRegistration: false as const }),
+    ...(flags.addonLeaseHealth ? {} : { addonLeaseHealth: false as const }),
     onHubKubeconfigChanged: (kc) => {
       chain = chain
         .then(async () => {

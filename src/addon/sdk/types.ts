@@ -76,7 +76,8 @@ export interface AddonRegistration {
    * registrations for the cluster (status.registrations); default one kube-apiserver-client
    * registration with OCM's default subject (user
    * system:open-cluster-management:cluster:<c>:addon:<a>:agent:<agent>, groups
-   * system:open-cluster-management:cluster:<c>:addon:<a> and system:open-cluster-management:addon:<a>)
+   * system:open-cluster-management:cluster:<c>:addon:<a>, system:open-cluster-management:addon:<a>
+   * and system:authenticated)
    */
   configs?(cluster: ManagedCluster, addon: ManagedClusterAddOn): RegistrationConfig[];
   /**

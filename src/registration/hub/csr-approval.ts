@@ -20,7 +20,7 @@ import {
   type V1CertificateSigningRequest,
   V1CertificateSigningRequestCondition,
 } from '@kubernetes/client-node';
-import { clusterNameLabel, ManagedClusterCondition } from '../../api/index.ts';
+import { addonNameLabel, clusterNameLabel, ManagedClusterCondition } from '../../api/index.ts';
 import {
   type Informer,
   isConditionTrue,
@@ -233,6 +233,8 @@ export class ClusterCsrApprovingReconciler {
       this.waitingForGrants.delete(name);
       return undefined;
     }
+    // An add-on agent's CSR is the add-on managers' to decide (src/addon/hub/csr*.ts).
+    if (csr.metadata?.labels?.[addonNameLabel] !== undefined) return undefined;
     const log = this.options.log.child({ csr: name });
     const check = checkClusterCsr(csr, this.options.signerNames);
     if (!check.ok) {
@@ -373,7 +375,10 @@ export async function approveClusterCsrs(
     hubKubeConfig,
     certificateSigningRequestResource,
   );
-  const { items } = await csrs.list({ labelSelector: `${clusterNameLabel}=${clusterName}` });
+  // add-on agents' CSRs (labelled with their add-on) are the add-on managers' to decide
+  const { items } = await csrs.list({
+    labelSelector: `${clusterNameLabel}=${clusterName},!${addonNameLabel}`,
+  });
   const result: ApproveClusterCsrsResult = {
     approved: [],
     alreadyApproved: [],
