@@ -1,63 +1,35 @@
 // `tether install hub-addon --names …`: registers the hub side of addons tether ships, as
 // clusteradm's `install hub-addon` does for OCM's (argocd, governance-policy-framework): a
 // ClusterManagementAddOn with installStrategy Manual, so nothing is installed on any cluster until
-// `tether addon enable` says where. tether's addon manager serves every ClusterManagementAddOn, so
-// the lifecycle annotation says so as OCM's addon-manager expects. An existing ClusterManagementAddOn
+// `tether addon enable` says where. The addons and what their ClusterManagementAddOns say come from
+// src/addon/builtin. tether's addon manager serves every ClusterManagementAddOn, so the lifecycle
+// annotation says so as OCM's addon-manager expects. An existing ClusterManagementAddOn
 // is left as it is (its installStrategy may already hold placements). --dry-run writes nothing.
 import type { KubeConfig } from '@kubernetes/client-node';
+import { type BuiltinAddonMeta, builtinAddonMetas } from '../addon/builtin/index.ts';
 import { LifecycleValue, lifecycleAnnotation } from '../addon/hub/install-strategy.ts';
-import { addOnDeploymentConfigResource, addonApiGroup, type ConfigMeta } from '../api/index.ts';
 import { InvalidArgumentError } from '../errors.ts';
 import { isAlreadyExists } from '../kube/index.ts';
 import { type AddonResult, addonClients, cmaObject } from './addon-hub.ts';
 
-/** The hub side of one addon tether ships: what its ClusterManagementAddOn says. */
-export interface HubAddonDefinition {
-  name: string;
-  displayName: string;
-  description: string;
-  supportedConfigs: readonly ConfigMeta[];
-}
-
-const deploymentConfig: ConfigMeta = { group: addonApiGroup, resource: addOnDeploymentConfigResource.plural };
-
-/**
- * The addons tether ships, under OCM's names. Their agents are tether's own (src/addon/builtin);
- * the same shape as that module's BuiltinAddonMeta, so its list can take this one's place.
- */
-export const builtinHubAddons: readonly HubAddonDefinition[] = [
-  {
-    name: 'cluster-proxy',
-    displayName: 'cluster-proxy',
-    description: 'tunnel from the hub to each managed cluster (tether proxy-agent)',
-    supportedConfigs: [deploymentConfig],
-  },
-  {
-    name: 'managed-serviceaccount',
-    displayName: 'managed-serviceaccount',
-    description: 'ServiceAccount tokens of managed clusters on the hub (tether serviceaccount agent)',
-    supportedConfigs: [deploymentConfig],
-  },
-];
-
 /** The definitions of `names`; an unknown name stops before anything is written, listing the known ones. */
 export function hubAddonDefinitions(
   names: readonly string[],
-  known: readonly HubAddonDefinition[] = builtinHubAddons,
-): HubAddonDefinition[] {
+  known: readonly BuiltinAddonMeta[] = builtinAddonMetas,
+): BuiltinAddonMeta[] {
   const unknown = names.filter((n) => !known.some((d) => d.name === n));
   if (unknown.length > 0) {
     throw new InvalidArgumentError(
       `no hub addon named ${unknown.join(', ')}: tether ships ${known.map((d) => d.name).join(', ')}`,
     );
   }
-  return names.map((n) => known.find((d) => d.name === n) as HubAddonDefinition);
+  return names.map((n) => known.find((d) => d.name === n) as BuiltinAddonMeta);
 }
 
 /** Creates the ClusterManagementAddOn of each definition that the hub does not have yet. */
 export async function installHubAddons(
   hub: KubeConfig,
-  definitions: readonly HubAddonDefinition[],
+  definitions: readonly BuiltinAddonMeta[],
   opts: { dryRun: boolean },
 ): Promise<AddonResult> {
   const { cmas } = addonClients(hub);

@@ -8,7 +8,6 @@ import { disableAddons } from './addon-disable.ts';
 import { enableAddons } from './addon-enable.ts';
 import { addonNameList, disableTarget, enableTarget, parseConfigRefs } from './addon-flags.ts';
 import { type AddonResult, formatChange } from './addon-hub.ts';
-import { builtinHubAddons, hubAddonDefinitions, installHubAddons } from './addon-install.ts';
 import { type AddonOutput, formatAddons, listManagedClusterAddOns } from './addon-list.ts';
 import { kubeconfigFlag } from './kubeconfig-flag.ts';
 import { clusterList, collect } from './options.ts';
@@ -120,12 +119,14 @@ export function registerAddonCommands(program: Command, get: Command): void {
   install
     .command('hub-addon')
     .description(
-      `register addons tether ships on the hub (a ClusterManagementAddOn, installStrategy Manual): ${builtinHubAddons.map((d) => d.name).join(', ')}`,
+      'register addons tether ships on the hub: a ClusterManagementAddOn each, installStrategy Manual (an unknown name lists the known ones)',
     )
     .requiredOption('--names <a,b>', 'addons to install', addonNameList)
     .addOption(dryRunOption())
     .addOption(kubeconfigOption())
     .action(async (opts: { names: string[]; dryRun?: boolean; kubeconfig?: string }) => {
+      // Loaded here: the built-in addon definitions are needed by this verb only, not by every `tether get`.
+      const { hubAddonDefinitions, installHubAddons } = await import('./addon-install.ts');
       const definitions = hubAddonDefinitions(opts.names);
       const result = await installHubAddons(kubeconfigFlag(opts.kubeconfig, 'hub'), definitions, {
         dryRun: opts.dryRun === true,

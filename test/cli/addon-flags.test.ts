@@ -140,7 +140,7 @@ describe('install hub-addon names', () => {
       'cluster-proxy',
     ]);
     expect(() => hubAddonDefinitions(['argocd'])).toThrow(
-      'no hub addon named argocd: tether ships cluster-proxy, managed-serviceaccount',
+      'no hub addon named argocd: tether ships managed-serviceaccount, cluster-proxy, cluster-gateway',
     );
   });
 });

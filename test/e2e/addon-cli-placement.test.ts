@@ -4,6 +4,7 @@
 // built-in ClusterManagementAddOns with installStrategy Manual and refuses unknown names;
 // get addon shows the conditions of real ManagedClusterAddOns, set here as the hub's controllers would.
 import { afterEach, describe, expect, it } from 'vitest';
+import { builtinAddonMetas } from '../../src/addon/builtin/index.ts';
 import { Cleanups, createNamespace } from '../placement/e2e-fixtures.ts';
 import {
   addonAdmin,
@@ -129,7 +130,7 @@ describe('tether addon enable|disable --placement', () => {
 describe('tether install hub-addon', () => {
   it('creates the built-in ClusterManagementAddOns with installStrategy Manual, once; unknown names are refused', async () => {
     // The built-in names are fixed: start from a hub without them and leave it so.
-    const names = ['cluster-proxy', 'managed-serviceaccount'];
+    const names = builtinAddonMetas.map((m) => m.name);
     for (const name of names) {
       await addonAdmin.cmas.delete(name, undefined, { ignoreNotFound: true });
       cleanups.add(() => addonAdmin.cmas.delete(name, undefined, { ignoreNotFound: true }));
@@ -140,8 +141,13 @@ describe('tether install hub-addon', () => {
 
     const run = await tether(['install', 'hub-addon', '--names', names.join(',')]);
     expect(run.code).toBe(0);
-    expect(run.stdout).toContain('clustermanagementaddon cluster-proxy created');
-    expect(run.stdout).toContain('clustermanagementaddon managed-serviceaccount created');
+    for (const meta of builtinAddonMetas) {
+      expect(run.stdout).toContain(`clustermanagementaddon ${meta.name} created`);
+      expect((await addonAdmin.cmas.get(meta.name))?.spec.addOnMeta).toEqual({
+        displayName: meta.displayName,
+        description: meta.description,
+      });
+    }
     const cma = await addonAdmin.cmas.get('managed-serviceaccount');
     expect(cma?.spec.installStrategy).toEqual({ type: 'Manual' });
     expect(cma?.spec.supportedConfigs).toEqual([deploymentConfigKind]);
@@ -153,7 +159,7 @@ describe('tether install hub-addon', () => {
     const unknown = await tether(['install', 'hub-addon', '--names', 'argocd']);
     expect(unknown.code).toBe(1);
     expect(unknown.stderr).toContain(
-      'no hub addon named argocd: tether ships cluster-proxy, managed-serviceaccount',
+      'no hub addon named argocd: tether ships managed-serviceaccount, cluster-proxy, cluster-gateway',
     );
   });
 });
