@@ -1,7 +1,7 @@
 // The helloworld add-on end to end in process mode (no nodes): the registration hub and a real
 // registration agent joined through squid; the add-on manager (deploy + registration controllers)
-// with helloworld; a real work agent applying its ManifestWork to cluster1; the registration
-// agent's add-on lease health. Enabling helloworld on the cluster puts its namespace, ServiceAccount
+// with helloworld; a real work agent applying its ManifestWork to cluster1. The registration agent
+// also runs the add-ons' lease health (OCM's 30 s look-again interval, so allow for it). Enabling helloworld on the cluster puts its namespace, ServiceAccount
 // and RBAC on cluster1 and `helloworld-hub-kubeconfig` next to them; the agent, run as its pod would
 // run it (that Secret's files, that ServiceAccount), renews its lease → the add-on turns Available
 // with OCM's reason, and copies a hub ConfigMap to cluster1. Disabling it removes the agent's
@@ -11,7 +11,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { helloworld } from '../../examples/helloworld-addon/helloworld.ts';
-import { startAddonLeaseHealth } from '../../src/addon/agent/lease-health.ts';
 import { startAddonRegistrationController } from '../../src/addon/hub/registration.ts';
 import { AddonManager } from '../../src/addon/sdk/manager.ts';
 import { type ManagedClusterAddOn, managedClusterAddOnResource } from '../../src/api/addon.ts';
@@ -79,16 +78,6 @@ beforeAll(async () => {
     agentNamespace: joined.agentNamespace,
   });
   cleanups.add(() => work.stop());
-  // not wired into the registration agent yet: run next to it, with its hub identity
-  const health = startAddonLeaseHealth({
-    hubKubeConfig: clusterHub,
-    managedKubeConfig: managed,
-    clusterName: joined.name,
-    log,
-    syncIntervalMs: 1_000,
-  });
-  cleanups.add(() => health.stop());
-
   const manager = new AddonManager({
     hubKubeConfig: hubKc,
     leaderElection: false,
