@@ -41,6 +41,10 @@ const VERB_MODULES: Array<{
   { verbs: ['hub'], register: async (p) => (await import('./hub.ts')).registerHubCommand(p) },
   { verbs: ['agent'], register: async (p) => (await import('./agent.ts')).registerAgentCommand(p) },
   {
+    verbs: ['serviceaccount-agent'],
+    register: async (p) => (await import('./serviceaccount-agent.ts')).registerServiceAccountAgentCommand(p),
+  },
+  {
     verbs: ['gateway', 'kubeconfig'],
     register: async (p) => (await import('./gateway.ts')).registerGatewayCommands(p),
   },
@@ -104,7 +108,14 @@ export async function buildProgram(argv?: readonly string[]): Promise<Command> {
  * The long-running verbs: they give their idle young-generation memory back (src/cli/idle-memory.ts).
  * TETHER_IDLE_MEMORY_TRIM=0 turns that off (e.g. to measure without it).
  */
-export const DAEMON_VERBS: readonly string[] = ['hub', 'agent', 'proxy-server', 'proxy-agent', 'gateway'];
+export const DAEMON_VERBS: readonly string[] = [
+  'hub',
+  'agent',
+  'serviceaccount-agent',
+  'proxy-server',
+  'proxy-agent',
+  'gateway',
+];
 
 export async function main(argv: string[]): Promise<number> {
   const verb = argv[0];

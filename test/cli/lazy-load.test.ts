@@ -121,6 +121,7 @@ process.on('exit', () => writeFileSync(process.env.LOADS_FILE, JSON.stringify(pr
       'unjoin',
       'hub',
       'agent',
+      'serviceaccount-agent',
       'gateway',
       'kubeconfig',
       'image',

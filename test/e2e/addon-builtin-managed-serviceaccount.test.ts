@@ -6,7 +6,6 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { CoreV1Api, type KubernetesObject } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -26,7 +25,7 @@ import {
   kubeconfigToYaml,
   ResourceClient,
 } from '../../src/kube/index.ts';
-import { freePort, SupervisedProcess } from '../../src/localenv/process.ts';
+import { freePort, SupervisedProcess, tetherBin } from '../../src/localenv/process.ts';
 import { waitReady } from '../../src/localenv/ready.ts';
 import { roleBindingResource, roleResource } from '../../src/registration/hub/resources.ts';
 import { pollUntil } from '../../src/wait.ts';
@@ -46,7 +45,7 @@ import { uniqueName } from './helpers.ts';
 const env = testEnv();
 const cleanups = new Cleanups();
 const dir = mkdtempSync(join(tmpdir(), 'tether-addon-msa-'));
-const cli = fileURLToPath(new URL('./fixtures/serviceaccount-agent-cli.ts', import.meta.url));
+const cli = tetherBin;
 const hubNamespaces = new ResourceClient(hubAdmin, {
   group: '',
   version: 'v1',
