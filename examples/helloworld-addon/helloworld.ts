@@ -198,12 +198,10 @@ async function main(argv: string[]): Promise<void> {
     if (!kubeconfig) throw new Error('manager: pass --kubeconfig (the hub) or set KUBECONFIG');
     // loaded here only: the agent (in its pod) does not need the hub side
     const { AddonManager } = await import('../../src/addon/sdk/manager.ts');
-    const { startAddonRegistrationController } = await import('../../src/addon/hub/registration.ts');
+    // delivery, the agent's hub identity (registration, its Role, CSR approval) and health
     const manager = new AddonManager({
       hubKubeConfig: loadKubeconfig(kubeconfig),
       ...(values['disable-leader-election'] ? { leaderElection: false as const } : {}),
-      // the agent's hub identity: registrations, its Role in the cluster namespace, CSR approval
-      extraControllers: [(ctx) => startAddonRegistrationController(ctx)],
     });
     manager.add(helloworld({ image: values.image }));
     await manager.start();

@@ -11,7 +11,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { helloworld } from '../../examples/helloworld-addon/helloworld.ts';
-import { startAddonRegistrationController } from '../../src/addon/hub/registration.ts';
 import { AddonManager } from '../../src/addon/sdk/manager.ts';
 import { type ManagedClusterAddOn, managedClusterAddOnResource } from '../../src/api/addon.ts';
 import { clusterManagementAddOnResource } from '../../src/api/index.ts';
@@ -81,7 +80,6 @@ beforeAll(async () => {
   const manager = new AddonManager({
     hubKubeConfig: hubKc,
     leaderElection: false,
-    extraControllers: [(ctx) => startAddonRegistrationController(ctx)],
     log,
   }).add(helloworld({ image: 'registry.example/tether:flow-e2e' }));
   await manager.start();
