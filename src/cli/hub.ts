@@ -2,13 +2,16 @@
 // approval, lease watchdog, taints, cleanup), the ManagedServiceAccount hub controller, the
 // ManifestWork ttlSecondsAfterFinished collector, the placement hub (cluster sets, bindings; its own
 // leader Lease placement-controller-lock), the add-on manager (install strategies and config
-// references of every ClusterManagementAddOn; its own Lease addon-manager-controller-lock), and
-// (with --webhook-tls-*) the addon group's v1alpha1 ⇄ v1beta1 CRD conversion webhook.
+// references of every ClusterManagementAddOn; its own Lease addon-manager-controller-lock), with
+// --addon-image tether's built-in addons (managed-serviceaccount, cluster-gateway, and with
+// --cluster-proxy-* cluster-proxy: hub-addons.ts), and (with --webhook-tls-*) the addon group's
+// v1alpha1 ⇄ v1beta1 CRD conversion webhook.
 import { type Command, Option } from 'commander';
 import { addonManagerLeaderLeaseName, startAddonHub } from '../addon/hub/index.ts';
 import type { AddonConversionWebhookServer } from '../addon/index.ts';
 import { defaultClusterProfileNamespace } from '../api/clusterprofile.ts';
 import { InvalidArgumentError } from '../errors.ts';
+import { pullPolicies } from '../install/workload.ts';
 import { logger } from '../log.ts';
 import { startOpsServer } from '../ops.ts';
 import { placementLeaderLeaseName, startPlacementHub } from '../placement/hub/index.ts';
@@ -20,11 +23,12 @@ import {
 import { startServiceAccountHub } from '../serviceaccount/index.ts';
 import { startWorkGarbageCollector } from '../work/hub/index.ts';
 import { readPemFlag } from './files.ts';
+import { type BuiltinAddonFlags, builtinAddonOptions, startBuiltinAddons } from './hub-addons.ts';
 import { kubeconfigFlag } from './kubeconfig-flag.ts';
 import { opsBindOption, positiveInt } from './options.ts';
 import { untilSignal } from './until-signal.ts';
 
-interface HubFlags {
+interface HubFlags extends BuiltinAddonFlags {
   kubeconfig?: string;
   autoApprovedCsrUsers?: string;
   signerCert?: string;
@@ -153,9 +157,33 @@ export function registerHubCommand(program: Command): void {
         'TETHER_WEBHOOK_TLS_PRIVATE_KEY_FILE',
       ),
     )
+    .addOption(
+      new Option(
+        '--addon-image <ref>',
+        "tether image the built-in addons' agents run on managed clusters; without it the built-in addons are not offered",
+      ).env('TETHER_ADDON_IMAGE'),
+    )
+    .addOption(
+      new Option('--addon-image-pull-policy <policy>', "imagePullPolicy of the addon agents' Deployments")
+        .env('TETHER_ADDON_IMAGE_PULL_POLICY')
+        .choices(pullPolicies),
+    )
+    .addOption(
+      new Option(
+        '--cluster-proxy-server <host:port>',
+        "the proxy-server's agent endpoint as managed clusters reach it (the cluster-proxy addon's agents dial it)",
+      ).env('TETHER_CLUSTER_PROXY_SERVER'),
+    )
+    .addOption(
+      new Option(
+        '--cluster-proxy-ca-file <path>',
+        "CA that verifies the proxy-server's certificate (tether-proxy-server-ca); cluster-proxy is offered only with it and --cluster-proxy-server",
+      ).env('TETHER_CLUSTER_PROXY_CA_FILE'),
+    )
     .action(async (flags: HubFlags) => {
       if (Boolean(flags.signerCert) !== Boolean(flags.signerKey))
         throw new InvalidArgumentError('--signer-cert and --signer-key go together');
+      const addonOptions = builtinAddonOptions(flags);
       const hub = kubeconfigFlag(flags.kubeconfig, 'hub');
       const log = logger('hub');
       const webhook = await startWebhook(flags);
@@ -193,6 +221,16 @@ export function registerHubCommand(program: Command): void {
           : false,
         log: logger('addon-hub'),
       });
+      const builtinAddons = addonOptions
+        ? await startBuiltinAddons({
+            hubKubeConfig: hub,
+            options: addonOptions,
+            leaderElection: flags.leaderElect ? { namespace: flags.leaderElectionNamespace } : false,
+            log: logger('builtin-addons'),
+          })
+        : undefined;
+      if (!builtinAddons)
+        log.info('built-in addons not offered: --addon-image (the image their agents run) is not given');
       const serviceaccounts = await startServiceAccountHub({
         hubKubeConfig: hub,
         log: logger('serviceaccount-hub'),
@@ -209,7 +247,12 @@ export function registerHubCommand(program: Command): void {
         }),
       });
       log.info(
-        { opsPort: ops.port, webhookPort: webhook?.port, identity: registration.identity },
+        {
+          opsPort: ops.port,
+          webhookPort: webhook?.port,
+          identity: registration.identity,
+          builtinAddons: builtinAddons?.names ?? [],
+        },
         webhook
           ? 'hub started'
           : 'hub started (no addon conversion webhook: --webhook-tls-cert-file not given)',
@@ -219,6 +262,7 @@ export function registerHubCommand(program: Command): void {
         registration.stop(),
         placement.stop(),
         addons.stop(),
+        builtinAddons?.stop(),
         serviceaccounts.stop(),
         workCollector.stop(),
         webhook?.close(),

@@ -7,14 +7,20 @@
 //     (escalate/bind: it grants the cluster's agents rights it does not use itself, as OCM's
 //     registration controller does), cluster leases and its own leader lease, cleanup of a deleted
 //     cluster's works/addons/service accounts, ManagedServiceAccount TTLs, events;
-//   - proxy-server: watch ManagedClusters (which clusters may connect), TokenReview and
+//     and the built-in addons' managers (an AddonManager per addon: deploy and registration
+//     controllers, src/addon/hub/deploy-rbac.ts and registration-rbac.ts; cluster-gateway's hub
+//     half writes ManagedServiceAccounts, already granted);
+//   - proxy-server: watch ManagedClusters (which clusters may connect) and the cluster-proxy
+//     ManagedClusterAddOns (which addon identities may hold a tunnel), TokenReview and
 //     SubjectAccessReview for CONNECT callers;
 //   - gateway: an aggregated apiserver (system:auth-delegator, the extension-apiserver-authentication
 //     ConfigMap), ManagedClusters, the `tether-gateway` ManagedServiceAccount token Secrets (by name),
 //     and cluster-gateway's credential Secrets in open-cluster-management-credentials;
 //   - the gateway's client certificate (user system:tether:gateway) may `get managedclusters/proxy`.
 import type { KubernetesObject } from '@kubernetes/client-node';
+import { addonDeployHubRules } from '../addon/hub/deploy-rbac.ts';
 import { addonInstallHubRules } from '../addon/hub/install-strategy-rbac.ts';
+import { addonRegistrationHubRules } from '../addon/hub/registration-rbac.ts';
 import {
   addonApiGroup,
   authenticationApiGroup,
@@ -116,6 +122,7 @@ export function controllersRules(): Rule[] {
 export function proxyServerRules(): Rule[] {
   return [
     { apiGroups: [clusterApiGroup], resources: [managedClusterResource.plural], verbs: read },
+    { apiGroups: [addonApiGroup], resources: [managedClusterAddOnResource.plural], verbs: read },
     { apiGroups: ['authentication.k8s.io'], resources: ['tokenreviews'], verbs: ['create'] },
     { apiGroups: ['authorization.k8s.io'], resources: ['subjectaccessreviews'], verbs: ['create'] },
   ];
@@ -148,6 +155,9 @@ export function hubRbac(): KubernetesObject[] {
       // `tether hub` also runs the placement controllers (src/placement/hub)
       ...placementHubRules(),
       ...addonInstallHubRules(),
+      // the built-in addons' AddonManager (`--addon-image`)
+      ...addonDeployHubRules(),
+      ...addonRegistrationHubRules(),
     ]),
     binding(
       'ClusterRoleBinding',
