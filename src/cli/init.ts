@@ -1,7 +1,8 @@
 // `tether init`: installs tether into a hub cluster like `clusteradm init` — the OCM hub CRDs,
 // admission policies and bootstrap identity, then (unless --bootstrap-only) the hub controllers,
 // proxy-server and gateway as Deployments in open-cluster-management-hub with their RBAC,
-// certificates and the ClusterGateway APIService — and prints the `tether join` line (with a fresh
+// certificates and the ClusterGateway APIService (the controllers offer the built-in addons: their
+// agents run the same image, cluster-proxy's dial the agent endpoint) — and prints the `tether join` line (with a fresh
 // bootstrap token) that managed clusters run. --dry-run / --output-file print the manifests instead.
 import { writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
@@ -136,12 +137,17 @@ export function registerInitCommand(program: Command): void {
             "--agent-endpoint-type LoadBalancer needs --proxy-server-host: the load balancer's address agents dial",
           );
         const host = opts.proxyServerHost ?? new URL(server).hostname;
+        const port =
+          opts.agentEndpointType === 'NodePort' ? opts.agentEndpointNodePort : ports.proxyServerAgents;
+        const agentEndpoint = `${host}:${port}`;
         const plan = await planHubInstall(
           {
             image: opts.image,
             imagePullPolicy: opts.imagePullPolicy,
             replicas: opts.replicas,
             agentEndpoint: { type: opts.agentEndpointType, nodePort: opts.agentEndpointNodePort },
+            // the cluster-proxy addon's agents dial the same endpoint `tether join --proxy-server` names
+            clusterProxyServer: agentEndpoint,
             proxyServerHosts: [host],
             agentCaPem: await hubClientCaPem(kc),
           },
@@ -164,9 +170,7 @@ export function registerInitCommand(program: Command): void {
           await waitForHub(kc, timeoutMs);
           process.stdout.write('The hub Deployments are available.\n');
         }
-        const port =
-          opts.agentEndpointType === 'NodePort' ? opts.agentEndpointNodePort : ports.proxyServerAgents;
-        await printJoinLine(kc, opts, server, expiration, `${host}:${port}`);
+        await printJoinLine(kc, opts, server, expiration, agentEndpoint);
         return;
       }
       await printJoinLine(kc, opts, server, expiration);

@@ -88,6 +88,7 @@ const hubSentinels = {
   nodePort: 7310002,
   gatewayCaBundle: 'tetherhubgatewaycabundlesentinel',
   agentCa: 'tetherhubagentcasentinel',
+  clusterProxyServer: 'tetherhubclusterproxyserversentinel',
 } as const;
 
 /** The certificates, by Secret and key: the template variable each key's PEM is in. */
@@ -189,6 +190,7 @@ async function hubChartObjects(): Promise<{
     { token: s.nodePort, expr: '(int .Values.agentEndpoint.nodePort)' },
     { token: s.gatewayCaBundle, expr: '$gatewayCaBundle' },
     { token: s.agentCa, expr: '$agentCa' },
+    { token: s.clusterProxyServer, expr: '.Values.clusterProxyServer' },
   ];
   // the certificate Secrets: names, labels and keys from hub-pki.ts, data from the template
   const pkiObjects = pki.objects.map((o) => {
@@ -215,6 +217,7 @@ async function hubChartObjects(): Promise<{
       replicas: s.replicas,
       agentEndpoint: { type, nodePort: s.nodePort },
       gatewayCaBundle: s.gatewayCaBundle,
+      ...(combo[1] ? { clusterProxyServer: s.clusterProxyServer } : {}),
     });
     return [
       ...[...hubAdmissionObjects(), ...placementAdmissionObjects()].map((object) => ({
@@ -254,6 +257,11 @@ proxyServerHosts: []
 # PEM of the CA that signs agents' hub client certificates; empty: read from the hub
 # (kube-system/extension-apiserver-authentication client-ca-file) at install time
 agentCa: ""
+# host:port of the agent endpoint as managed clusters reach it (what \`tether join --proxy-server\`
+# names, e.g. a node address and the nodePort): the cluster-proxy addon's agents dial it. Empty:
+# the cluster-proxy addon is not offered (managed-serviceaccount and cluster-gateway always are,
+# with the image above as their agents' image)
+clusterProxyServer: ""
 `;
 }
 
@@ -278,6 +286,7 @@ function hubSchema(): Record<string, unknown> {
       },
       proxyServerHosts: { type: 'array', items: { type: 'string', minLength: 1 } },
       agentCa: { type: 'string' },
+      clusterProxyServer: { type: 'string', pattern: '^([^\\s:/]+:\\d+)?$' },
     },
   };
 }
@@ -291,6 +300,7 @@ async function hubChart(): Promise<ChartFile[]> {
       negations: agentEndpointTypes.map((t) => `ne .Values.agentEndpoint.type ${JSON.stringify(t)}`),
       value: { texts: [...agentEndpointTypes], action: '{{ .Values.agentEndpoint.type | toJson }}' },
     },
+    { conditions: ['not .Values.clusterProxyServer', '.Values.clusterProxyServer'] },
   ];
   const files = templates(dims, render, placeholders, { certificates: hubPkiPreamble() });
   return [

@@ -1,7 +1,9 @@
 // What `tether init` installs on a hub besides the CRDs, admission policies and bootstrap identity:
 // the namespace open-cluster-management-hub with three Deployments — the hub controllers
 // (`tether hub`, leader-elected, every replica also serving the addon conversion webhook behind
-// Service cluster-manager-addon-webhook), the proxy-server (agents' tunnels + the CONNECT frontend) and the
+// Service cluster-manager-addon-webhook, and offering tether's built-in addons with its own image
+// as their agents' image and, given the agent endpoint's address, cluster-proxy verified by the
+// proxy-server CA), the proxy-server (agents' tunnels + the CONNECT frontend) and the
 // gateway (the ClusterGateway aggregated API) — their ServiceAccounts and RBAC (hub-rbac.ts), the
 // Services, and the APIService v1alpha1.cluster.core.oam.dev pointing at the gateway's Service.
 // Certificates come from Secrets (hub-pki.ts); this file only names them. Pure data.
@@ -26,6 +28,11 @@ export interface HubInstallOptions extends ImageOptions {
   agentEndpoint: { type: AgentEndpointType; nodePort?: number };
   /** base64 of the CA that signed the gateway's serving certificate (APIService caBundle) */
   gatewayCaBundle: string;
+  /**
+   * host:port of the agent endpoint as managed clusters reach it: the cluster-proxy addon's agents
+   * dial it (verified by the tether-proxy-server-ca). Without it cluster-proxy is not offered.
+   */
+  clusterProxyServer?: string;
 }
 
 const mountDir = '/etc/tether';
@@ -79,6 +86,15 @@ export function hubManifests(o: HubInstallOptions): KubernetesObject[] {
         `--webhook-port=${ports.addonWebhook}`,
         `--webhook-tls-cert-file=${mountDir}/webhook-tls/tls.crt`,
         `--webhook-tls-private-key-file=${mountDir}/webhook-tls/tls.key`,
+        // the built-in addons' agents run the hub's own image
+        `--addon-image=${o.image}`,
+        `--addon-image-pull-policy=${o.imagePullPolicy}`,
+        ...(o.clusterProxyServer
+          ? [
+              `--cluster-proxy-server=${o.clusterProxyServer}`,
+              `--cluster-proxy-ca-file=${mountDir}/proxy-server-ca/ca.crt`,
+            ]
+          : []),
       ],
       mounts: [
         {
@@ -87,6 +103,16 @@ export function hubManifests(o: HubInstallOptions): KubernetesObject[] {
           mountPath: `${mountDir}/webhook-tls`,
           items: ['tls.crt', 'tls.key'],
         },
+        ...(o.clusterProxyServer
+          ? [
+              {
+                kind: 'Secret' as const,
+                name: n.proxyServerCa,
+                mountPath: `${mountDir}/proxy-server-ca`,
+                items: ['ca.crt'],
+              },
+            ]
+          : []),
       ],
     }),
     // OCM's Service name and port: the addon CRDs' conversion webhook (src/api/addon.ts)

@@ -99,79 +99,89 @@ describe('generated charts', () => {
 });
 
 describe('tether-hub chart', () => {
-  const values = (type: AgentEndpointType, agentCa: string) => ({
+  const values = (type: AgentEndpointType, agentCa: string, clusterProxyServer?: string) => ({
     image: 'registry.example/tether:1.2.3',
     imagePullPolicy: 'Always',
     replicas: 3,
     agentEndpoint: { type, nodePort: 30555 },
     proxyServerHosts: ['hub.example.com', '192.0.2.10'],
     agentCa,
+    ...(clusterProxyServer ? { clusterProxyServer } : {}),
   });
+  // every agent endpoint type, without and (once) with the cluster-proxy addon's endpoint
+  const cases: Array<[AgentEndpointType, string | undefined]> = [
+    ...agentEndpointTypes.map((t): [AgentEndpointType, undefined] => [t, undefined]),
+    ['NodePort', 'hub.example.com:30555'],
+  ];
 
-  it.each(agentEndpointTypes)('renders what tether init applies (agent endpoint %s)', async (type) => {
-    const agentCa = (await createCertificateAuthority('hub-client-ca')).certPem;
-    const v = values(type, agentCa);
-    const rendered = await template('tether-hub', v);
-    const pki = await hubPki({
-      proxyServerHosts: v.proxyServerHosts,
-      agentCaPem: agentCa,
-      lookup: async () => undefined,
-    });
-    const expected = byKey([
-      ...crdObjects(hubCrdManifests()),
-      ...hubAdmissionObjects(),
-      ...placementAdmissionObjects(),
-      ...bootstrapIdentityObjects(),
-      ...pki.objects,
-      ...hubManifests({
-        image: v.image,
-        imagePullPolicy: 'Always',
-        replicas: 3,
-        agentEndpoint: v.agentEndpoint,
-        gatewayCaBundle: pki.gatewayCaBundle,
-      }),
-    ]);
-    expect([...rendered.keys()].sort()).toEqual([...expected.keys()].sort());
-    for (const [k, want] of expected) {
-      const got = rendered.get(k) as Obj;
-      if (want.kind === 'Secret') {
-        // Helm generates its own certificates: same Secret, same keys, other data
-        const { stringData, ...meta } = want;
-        const { data, ...gotMeta } = got;
-        expect(gotMeta, k).toEqual(meta);
-        expect(Object.keys(data ?? {}).sort(), k).toEqual(Object.keys(stringData ?? {}).sort());
-      } else if (want.kind === 'APIService') {
-        expect({ ...got.spec, caBundle: 'x' }, k).toEqual({ ...want.spec, caBundle: 'x' });
-        expect({ ...got, spec: undefined }).toEqual({ ...want, spec: undefined });
-      } else expect(got, k).toEqual(want);
-    }
-    // the certificates fit together: serving certificates from their CAs, the SANs agents dial,
-    // the APIService trusting the gateway's CA
-    const pem = (name: string, item: string): string =>
-      Buffer.from(
-        rendered.get(`Secret open-cluster-management-hub/${name}`)?.data?.[item] ?? '',
-        'base64',
-      ).toString();
-    const serverCa = new X509Certificate(pem(hubNames.proxyServerCa, 'ca.crt'));
-    const serving = new X509Certificate(pem(hubNames.proxyServerTls, 'tls.crt'));
-    expect(serving.verify(serverCa.publicKey)).toBe(true);
-    expect(serving.subjectAltName).toContain('DNS:hub.example.com');
-    expect(serving.subjectAltName).toContain('IP Address:192.0.2.10');
-    expect(serving.subjectAltName).toContain(
-      'DNS:tether-proxy-server-agents.open-cluster-management-hub.svc',
-    );
-    const clientCa = new X509Certificate(pem(hubNames.proxyClientCa, 'ca.crt'));
-    const connect = new X509Certificate(pem(hubNames.gatewayConnect, 'tls.crt'));
-    expect(connect.verify(clientCa.publicKey)).toBe(true);
-    expect(connect.subject).toContain('CN=system:tether:gateway');
-    expect(connect.verify(serverCa.publicKey)).toBe(false);
-    const gatewayCa = new X509Certificate(pem(hubNames.gatewayTls, 'ca.crt'));
-    expect(new X509Certificate(pem(hubNames.gatewayTls, 'tls.crt')).verify(gatewayCa.publicKey)).toBe(true);
-    const apiService = [...rendered.values()].find((o) => o.kind === 'APIService');
-    expect(Buffer.from(String(apiService?.spec?.caBundle), 'base64').toString()).toBe(
-      pem(hubNames.gatewayTls, 'ca.crt'),
-    );
-  });
+  it.each(cases)(
+    'renders what tether init applies (agent endpoint %s, cluster-proxy at %s)',
+    async (type, clusterProxyServer) => {
+      const agentCa = (await createCertificateAuthority('hub-client-ca')).certPem;
+      const v = values(type, agentCa, clusterProxyServer);
+      const rendered = await template('tether-hub', v);
+      const pki = await hubPki({
+        proxyServerHosts: v.proxyServerHosts,
+        agentCaPem: agentCa,
+        lookup: async () => undefined,
+      });
+      const expected = byKey([
+        ...crdObjects(hubCrdManifests()),
+        ...hubAdmissionObjects(),
+        ...placementAdmissionObjects(),
+        ...bootstrapIdentityObjects(),
+        ...pki.objects,
+        ...hubManifests({
+          image: v.image,
+          imagePullPolicy: 'Always',
+          replicas: 3,
+          agentEndpoint: v.agentEndpoint,
+          gatewayCaBundle: pki.gatewayCaBundle,
+          ...(clusterProxyServer ? { clusterProxyServer } : {}),
+        }),
+      ]);
+      expect([...rendered.keys()].sort()).toEqual([...expected.keys()].sort());
+      for (const [k, want] of expected) {
+        const got = rendered.get(k) as Obj;
+        if (want.kind === 'Secret') {
+          // Helm generates its own certificates: same Secret, same keys, other data
+          const { stringData, ...meta } = want;
+          const { data, ...gotMeta } = got;
+          expect(gotMeta, k).toEqual(meta);
+          expect(Object.keys(data ?? {}).sort(), k).toEqual(Object.keys(stringData ?? {}).sort());
+        } else if (want.kind === 'APIService') {
+          expect({ ...got.spec, caBundle: 'x' }, k).toEqual({ ...want.spec, caBundle: 'x' });
+          expect({ ...got, spec: undefined }).toEqual({ ...want, spec: undefined });
+        } else expect(got, k).toEqual(want);
+      }
+      // the certificates fit together: serving certificates from their CAs, the SANs agents dial,
+      // the APIService trusting the gateway's CA
+      const pem = (name: string, item: string): string =>
+        Buffer.from(
+          rendered.get(`Secret open-cluster-management-hub/${name}`)?.data?.[item] ?? '',
+          'base64',
+        ).toString();
+      const serverCa = new X509Certificate(pem(hubNames.proxyServerCa, 'ca.crt'));
+      const serving = new X509Certificate(pem(hubNames.proxyServerTls, 'tls.crt'));
+      expect(serving.verify(serverCa.publicKey)).toBe(true);
+      expect(serving.subjectAltName).toContain('DNS:hub.example.com');
+      expect(serving.subjectAltName).toContain('IP Address:192.0.2.10');
+      expect(serving.subjectAltName).toContain(
+        'DNS:tether-proxy-server-agents.open-cluster-management-hub.svc',
+      );
+      const clientCa = new X509Certificate(pem(hubNames.proxyClientCa, 'ca.crt'));
+      const connect = new X509Certificate(pem(hubNames.gatewayConnect, 'tls.crt'));
+      expect(connect.verify(clientCa.publicKey)).toBe(true);
+      expect(connect.subject).toContain('CN=system:tether:gateway');
+      expect(connect.verify(serverCa.publicKey)).toBe(false);
+      const gatewayCa = new X509Certificate(pem(hubNames.gatewayTls, 'ca.crt'));
+      expect(new X509Certificate(pem(hubNames.gatewayTls, 'tls.crt')).verify(gatewayCa.publicKey)).toBe(true);
+      const apiService = [...rendered.values()].find((o) => o.kind === 'APIService');
+      expect(Buffer.from(String(apiService?.spec?.caBundle), 'base64').toString()).toBe(
+        pem(hubNames.gatewayTls, 'ca.crt'),
+      );
+    },
+  );
 
   it('refuses to render without the CA that signs agents when it cannot read the hub', async () => {
     await expect(template('tether-hub', { agentCa: '' })).rejects.toThrow(/agentCa: no CA that signs agents/);

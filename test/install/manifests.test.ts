@@ -100,6 +100,58 @@ describe('hub manifests', () => {
     });
   });
 
+  it("offers the built-in addons with the hub's image, and cluster-proxy only with the agent endpoint and its CA", () => {
+    const controllers = (objects: Obj[]) =>
+      objects.find((o) => o.kind === 'Deployment' && o.metadata?.name === hubNames.controllers) as Obj;
+    const without = containerOf(controllers(hub()));
+    expect(without.args).toContain('--addon-image=localhost/tether:test');
+    expect(without.args).toContain('--addon-image-pull-policy=Never');
+    expect(without.args.some((a: string) => a.startsWith('--cluster-proxy'))).toBe(false);
+    const withProxy = controllers(
+      hubManifests({
+        ...image,
+        replicas: 1,
+        agentEndpoint: { type: 'NodePort', nodePort: 31091 },
+        gatewayCaBundle: 'Q0E=',
+        clusterProxyServer: '10.0.0.5:31091',
+      }) as Obj[],
+    );
+    const c = containerOf(withProxy);
+    expect(c.args).toContain('--cluster-proxy-server=10.0.0.5:31091');
+    const caFile = c.args.find((a: string) => a.startsWith('--cluster-proxy-ca-file='))?.split('=')[1] ?? '';
+    // the file is the proxy-server CA's certificate (never its key), mounted from its Secret
+    const mount = (
+      c as unknown as { volumeMounts: Array<{ name: string; mountPath: string }> }
+    ).volumeMounts.find((m) => caFile.startsWith(`${m.mountPath}/`));
+    const volumes = (
+      withProxy.spec.template.spec as unknown as {
+        volumes: Array<{ name: string; secret?: { secretName: string; items?: Array<{ key: string }> } }>;
+      }
+    ).volumes;
+    const volume = volumes.find((v) => v.name === mount?.name);
+    expect(volume?.secret?.secretName).toBe(hubNames.proxyServerCa);
+    expect(volume?.secret?.items?.map((i) => i.key)).toEqual(['ca.crt']);
+    expect(caFile.endsWith('/ca.crt')).toBe(true);
+  });
+
+  it('grants the hub controllers what the built-in addon managers do, and the proxy-server addon reads', () => {
+    const rules = (name: string) =>
+      hub().find((o) => o.kind === 'ClusterRole' && o.metadata?.name === `open-cluster-management:${name}`)
+        ?.rules ?? [];
+    const allows = (name: string, resource: string, verb: string) =>
+      rules(name).some(
+        (r) =>
+          r.apiGroups.includes('addon.open-cluster-management.io') &&
+          r.resources.includes(resource) &&
+          r.verbs.includes(verb),
+      );
+    expect(allows(hubNames.controllers, 'managedclusteraddons/status', 'update')).toBe(true);
+    expect(allows(hubNames.controllers, 'managedclusteraddons/finalizers', 'update')).toBe(true);
+    expect(allows(hubNames.controllers, 'clustermanagementaddons', 'create')).toBe(true);
+    expect(allows(hubNames.proxyServer, 'managedclusteraddons', 'watch')).toBe(true);
+    expect(allows(hubNames.proxyServer, 'managedclusteraddons', 'update')).toBe(false);
+  });
+
   it('grants no wildcard, and Secrets on the hub only by name', () => {
     const roles = hub().filter((o) => o.kind === 'ClusterRole' || o.kind === 'Role');
     expect(roles.length).toBeGreaterThan(3);
