@@ -18,6 +18,7 @@
 
 import { parseArgs } from 'node:util';
 import type { KubernetesObject } from '@kubernetes/client-node';
+import { sharedInstallNamespace } from '../../src/addon/hub/deploy-work.ts';
 import { AddonLeaseUpdater, hubKubeconfigVolume, loadAddonHubKubeconfig } from '../../src/addon/sdk/agent.ts';
 import type { AddonRenderContext, AgentAddon } from '../../src/addon/sdk/types.ts';
 import { defaultImage } from '../../src/cli/image-ref.ts';
@@ -63,11 +64,7 @@ function agentManifests(ctx: AddonRenderContext, image: string): KubernetesObjec
   const labels = { app: agentName };
   return [
     // other add-ons may share the namespace: it stays when this one is disabled
-    {
-      apiVersion: 'v1',
-      kind: 'Namespace',
-      metadata: { name: namespace, annotations: { 'addon.open-cluster-management.io/deletion-orphan': '' } },
-    },
+    sharedInstallNamespace(namespace),
     { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: agentName, namespace } },
     {
       apiVersion: `${rbac}/v1`,

@@ -10,6 +10,7 @@ import {
   variablesOf,
 } from '../../src/addon/hub/deploy-configs.ts';
 import {
+  deletionOrphanAnnotation,
   desiredDeployWorks,
   placeInNamespace,
   updatedWork,
@@ -52,6 +53,11 @@ describe('placeInNamespace', () => {
       'addon-ns',
     );
     expect(withNs).toHaveLength(1);
+  });
+
+  it('the Namespace it adds is marked deletion-orphan: other addons share it', () => {
+    const [ns] = placeInNamespace([cm('a')], 'addon-ns');
+    expect(ns?.metadata?.annotations).toEqual({ [deletionOrphanAnnotation]: '' });
   });
 });
 
@@ -105,6 +111,53 @@ describe('desiredDeployWorks', () => {
     ]);
     expect(works[0]?.spec.manifestConfigs).toBeUndefined();
     expect(works[1]?.spec.manifestConfigs).toHaveLength(1);
+  });
+
+  it('deletion-orphan manifests are orphaned by the work’s deleteOption (SelectivelyOrphan), others are not', () => {
+    const crd = {
+      apiVersion: 'apiextensions.k8s.io/v1',
+      kind: 'CustomResourceDefinition',
+      metadata: { name: 'things.example.com', annotations: { [deletionOrphanAnnotation]: 'true' } },
+    };
+    const policy = {
+      apiVersion: 'example.com/v1',
+      kind: 'Policy',
+      metadata: { name: 'p', namespace: 'ns', annotations: { [deletionOrphanAnnotation]: '' } },
+    };
+    const [work] = desiredDeployWorks({
+      addonName: 'hello',
+      mca: mca(),
+      manifests: placeInNamespace([crd, policy, cm('a', 'ns'), agent], 'addon-ns'),
+      manifestConfigs: [],
+    });
+    expect(work?.spec.deleteOption).toEqual({
+      propagationPolicy: 'SelectivelyOrphan',
+      selectivelyOrphans: {
+        orphaningRules: [
+          { group: '', resource: 'namespaces', name: 'addon-ns', namespace: '' },
+          {
+            group: 'apiextensions.k8s.io',
+            resource: 'customresourcedefinitions',
+            name: 'things.example.com',
+            namespace: '',
+          },
+          { group: 'example.com', resource: 'policies', name: 'p', namespace: 'ns' },
+        ],
+      },
+    });
+    const [plain] = desiredDeployWorks({
+      addonName: 'hello',
+      mca: mca(),
+      manifests: [agent],
+      manifestConfigs: [],
+    });
+    expect(plain?.spec.deleteOption).toBeUndefined();
+    // A work written before the annotation is not current, and the update adds the option.
+    if (!work || !plain) throw new Error('no work');
+    const old = { ...work, spec: { ...work.spec, deleteOption: undefined } };
+    expect(workIsCurrent(old, work)).toBe(false);
+    expect(updatedWork(old, work).spec.deleteOption).toEqual(work.spec.deleteOption);
+    expect(updatedWork(work, plain).spec.deleteOption).toBeUndefined();
   });
 
   it('workIsCurrent sees spec, annotation and owner changes; updatedWork keeps foreign labels and owners', () => {

@@ -3,7 +3,8 @@
 // addons without leader election, and helpers to enable an addon and wait on its status. cleanup()
 // undoes everything, also after a failed test: addons (and their works, through the manager),
 // the manager, the agent, the hub namespace, the ManagedCluster, the ClusterManagementAddOns and
-// the namespaces the addons were installed into on cluster1.
+// the namespaces the addons were installed into on cluster1 (which outlive the addons: the
+// manager marks them deletion-orphan).
 
 import { AddonManager, type AddonManagerOptions } from '../../src/addon/sdk/manager.ts';
 import type { AgentAddon } from '../../src/addon/sdk/types.ts';
@@ -51,6 +52,11 @@ export interface AddonTestCluster {
   manager: AddonManager;
   /** create ManagedClusterAddOn `addon` installing into `installNamespace` (removed by cleanup) */
   enable(addon: string, installNamespace: string, configs?: AddOnConfig[]): Promise<ManagedClusterAddOn>;
+  /**
+   * Have cleanup delete this namespace on cluster1 too: an install namespace the manager adds is
+   * deletion-orphan, so it outlives the addon (name the ones a config moves the addon into).
+   */
+  removeNamespaceOnCleanup(namespace: string): void;
   /** wait until the addon's condition `type` matches */
   waitForCondition(
     addon: string,
@@ -162,6 +168,9 @@ export async function setUpAddonCluster(
       agent = await work.startAgent();
     },
     setAvailable,
+    removeNamespaceOnCleanup(namespace) {
+      installNamespaces.add(namespace);
+    },
     waitForWork: (addon, description, check) =>
       work.waitForWork(addonDeployWorkName(addon), description, check),
     cleanup,

@@ -135,6 +135,7 @@ describe('addon manager lifecycle', () => {
 
   it('renders the desiredConfig, then lastAppliedConfig follows; a new hash is an upgrade', async () => {
     const ns = unique('configured-ns');
+    cluster.removeNamespaceOnCleanup(ns);
     await adcs.create({
       metadata: { name: 'levels', namespace: cluster.name },
       spec: { agentInstallNamespace: ns, customizedVariables: [{ name: 'LEVEL', value: 'one' }] },

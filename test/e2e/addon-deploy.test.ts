@@ -119,6 +119,7 @@ describe('addon deploy', () => {
 
   it('applies an AddOnDeploymentConfig referenced by spec.configs to the work and the applied Deployment', async () => {
     const configNs = unique('adc-ns');
+    cluster.removeNamespaceOnCleanup(configNs);
     const adcName = 'agent-config';
     await adcs.create({
       metadata: { name: adcName, namespace: cluster.name },
@@ -206,7 +207,7 @@ describe('addon deploy', () => {
     expect(other?.status?.conditions?.find((c) => c.type === 'ManifestApplied')?.status).toBe('True');
   });
 
-  it('deleting the ManagedClusterAddOn removes its work and what the work applied', async () => {
+  it('deleting the ManagedClusterAddOn removes its work and what the work applied, but not the shared install namespace', async () => {
     const mca = await mcas.get(agentAddon.name, cluster.name);
     const ns = mca?.status?.namespace ?? '';
     expect(await onManaged(kinds.deployment).get('agent', ns)).toBeDefined();
@@ -229,5 +230,10 @@ describe('addon deploy', () => {
       60_000,
     );
     expect(addonWentFirst).toBe(false);
+    // The work (and so the agent's cleanup of what it applied) is gone; the Namespace the manager
+    // added is deletion-orphan, since other addons run in it: it stays, and is not being deleted.
+    const namespace = await onManaged(kinds.namespace).get(ns);
+    expect(namespace?.metadata?.deletionTimestamp).toBeUndefined();
+    expect(namespace?.metadata?.name).toBe(ns);
   });
 });

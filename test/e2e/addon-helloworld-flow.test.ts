@@ -5,7 +5,7 @@
 // and RBAC on cluster1 and `helloworld-hub-kubeconfig` next to them; the agent, run as its pod would
 // run it (that Secret's files, that ServiceAccount), renews its lease → the add-on turns Available
 // with OCM's reason, and copies a hub ConfigMap to cluster1. Disabling it removes the agent's
-// objects and its hub credential.
+// objects and its hub credential, but not the install namespace other add-ons share.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -145,7 +145,7 @@ describe('helloworld on a joined cluster', () => {
     expect(copy.data).toEqual({ greeting: 'hello from the hub' });
   });
 
-  it('disabled: the agent objects and its hub credential go', async () => {
+  it('disabled: the agent objects and its hub credential go, the shared install namespace stays', async () => {
     await addons.delete('helloworld', joined.name);
     await eventually(
       async () =>
@@ -154,6 +154,14 @@ describe('helloworld on a joined cluster', () => {
         !(await secrets.get('helloworld-hub-kubeconfig', installNamespace)),
       'the agent objects and the hub credential removed',
     );
+    await eventually(
+      async () => !(await addons.get('helloworld', joined.name)),
+      'the add-on and its work gone',
+    );
+    // The install namespace is shared with other add-ons (deletion-orphan): it stays.
+    const namespace = await namespaces.get(installNamespace);
+    expect(namespace?.metadata?.name).toBe(installNamespace);
+    expect(namespace?.metadata?.deletionTimestamp).toBeUndefined();
     expect(await agent?.stop()).toBe(0);
   });
 });

@@ -1,6 +1,8 @@
 // Public surface of src/addon/agent: what runs on (or for) a managed cluster for addons. The
 // registration agent starts startAddonRegistrationAgent next to its own loops (see
-// src/registration/agent/index.ts): per-addon CSRs and the `<addon>-hub-kubeconfig` secrets.
+// src/registration/agent/index.ts): per-addon CSRs and the `<addon>-hub-kubeconfig` secrets, and
+// the addons' Lease health (startAddonLeaseHealth). startAddonClusterHealth runs on the hub: an
+// unreachable cluster's addons turn Available Unknown.
 export { addonCsrOutcome, createAddonCertificateRequest, createAddonCsr } from './csr.ts';
 export {
   type AddonCredentialTarget,
@@ -9,6 +11,20 @@ export {
   registrationSecretLabel,
   storedAddonCredential,
 } from './hub-kubeconfig.ts';
+export {
+  type AddonLeaseHealth,
+  type AddonLeaseHealthOptions,
+  AddonLeaseReason,
+  addonInstallNamespace,
+  leaseAvailability,
+  startAddonLeaseHealth,
+  usesLeaseHealth,
+} from './lease-health.ts';
+export {
+  type AddonClusterHealthOptions,
+  clusterUnknownAvailability,
+  startAddonClusterHealth,
+} from './lease-health-hub.ts';
 export {
   type AddonRegistrationAgent,
   type AddonRegistrationAgentOptions,

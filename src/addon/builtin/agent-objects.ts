@@ -1,5 +1,5 @@
 // What tether's built-in addons (cluster-proxy, managed-serviceaccount, cluster-gateway) render
-// alike on a managed cluster: the install namespace, left in place when an addon is disabled; the
+// alike on a managed cluster (their install namespace is the manager's sharedInstallNamespace): the
 // hub credential Secret `<addon>-hub-kubeconfig` mounted where OCM's template addons mount it; the
 // flag naming the forward proxy's CA the manager mounts from an AddOnDeploymentConfig. Pure data.
 import type { KubernetesObject } from '@kubernetes/client-node';
@@ -29,22 +29,6 @@ export const addOnDeploymentConfigMeta: ConfigMeta = {
   group: 'addon.open-cluster-management.io',
   resource: 'addondeploymentconfigs',
 };
-
-/** The manifest annotation that keeps an object on the managed cluster when its work is deleted. */
-export const deletionOrphanAnnotation = 'addon.open-cluster-management.io/deletion-orphan';
-
-/**
- * The install namespace. Every addon may share it (OCM's default namespace for all addons, and
- * where `tether agent` keeps the gateway's ServiceAccount), so disabling one addon must not take
- * it, and everything else in it, away: the object is orphaned on deletion.
- */
-export function installNamespaceObject(namespace: string): KubernetesObject {
-  return {
-    apiVersion: 'v1',
-    kind: 'Namespace',
-    metadata: { name: namespace, annotations: { [deletionOrphanAnnotation]: '' } },
-  };
-}
 
 /** A ServiceAccount for an addon agent; no API token unless the agent talks to its own cluster. */
 export function agentServiceAccount(

@@ -10,6 +10,7 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { deployment, type PullPolicy } from '../../install/workload.ts';
 import { clusterProxyAddonName } from '../../proxy-server/agent-identity.ts';
+import { sharedInstallNamespace } from '../hub/deploy-work.ts';
 import type { AddonRenderContext, AgentAddon } from '../sdk/types.ts';
 import {
   addOnDeploymentConfigMeta,
@@ -19,7 +20,6 @@ import {
   forwardProxyCaArgs,
   hubKubeconfigDir,
   hubKubeconfigMount,
-  installNamespaceObject,
   withPodSpec,
 } from './agent-objects.ts';
 
@@ -81,7 +81,7 @@ function manifests(o: ClusterProxyAddonOptions, ctx: AddonRenderContext): Kubern
     ],
   });
   return [
-    installNamespaceObject(ns),
+    sharedInstallNamespace(ns),
     agentServiceAccount(clusterProxyNames.serviceAccount, ns, false),
     caConfigMap(clusterProxyNames.proxyServerCa, ns, o.proxyServerCaPem),
     withPodSpec(agent, { automountServiceAccountToken: false }),

@@ -9,6 +9,7 @@
 import type { KubernetesObject, V1PolicyRule } from '@kubernetes/client-node';
 import { deployment, type PullPolicy } from '../../install/workload.ts';
 import { serviceAccountAgentHubRules } from '../../serviceaccount/rbac.ts';
+import { sharedInstallNamespace } from '../hub/deploy-work.ts';
 import type { AddonRenderContext, AgentAddon } from '../sdk/types.ts';
 import {
   addOnDeploymentConfigMeta,
@@ -17,7 +18,6 @@ import {
   forwardProxyCaArgs,
   hubKubeconfigDir,
   hubKubeconfigMount,
-  installNamespaceObject,
 } from './agent-objects.ts';
 
 export const managedServiceAccountAddonName = 'managed-serviceaccount';
@@ -99,7 +99,7 @@ function manifests(o: ManagedServiceAccountAddonOptions, ctx: AddonRenderContext
   const ns = ctx.installNamespace;
   const cluster = ctx.cluster.metadata?.name ?? '';
   return [
-    installNamespaceObject(ns),
+    sharedInstallNamespace(ns),
     agentServiceAccount(managedServiceAccountNames.serviceAccount, ns, true),
     ...rbac(ns),
     deployment({

@@ -3,8 +3,11 @@
 // controlled by the ManagedClusterAddOn (so the garbage collector also removes them with it), the
 // config-spec-hash annotation of the configs they were rendered with, and feedback rules for the
 // health probe. Manifests are split into works of at most `maxWorkBytes` of JSON (OCM: 500 KiB),
-// in order. Also: which namespaced objects get the install namespace, and whether a work already
-// is what we want. Pure.
+// in order. An object annotated `addon.open-cluster-management.io/deletion-orphan` stays on the
+// cluster when the addon goes (the work's deleteOption SelectivelyOrphan names it, as OCM's
+// framework does); the install Namespace added here is one, since other addons share it. Also:
+// which namespaced objects get the install namespace, and whether a work already is what we want.
+// Pure.
 import type { KubernetesObject } from '@kubernetes/client-node';
 import {
   addonDeployWorkName,
@@ -14,12 +17,17 @@ import {
 } from '../../api/addon.ts';
 import {
   configSpecHashAnnotation,
+  type DeleteOption,
+  DeletePropagationPolicy,
   type Manifest,
   type ManifestConfigOption,
   type ManifestWork,
 } from '../../api/work.ts';
 import { canonicalJson } from '../../kube/canonical-json.ts';
 import { apiVersionOf } from '../../kube/types.ts';
+
+/** On a manifest: leave the object on the cluster when the addon is disabled (OCM's key). */
+export const deletionOrphanAnnotation = 'addon.open-cluster-management.io/deletion-orphan';
 
 /** OCM's limit of manifests per work. */
 export const defaultMaxWorkBytes = 500 * 1024;
@@ -54,7 +62,8 @@ const clusterScopedKinds = new Set([
 
 /**
  * The objects with the install namespace filled in for namespaced kinds that have none, and a
- * Namespace object for it first when the addon did not include one.
+ * Namespace object for it first when the addon did not include one. That Namespace is marked
+ * deletion-orphan: other addons run in it, so disabling this one must not delete it.
  */
 export function placeInNamespace(
   objects: readonly KubernetesObject[],
@@ -68,7 +77,49 @@ export function placeInNamespace(
     (o) => o.kind === 'Namespace' && o.apiVersion === 'v1' && o.metadata?.name === installNamespace,
   );
   if (hasNamespace) return placed;
-  return [{ apiVersion: 'v1', kind: 'Namespace', metadata: { name: installNamespace } }, ...placed];
+  return [sharedInstallNamespace(installNamespace), ...placed];
+}
+
+/**
+ * An install Namespace other addons may share (OCM's default namespace is every addon's), so
+ * disabling one addon must not take it, and everything else in it, away: marked deletion-orphan.
+ */
+export function sharedInstallNamespace(name: string): KubernetesObject {
+  return {
+    apiVersion: 'v1',
+    kind: 'Namespace',
+    metadata: { name, annotations: { [deletionOrphanAnnotation]: '' } },
+  };
+}
+
+/** The plural resource of a kind, guessed as Go's meta.UnsafeGuessKindToResource does (as OCM). */
+function guessResource(kind: string): string {
+  const lower = kind.toLowerCase();
+  if (lower === '') return lower;
+  if (lower.endsWith('s')) return `${lower}es`;
+  if (lower.endsWith('y')) return `${lower.slice(0, -1)}ies`;
+  return `${lower}s`;
+}
+
+/** The delete option that orphans this work's deletion-orphan manifests; none when it has none. */
+export function deletionOrphanOption(manifests: readonly Manifest[]): DeleteOption | undefined {
+  const orphaningRules = manifests
+    .filter((m) => m.metadata?.annotations?.[deletionOrphanAnnotation] !== undefined)
+    .map((m) => {
+      const apiVersion = m.apiVersion ?? '';
+      const group = apiVersion.includes('/') ? apiVersion.slice(0, apiVersion.indexOf('/')) : '';
+      return {
+        group,
+        resource: guessResource(m.kind ?? ''),
+        name: m.metadata?.name ?? '',
+        namespace: m.metadata?.namespace ?? '',
+      };
+    });
+  if (orphaningRules.length === 0) return undefined;
+  return {
+    propagationPolicy: DeletePropagationPolicy.SelectivelyOrphan,
+    selectivelyOrphans: { orphaningRules },
+  };
 }
 
 export interface DeployWorksInput {
@@ -107,6 +158,7 @@ export function desiredDeployWorks(input: DeployWorksInput): ManifestWork[] {
     const manifestConfigs = input.manifestConfigs
       .filter((c) => ids.has(`${c.resourceIdentifier.namespace ?? ''}/${c.resourceIdentifier.name}`))
       .map((c) => ({ ...c, feedbackScrapeType: c.feedbackScrapeType ?? ('Poll' as const) }));
+    const deleteOption = deletionOrphanOption(manifests);
     return {
       apiVersion: 'work.open-cluster-management.io/v1',
       kind: 'ManifestWork',
@@ -131,6 +183,7 @@ export function desiredDeployWorks(input: DeployWorksInput): ManifestWork[] {
       spec: {
         workload: { manifests },
         ...(manifestConfigs.length > 0 ? { manifestConfigs } : {}),
+        ...(deleteOption ? { deleteOption } : {}),
       },
     };
   });
@@ -144,6 +197,7 @@ export function workIsCurrent(existing: ManifestWork, want: ManifestWork): boole
   const spec = (w: ManifestWork) => ({
     workload: { manifests: w.spec.workload?.manifests ?? [] },
     manifestConfigs: w.spec.manifestConfigs ?? [],
+    deleteOption: w.spec.deleteOption ?? null,
   });
   return (
     label(existing) === label(want) &&
@@ -173,6 +227,7 @@ export function updatedWork(existing: ManifestWork, want: ManifestWork): Manifes
       ...existing.spec,
       ...want.spec,
       ...(want.spec.manifestConfigs ? {} : { manifestConfigs: undefined }),
+      ...(want.spec.deleteOption ? {} : { deleteOption: undefined }),
     },
   };
 }
