@@ -1,10 +1,12 @@
-// Where the config manager reads the objects add-ons reference, to hash them, and how it learns
-// that one changed. AddOnDeploymentConfigs come from the controller's own informer; every other
-// kind a ClusterManagementAddOn lists in supportedConfigs gets an informer of its own the first
-// time a pass meets it (found through discovery at its group's preferred version; a kind nobody
-// serves is looked up again after discoveryMaxAgeMs), so an edit re-queues the add-ons that
-// support the kind, as OCM's dynamic config informers do. Until such an informer has synced the
-// object is read directly. Reads only; stop() ends the informers it started.
+// Where the add-on controllers read the config objects add-ons reference. The config manager
+// (install-strategy-controller.ts) hashes them and learns that one changed; the deploy controller
+// reads them to render. AddOnDeploymentConfigs come from the controller's own informer; every
+// other kind a ClusterManagementAddOn lists in supportedConfigs gets an informer of its own the
+// first time a config-manager pass meets it (watch()), so an edit re-queues the add-ons that support
+// the kind, as OCM's dynamic config informers do. Where no informer has synced, the object is read
+// directly at its group's preferred version, found through discovery (remembered for
+// discoveryMaxAgeMs, a kind nobody serves for discoveryMissMaxAgeMs). Reads only; stop() ends the
+// informers it started.
 import { ApisApi, CoreV1Api, CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
 import { type AddOnDeploymentConfig, addOnDeploymentConfigResource } from '../../api/addon.ts';
 import {
@@ -23,8 +25,10 @@ import {
   type ResolvedSelection,
 } from './config-references.ts';
 
-/** How long the knowledge that nobody serves a kind is trusted. */
+/** How long what discovery said about a kind is trusted (also: how long an unserved kind is not watched). */
 const discoveryMaxAgeMs = 5 * 60_000;
+/** A kind discovery did not find is looked up again at most this often when read. */
+const discoveryMissMaxAgeMs = 10_000;
 /** At most this many config kinds besides AddOnDeploymentConfig get an informer (a peer writes supportedConfigs). */
 const maxWatchedKinds = 32;
 
@@ -41,9 +45,18 @@ export interface ConfigObjectsOptions {
   /** the controller's informer of AddOnDeploymentConfigs */
   deploymentConfigs: Informer<AddOnDeploymentConfig>;
   /** called when an object of a watched kind (not AddOnDeploymentConfig) is added, changed or deleted */
-  onChange(kind: GroupResource): void;
+  onChange?(kind: GroupResource): void;
   resyncPeriodMs?: number;
   log: Logger;
+}
+
+/** A config object as read: any kind, so its fields are not known. */
+export type ConfigObject = KubeObject & Record<string, unknown>;
+
+/** One config object: its kind, name and namespace ('' or absent: cluster-scoped). */
+export interface ConfigObjectRef extends GroupResource {
+  name: string;
+  namespace?: string;
 }
 
 /** Reads config objects and hashes them; one instance per controller. */
@@ -51,6 +64,7 @@ export class ConfigObjects {
   private readonly opts: ConfigObjectsOptions;
   private readonly watched = new Map<string, Informer<KubeObject>>();
   private readonly unserved = new Map<string, number>();
+  private readonly discovered = new Map<string, { descriptor: ResourceDescriptor | undefined; at: number }>();
   private stopped = false;
 
   constructor(opts: ConfigObjectsOptions) {
@@ -80,7 +94,7 @@ export class ConfigObjects {
         resyncPeriodMs: this.opts.resyncPeriodMs,
         log: this.opts.log.child({ informer: key }),
       });
-      const changed = () => this.opts.onChange(kind);
+      const changed = () => this.opts.onChange?.(kind);
       informer.addHandlers({ add: changed, update: changed, delete: changed });
       informer.start();
       this.watched.set(key, informer);
@@ -109,29 +123,42 @@ export class ConfigObjects {
   }
 
   private async resolve(s: ConfigSelection): Promise<ResolvedSelection> {
-    const obj = await this.read(s);
+    const obj = await this.read({ group: s.group, resource: s.resource, ...s.referent });
     if (!obj) return { ...s, specHash: '' };
     const generation = obj.metadata?.generation;
     return {
       ...s,
-      specHash: configSpecHash(obj as Record<string, unknown>),
+      specHash: configSpecHash(obj),
       ...(generation !== undefined ? { generation } : {}),
     };
   }
 
-  private async read(s: ConfigSelection): Promise<KubeObject | undefined> {
-    const { name, namespace } = s.referent;
-    if (isDeploymentConfigKind(s)) return this.opts.deploymentConfigs.getByName(name, namespace);
-    const informer = this.watched.get(groupResourceKey(s));
-    if (informer?.hasSynced()) {
-      return informer.getByName(name, namespace) ?? informer.getByName(name);
+  /** The config object, or undefined when it (or its kind) does not exist. */
+  async read(ref: ConfigObjectRef): Promise<ConfigObject | undefined> {
+    const { name, namespace } = ref;
+    if (isDeploymentConfigKind(ref)) {
+      return this.opts.deploymentConfigs.getByName(name, namespace) as ConfigObject | undefined;
     }
-    const descriptor = await this.discover(s);
+    const informer = this.watched.get(groupResourceKey(ref));
+    if (informer?.hasSynced()) {
+      return (informer.getByName(name, namespace) ?? informer.getByName(name)) as ConfigObject | undefined;
+    }
+    const descriptor = await this.discoverCached(ref);
     if (!descriptor || (descriptor.namespaced && !namespace)) return undefined;
-    return new ResourceClient(this.opts.kubeconfig, descriptor).get(
+    return new ResourceClient<ConfigObject>(this.opts.kubeconfig, descriptor).get(
       name,
       descriptor.namespaced ? namespace : undefined,
     );
+  }
+
+  private async discoverCached(gr: GroupResource): Promise<ResourceDescriptor | undefined> {
+    const key = groupResourceKey(gr);
+    const known = this.discovered.get(key);
+    const maxAge = known?.descriptor ? discoveryMaxAgeMs : discoveryMissMaxAgeMs;
+    if (known && Date.now() - known.at < maxAge) return known.descriptor;
+    const descriptor = await this.discover(gr);
+    this.discovered.set(key, { descriptor, at: Date.now() });
+    return descriptor;
   }
 
   /** Where a kind is served (preferred version of its group), undefined when nobody serves it. */

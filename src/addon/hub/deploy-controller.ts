@@ -45,7 +45,7 @@ import {
 import { type Logger, logger } from '../../log.ts';
 import type { AddonRenderContext, AgentAddon } from '../sdk/types.ts';
 import { AddonConditionType, ManifestAppliedReason } from './addon-conditions.ts';
-import { AddonConfigReader } from './config-reader.ts';
+import { ConfigObjects } from './config-references-source.ts';
 import {
   configRefsOf,
   configSpecHashAnnotationValue,
@@ -115,7 +115,7 @@ export function startAddonDeployController(opts: AddonDeployControllerOptions): 
     new ResourceClient<AddOnDeploymentConfig>(kc, addOnDeploymentConfigResource),
     'addondeploymentconfigs',
   );
-  const configReader = new AddonConfigReader(kc, adcs as Informer<KubeObject>);
+  const configObjects = new ConfigObjects({ kubeconfig: kc, deploymentConfigs: adcs, log });
   const prefix = addonDeployWorkPrefix(name);
   const isDeployWork = (w: ManifestWork) => (w.metadata.name ?? '').startsWith(prefix);
 
@@ -174,7 +174,7 @@ export function startAddonDeployController(opts: AddonDeployControllerOptions): 
     cluster: ManagedCluster,
   ): Promise<ReconcileResult | undefined> {
     const cma = cmas.getByName(name);
-    const configs = await resolveConfigs(configRefsOf(mca, cma), (ref) => configReader.read(ref));
+    const configs = await resolveConfigs(configRefsOf(mca, cma), (ref) => configObjects.read(ref));
     const deploymentConfig = deploymentConfigOf(configs);
     const installNamespace = installNamespaceOf(mca, deploymentConfig);
     const common: AddonStatusChange = { addon, cma, installNamespace };
