@@ -9,12 +9,10 @@
 // The hub identity needs what addonInstallHubRules() lists (install-strategy-rbac.ts), plus
 // get/list/watch on every config kind other than AddOnDeploymentConfig that add-ons list in
 // supportedConfigs.
-import { randomUUID } from 'node:crypto';
-import { hostname } from 'node:os';
 import type { KubeConfig } from '@kubernetes/client-node';
-import { type RunningControllers, runWhileLeading } from '../../kube/index.ts';
 import { type Logger, logger } from '../../log.ts';
 import { startAddonInstallController } from './install-strategy-controller.ts';
+import { type AddonLeaderElectionOptions, replicaIdentity, runLeadingOrAlone } from './leading.ts';
 
 export {
   ConfiguredReason,
@@ -34,14 +32,9 @@ export const addonManagerLeaderLeaseName = 'addon-manager-controller-lock';
 /** Where the Lease lives by default: the hub namespace, as the other hub controllers'. */
 export const addonManagerLeaderLeaseNamespace = 'open-cluster-management-hub';
 
-export interface AddonHubLeaderElectionOptions {
-  namespace?: string;
+export interface AddonHubLeaderElectionOptions extends AddonLeaderElectionOptions {
+  /** the Lease (default addon-manager-controller-lock) */
   name?: string;
-  /** this replica, unique among replicas (default hostname + random suffix) */
-  identity?: string;
-  leaseDurationSeconds?: number;
-  renewDeadlineMs?: number;
-  retryPeriodMs?: number;
 }
 
 export interface AddonHubOptions {
@@ -63,29 +56,23 @@ export interface AddonHub {
 /** Start the add-on manager; resolves once it campaigns (or, alone, once its controller starts). */
 export async function startAddonHub(opts: AddonHubOptions): Promise<AddonHub> {
   const log = opts.log ?? logger('addon-hub');
-  const election = opts.leaderElection === false ? undefined : (opts.leaderElection ?? {});
-  const identity = election?.identity ?? `${hostname()}-${randomUUID().slice(0, 8)}`;
-  const start = (): RunningControllers =>
-    startAddonInstallController({
-      kubeconfig: opts.hubKubeConfig,
-      resyncPeriodMs: opts.resyncPeriodMs,
-      log: log.child({ identity, component: 'addon-install' }),
-    });
-
-  if (!election) {
-    const controller = start();
-    return { identity, isLeader: () => true, stop: () => controller.stop() };
-  }
-  const leading = await runWhileLeading({
+  const election = opts.leaderElection;
+  const identity = replicaIdentity(election);
+  const leading = await runLeadingOrAlone({
     kubeconfig: opts.hubKubeConfig,
-    namespace: election.namespace ?? addonManagerLeaderLeaseNamespace,
-    name: election.name ?? addonManagerLeaderLeaseName,
+    election,
+    lease: {
+      name: (election === false ? undefined : election?.name) ?? addonManagerLeaderLeaseName,
+      namespace: addonManagerLeaderLeaseNamespace,
+    },
     identity,
-    leaseDurationSeconds: election.leaseDurationSeconds,
-    renewDeadlineMs: election.renewDeadlineMs,
-    retryPeriodMs: election.retryPeriodMs,
     log,
-    start,
+    start: () =>
+      startAddonInstallController({
+        kubeconfig: opts.hubKubeConfig,
+        resyncPeriodMs: opts.resyncPeriodMs,
+        log: log.child({ identity, component: 'addon-install' }),
+      }),
   });
   return { identity, ...leading };
 }

@@ -5,8 +5,6 @@
 // this replica leads on Lease `<addon>-addon-manager` in the hub namespace, it runs the addon's
 // deploy controller (src/addon/hub/deploy-controller.ts), its registration controller
 // (src/addon/hub/registration.ts) and every extra per-addon controller it was given. Stopping stops the controllers and gives the Leases up.
-import { randomUUID } from 'node:crypto';
-import { hostname } from 'node:os';
 import type { KubeConfig } from '@kubernetes/client-node';
 import {
   type ClusterManagementAddOn,
@@ -20,10 +18,10 @@ import {
   type Leading,
   ResourceClient,
   type RunningControllers,
-  runWhileLeading,
 } from '../../kube/index.ts';
 import { type Logger, logger } from '../../log.ts';
 import { startAddonDeployController } from '../hub/deploy-controller.ts';
+import { type AddonLeaderElectionOptions, replicaIdentity, runLeadingOrAlone } from '../hub/leading.ts';
 import { startAddonRegistrationController } from '../hub/registration.ts';
 import type { AgentAddon } from './types.ts';
 
@@ -38,15 +36,8 @@ export function addonManagerLeaseName(addonName: string): string {
   return `${addonName}-addon-manager`;
 }
 
-export interface AddonManagerLeaderElection {
-  /** default open-cluster-management-hub */
-  namespace?: string;
-  /** this replica, unique among replicas (default hostname + random suffix) */
-  identity?: string;
-  leaseDurationSeconds?: number;
-  renewDeadlineMs?: number;
-  retryPeriodMs?: number;
-}
+/** Leader election per addon, on Lease `<addon>-addon-manager` (namespace default open-cluster-management-hub). */
+export type AddonManagerLeaderElection = AddonLeaderElectionOptions;
 
 /** What a per-addon controller gets when this replica starts leading for the addon. */
 export interface AddonControllerContext {
@@ -75,8 +66,13 @@ export interface AddonManagerOptions {
   extraControllers?: AddonControllerFactory[];
 }
 
-/** The ClusterManagementAddOn an addon asks for: its meta, its supported configs, Manual install. */
-export function clusterManagementAddOnOf(addon: AgentAddon): ClusterManagementAddOn {
+/**
+ * The ClusterManagementAddOn an addon asks for: its meta, its supported configs, Manual install.
+ * Only the addon's description is needed (`tether install hub-addon` has no AgentAddon).
+ */
+export function clusterManagementAddOnOf(
+  addon: Pick<AgentAddon, 'name' | 'displayName' | 'description' | 'supportedConfigs'>,
+): ClusterManagementAddOn {
   return {
     apiVersion: 'addon.open-cluster-management.io/v1alpha1',
     kind: 'ClusterManagementAddOn',
@@ -91,7 +87,7 @@ export function clusterManagementAddOnOf(addon: AgentAddon): ClusterManagementAd
   };
 }
 
-function addOnMetaOf(addon: AgentAddon) {
+function addOnMetaOf(addon: Pick<AgentAddon, 'displayName' | 'description'>) {
   return {
     ...(addon.displayName ? { displayName: addon.displayName } : {}),
     ...(addon.description ? { description: addon.description } : {}),
@@ -127,7 +123,7 @@ export class AddonManager {
   private readonly opts: AddonManagerOptions;
   private readonly log: Logger;
   private readonly addons = new Map<string, AgentAddon>();
-  private readonly running: { isLeader(): boolean; stop(): Promise<void> }[] = [];
+  private readonly running: Leading[] = [];
   private started = false;
   private stopped = false;
 
@@ -153,27 +149,18 @@ export class AddonManager {
     if (this.started) throw new InvalidArgumentError('AddonManager started twice');
     this.started = true;
     for (const addon of this.addons.values()) await this.ensureClusterManagementAddOn(addon);
-    const election = this.opts.leaderElection === false ? undefined : (this.opts.leaderElection ?? {});
-    const identity = election?.identity ?? `${hostname()}-${randomUUID().slice(0, 8)}`;
+    const election = this.opts.leaderElection;
+    const identity = replicaIdentity(election);
     for (const addon of this.addons.values()) {
       if (this.stopped) return;
       const log = this.log.child({ addon: addon.name });
-      const start = () => this.startControllers(addon, log);
-      if (!election) {
-        const controllers = start();
-        this.running.push({ isLeader: () => true, stop: () => controllers.stop() });
-        continue;
-      }
-      const leading: Leading = await runWhileLeading({
+      const leading = await runLeadingOrAlone({
         kubeconfig: this.opts.hubKubeConfig,
-        namespace: election.namespace ?? addonManagerLeaseNamespace,
-        name: addonManagerLeaseName(addon.name),
+        election,
+        lease: { name: addonManagerLeaseName(addon.name), namespace: addonManagerLeaseNamespace },
         identity,
-        leaseDurationSeconds: election.leaseDurationSeconds,
-        renewDeadlineMs: election.renewDeadlineMs,
-        retryPeriodMs: election.retryPeriodMs,
         log,
-        start,
+        start: () => this.startControllers(addon, log),
       });
       this.running.push(leading);
     }
