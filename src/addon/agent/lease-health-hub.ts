@@ -15,12 +15,11 @@ import {
   type Controller,
   findCondition,
   Informer,
-  isConflict,
   ResourceClient,
   runController,
-  setCondition,
 } from '../../kube/index.ts';
 import type { Logger } from '../../log.ts';
+import { withCondition, writeAddonStatus } from '../hub/addon-status-write.ts';
 
 /** Available for the cluster's add-ons: the cluster's own when it is Unknown, else none. */
 export function clusterUnknownAvailability(cluster: ManagedCluster | undefined): ConditionUpdate | undefined {
@@ -78,23 +77,5 @@ async function writeAvailable(
   cached: ManagedClusterAddOn,
   update: ConditionUpdate,
 ): Promise<boolean> {
-  let current: ManagedClusterAddOn | undefined = cached;
-  for (let attempt = 1; current; attempt++) {
-    const existing = findCondition(current.status?.conditions, update.type);
-    if (
-      existing?.status === update.status &&
-      existing.reason === update.reason &&
-      existing.message === update.message
-    )
-      return false;
-    const conditions = setCondition(current.status?.conditions, update);
-    try {
-      await addons.replaceStatus({ ...current, status: { ...current.status, conditions } });
-      return true;
-    } catch (err) {
-      if (!isConflict(err) || attempt >= 5) throw err;
-    }
-    current = await addons.get(current.metadata.name ?? '', current.metadata.namespace);
-  }
-  return false;
+  return writeAddonStatus(addons, cached, (current) => withCondition(current, update));
 }

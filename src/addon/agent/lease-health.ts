@@ -22,19 +22,17 @@ import { errorMessage } from '../../errors.ts';
 import {
   type ConditionUpdate,
   type Controller,
-  findCondition,
   formatMicroTime,
   Informer,
-  isConflict,
   type KubeObject,
   type Lease,
   leaseResource,
   ResourceClient,
   runController,
-  setCondition,
   splitKey,
 } from '../../kube/index.ts';
 import type { Logger } from '../../log.ts';
+import { withCondition, writeAddonStatus } from '../hub/addon-status-write.ts';
 import { defaultAddonInstallNamespace } from '../sdk/types.ts';
 
 /** The Available reasons of Lease health (OCM's). */
@@ -55,8 +53,6 @@ export const addonLeaseSyncIntervalMs = 30_000;
 const hostingClusterAnnotation = 'addon.open-cluster-management.io/hosting-cluster-name';
 /** After the moment a lease goes stale, look again this much later (clock granularity). */
 const staleMarginMs = 1_000;
-/** Tries of one status write against concurrent writers (409) before the key is retried. */
-const statusWriteAttempts = 5;
 /** The registration agent's role may create these in its cluster namespace (not core/v1 events). */
 const eventResource = {
   group: 'events.k8s.io',
@@ -208,29 +204,15 @@ async function writeAvailable(
   update: ConditionUpdate,
 ): Promise<boolean> {
   const { name, namespace } = cached.metadata;
-  let current: ManagedClusterAddOn | undefined = cached;
-  for (let attempt = 1; ; attempt++) {
-    // gone, or switched to Customized since the cache saw it: no longer ours to write
-    if (!current || !usesLeaseHealth(current)) return false;
-    const existing = findCondition(current.status?.conditions, update.type);
-    if (
-      existing?.status === update.status &&
-      existing.reason === update.reason &&
-      existing.message === update.message
-    )
-      return false;
-    const conditions = setCondition(current.status?.conditions, update);
-    try {
-      await addons.replaceStatus({ ...current, status: { ...current.status, conditions } });
-      return true;
-    } catch (err) {
-      if (!isConflict(err) || attempt >= statusWriteAttempts) {
-        throw new Error(`cannot set Available on add-on ${namespace}/${name}: ${errorMessage(err)}`, {
-          cause: err,
-        });
-      }
-    }
-    current = await addons.get(name ?? '', namespace);
+  try {
+    return await writeAddonStatus(addons, cached, (current) =>
+      // switched to Customized since the cache saw it: no longer ours to write
+      usesLeaseHealth(current) ? withCondition(current, update) : undefined,
+    );
+  } catch (err) {
+    throw new Error(`cannot set Available on add-on ${namespace}/${name}: ${errorMessage(err)}`, {
+      cause: err,
+    });
   }
 }
 

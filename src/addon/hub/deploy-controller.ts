@@ -286,7 +286,7 @@ export function startAddonDeployController(opts: AddonDeployControllerOptions): 
   }
 
   async function writeStatus(mca: ManagedClusterAddOn, change: AddonStatusChange): Promise<void> {
-    await updateAddonStatus(mcaClient, mca, change, (n, ns) => mcaClient.get(n, ns));
+    await updateAddonStatus(mcaClient, mca, change);
   }
 
   /** Merge-patch the addon (conditional on its resourceVersion); a conflict means a newer version comes. */

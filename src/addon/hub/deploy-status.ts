@@ -11,16 +11,12 @@ import type {
   ManagedClusterAddOnStatus,
 } from '../../api/addon.ts';
 import type { ManifestWork } from '../../api/work.ts';
-import { canonicalJson } from '../../kube/canonical-json.ts';
 import { type ConditionUpdate, setCondition } from '../../kube/conditions.ts';
-import { isConflict, isNotFound } from '../../kube/index.ts';
 import type { ResourceClient } from '../../kube/resources.ts';
 import type { AgentAddon } from '../sdk/types.ts';
+import { writeAddonStatus } from './addon-status-write.ts';
 import { progressing } from './deploy-progressing.ts';
 import { healthCheckMode } from './work-health.ts';
-
-/** How often a status write is retried on conflicts before the queue's backoff takes over. */
-const maxConflictRetries = 5;
 
 export interface AddonStatusChange {
   addon: AgentAddon;
@@ -74,19 +70,6 @@ export async function updateAddonStatus(
   client: ResourceClient<ManagedClusterAddOn>,
   mca: ManagedClusterAddOn,
   change: AddonStatusChange,
-  latest: (name: string, namespace?: string) => Promise<ManagedClusterAddOn | undefined>,
 ): Promise<void> {
-  let current: ManagedClusterAddOn | undefined = mca;
-  for (let attempt = 0; current; attempt++) {
-    const status = changedStatus(current, change);
-    if (canonicalJson(status) === canonicalJson(current.status ?? {})) return;
-    try {
-      await client.replaceStatus({ ...current, status });
-      return;
-    } catch (err) {
-      if (isNotFound(err)) return;
-      if (!isConflict(err) || attempt >= maxConflictRetries) throw err;
-    }
-    current = await latest(current.metadata.name ?? '', current.metadata.namespace);
-  }
+  await writeAddonStatus(client, mca, (current) => changedStatus(current, change));
 }

@@ -52,6 +52,7 @@ import {
   setCondition,
 } from '../../kube/index.ts';
 import { type Logger, logger } from '../../log.ts';
+import { writeAddonStatus } from './addon-status-write.ts';
 import {
   type ConfigSelection,
   configuredTrue,
@@ -112,8 +113,6 @@ export interface AddonInstallController {
 
 /** A rollout waiting for a soak time or deadline is looked at again at least this often. */
 const maxRequeueMs = 10 * 60_000;
-/** Status writes that keep meeting a newer version give up after this many tries (the queue retries). */
-const maxConflictRetries = 5;
 
 /** Start the controller (this replica leads, or runs alone). */
 export function startAddonInstallController(opts: AddonInstallControllerOptions): AddonInstallController {
@@ -250,7 +249,7 @@ export function startAddonInstallController(opts: AddonInstallControllerOptions)
     for (const list of byNode.values()) {
       for (const a of list) {
         const verdict = verdictOf.get(a.status.clusterName) ?? 'keep';
-        await writeAddonStatus(a.mca, verdict, a.desired, refusedOf.get(a.mca) ?? []).catch((err) =>
+        await writeConfigStatus(a.mca, verdict, a.desired, refusedOf.get(a.mca) ?? []).catch((err) =>
           errors.push(err),
         );
       }
@@ -356,29 +355,21 @@ export function startAddonInstallController(opts: AddonInstallControllerOptions)
     return canonicalJson(next) === canonicalJson(before) ? undefined : next;
   }
 
-  async function writeAddonStatus(
+  async function writeConfigStatus(
     m: ManagedClusterAddOn,
     verdict: AddonVerdict,
     desired: readonly ResolvedSelection[],
     refused: readonly GroupResource[],
   ): Promise<void> {
-    let current: ManagedClusterAddOn | undefined = m;
-    for (let attempt = 0; current && attempt < maxConflictRetries; attempt++) {
-      const status = addonStatus(current, verdict, desired, refused);
-      if (!status) return;
-      try {
-        await mcaClient.replaceStatus({ ...current, status });
-        return;
-      } catch (err) {
-        if (isNotFound(err)) return;
-        if (!isConflict(err)) throw err;
-      }
-      current = await mcaClient.get(m.metadata.name ?? '', m.metadata.namespace);
-    }
-    if (current)
+    try {
+      await writeAddonStatus(mcaClient, m, (current) => addonStatus(current, verdict, desired, refused));
+    } catch (err) {
+      if (!isConflict(err)) throw err;
       throw new Error(
         `ManagedClusterAddOn ${m.metadata.namespace}/${m.metadata.name}: status kept changing under us; retrying`,
+        { cause: err },
       );
+    }
   }
 
   async function writeAddonManagementStatus(
