@@ -7,7 +7,12 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { CoreV1Api, KubeConfig, VersionApi } from '@kubernetes/client-node';
 import { type Command, Option } from 'commander';
-import { agentNamespace, bootstrapHubKubeconfigSecretName, hubKubeconfigSecretName } from '../api/index.ts';
+import {
+  addonAgentNamespace,
+  agentNamespace,
+  bootstrapHubKubeconfigSecretName,
+  hubKubeconfigSecretName,
+} from '../api/index.ts';
 import { InvalidArgumentError, TetherError } from '../errors.ts';
 import {
   applyAgentInstall,
@@ -68,6 +73,7 @@ interface JoinFlags {
   proxyCaFile?: string;
   proxyServer?: string;
   proxyServerCaFile?: string;
+  serviceaccount: boolean;
   kubeconfig?: string;
   agentNamespace: string;
   bootstrapOnly: boolean;
@@ -107,6 +113,10 @@ export function registerJoinCommands(program: Command): void {
     .option('--proxy-ca-file <path>', 'CA bundle for TLS to an https:// forward proxy')
     .option('--proxy-server <host:port>', "the hub proxy-server's agent endpoint (printed by `tether init`)")
     .option('--proxy-server-ca-file <path>', 'CA that verifies the proxy-server (written by `tether init`)')
+    .option(
+      '--no-serviceaccount',
+      'do not run the ManagedServiceAccount agent in the klusterlet (enable the managed-serviceaccount addon instead)',
+    )
     .option('--kubeconfig <path>', 'kubeconfig of the managed cluster', process.env.KUBECONFIG)
     .option('--agent-namespace <ns>', 'namespace of the agent (with --bootstrap-only)', agentNamespace)
     .option(
@@ -163,6 +173,7 @@ export function registerJoinCommands(program: Command): void {
         proxyServerCaPem,
         proxyUrl: opts.proxyUrl,
         proxyCaPem,
+        serviceAccountAgent: opts.serviceaccount,
       });
       if (printOnly) {
         if (opts.bootstrapOnly)
@@ -211,7 +222,9 @@ export function registerJoinCommands(program: Command): void {
 
   program
     .command('unjoin')
-    .description('remove the agent and its hub credentials from this managed cluster (what join installed)')
+    .description(
+      'remove the agent and its hub credentials from this managed cluster (what join installed), and the addon agents it ran',
+    )
     .requiredOption('--cluster-name <name>', 'name of this managed cluster on the hub')
     .option('--kubeconfig <path>', 'kubeconfig of the managed cluster', process.env.KUBECONFIG)
     .option('--agent-namespace <ns>', 'namespace of a --bootstrap-only agent', agentNamespace)
@@ -227,18 +240,20 @@ export function registerJoinCommands(program: Command): void {
         const core = managed.makeApiClient(CoreV1Api);
         if (opts.agentNamespace === agentNamespace) {
           for (const d of await removeAgentInstall(managed)) process.stdout.write(`deleted ${d}\n`);
-          await pollUntil(
-            async () => {
-              try {
-                await core.readNamespace({ name: agentNamespace });
-                return false;
-              } catch (err) {
-                if (isNotFound(err)) return true;
-                throw err;
-              }
-            },
-            { timeoutMs, intervalMs: 250, description: `namespace ${agentNamespace} to be gone` },
-          );
+          const gone = async (name: string) => {
+            try {
+              await core.readNamespace({ name });
+              return false;
+            } catch (err) {
+              if (isNotFound(err)) return true;
+              throw err;
+            }
+          };
+          await pollUntil(async () => (await gone(agentNamespace)) && (await gone(addonAgentNamespace)), {
+            timeoutMs,
+            intervalMs: 250,
+            description: `namespaces ${agentNamespace} and ${addonAgentNamespace} to be gone`,
+          });
         } else {
           for (const name of [hubKubeconfigSecretName, bootstrapHubKubeconfigSecretName]) {
             try {

@@ -1,9 +1,11 @@
 // `tether join` / `tether unjoin` as flows on the managed cluster: the managed CRDs
 // (AppliedManifestWork, ClusterClaim) and agent.ts's objects, applied or returned for printing; the
 // wait for the agent to be available; and removal of everything join installed plus the hub
-// credential the agent wrote (`hub-kubeconfig-secret`).
+// credential the agent wrote (`hub-kubeconfig-secret`) and the addon agents' namespace
+// (open-cluster-management-agent-addon: without the klusterlet nobody removes what its work agent
+// applied there, so it goes with it, as OCM's klusterlet removal takes its addon namespace along).
 import { AppsV1Api, type KubeConfig, type KubernetesObject } from '@kubernetes/client-node';
-import { managedCrdManifests, managedCrds } from '../api/index.ts';
+import { addonAgentNamespace, managedCrdManifests, managedCrds } from '../api/index.ts';
 import { installCrds } from '../localenv/crds.ts';
 import { pollUntil } from '../wait.ts';
 import { type AgentInstallOptions, agentManifests } from './agent.ts';
@@ -70,7 +72,12 @@ export async function removeAgentInstall(kc: KubeConfig): Promise<string[]> {
     kind: 'Secret',
     metadata: { name: hubKubeconfigSecretName, namespace: agentNamespace },
   } as KubernetesObject;
+  const addonNamespace = {
+    apiVersion: 'v1',
+    kind: 'Namespace',
+    metadata: { name: addonAgentNamespace },
+  } as KubernetesObject;
   // deleteAll goes in reverse: Deployment first, then the Secrets (hub credential included), the
-  // RBAC, and the namespace last
-  return deleteAll(kc, [...objects.slice(0, 1), hubSecret, ...objects.slice(1)]);
+  // RBAC, the agent's namespace, and the addon agents' namespace last
+  return deleteAll(kc, [addonNamespace, ...objects.slice(0, 1), hubSecret, ...objects.slice(1)]);
 }

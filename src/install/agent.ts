@@ -1,7 +1,9 @@
 // What `tether join` installs on a managed cluster: namespace open-cluster-management-agent, the
 // `bootstrap-hub-kubeconfig` Secret, the CA that verifies the hub's proxy-server, and one
 // Deployment `klusterlet-agent` (OCM's singleton mode: registration, work, ManagedServiceAccount
-// and proxy-agent in one process) with its ServiceAccount. The agent keeps its hub credential in
+// and proxy-agent in one process) with its ServiceAccount. Where the hub delivers the
+// managed-serviceaccount and cluster-proxy addons instead, the klusterlet runs without them (no
+// proxy-server, serviceAccountAgent false): their agents then run as addon pods. The agent keeps its hub credential in
 // `hub-kubeconfig-secret` (OCM's shape), so a restarted or rescheduled pod resumes with the same
 // identity and certificate.
 //
@@ -24,6 +26,8 @@ export interface AgentInstallOptions extends ImageOptions {
   proxyUrl?: string;
   /** PEM bundle for TLS to an https:// forward proxy */
   proxyCaPem?: string;
+  /** run the ManagedServiceAccount agent in the klusterlet (default true; false: the addon runs it) */
+  serviceAccountAgent?: boolean;
 }
 
 const component = agentNames.deployment;
@@ -50,6 +54,7 @@ export function agentManifests(o: AgentInstallOptions): KubernetesObject[] {
   ];
   const mounts: Parameters<typeof deployment>[0]['mounts'] = [];
   if (o.proxyUrl) args.push(`--proxy-url=${o.proxyUrl}`);
+  if (o.serviceAccountAgent === false) args.push('--no-serviceaccount');
   if (o.proxyServer) {
     args.push(`--proxy-server=${o.proxyServer}`, `--hub-ca-file=${mountDir}/proxy-server-ca/ca.crt`);
     mounts.push({ kind: 'Secret', name: agentNames.proxyServerCa, mountPath: `${mountDir}/proxy-server-ca` });

@@ -2,6 +2,8 @@
 // clusters through the proxy-server's CONNECT frontend), one ManagedServiceAccount `tether-gateway`
 // per cluster, and a ManifestWork per cluster that lets that ServiceAccount impersonate hub callers
 // there and makes the hub's admins admins there — all through the same OCM APIs a user would use. Writes `<dir>/<cluster>-gateway.kubeconfig`.
+// On real nodes the cluster-gateway addon provides the ManagedServiceAccount and the RBAC instead
+// (src/addon/builtin): there only the kubeconfigs are written (writeGatewayKubeconfigs).
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
@@ -84,7 +86,7 @@ export async function provisionGatewayAccess(opts: {
   timeoutMs: number;
   signal?: AbortSignal;
 }): Promise<{ kubeconfigs: Record<string, string> }> {
-  const { hubKc, signal } = opts;
+  const { hubKc } = opts;
   const names = opts.clusters;
   await Promise.all([
     createManagedServiceAccount(hubKc, { name: defaultGatewayMsaName, clusters: names }),
@@ -95,9 +97,25 @@ export async function provisionGatewayAccess(opts: {
       overwrite: true,
     }),
   ]);
+  return writeGatewayKubeconfigs(opts);
+}
+
+/**
+ * Writes `<kubeconfigDir>/<cluster>-gateway.kubeconfig` for each cluster and waits until a list
+ * through the gateway works (the ManagedServiceAccount token is on the hub and the RBAC applied,
+ * by whoever provides them).
+ */
+export async function writeGatewayKubeconfigs(opts: {
+  hubKc: KubeConfig;
+  clusters: string[];
+  kubeconfigDir: string;
+  timeoutMs: number;
+  signal?: AbortSignal;
+}): Promise<{ kubeconfigs: Record<string, string> }> {
+  const { hubKc, signal } = opts;
   const kubeconfigs: Record<string, string> = {};
   await Promise.all(
-    names.map(async (name) => {
+    opts.clusters.map(async (name) => {
       const yaml = gatewayKubeconfig(hubKc, name);
       const path = join(opts.kubeconfigDir, `${name}-gateway.kubeconfig`);
       writeFileSync(path, yaml, { mode: 0o600 });
@@ -109,7 +127,7 @@ export async function provisionGatewayAccess(opts: {
       await pollUntil(async () => (await core.listNamespace({ limit: 1 })).items.length > 0, {
         timeoutMs: opts.timeoutMs,
         intervalMs: 300,
-        description: `kubectl through the gateway to ${name} (ManagedServiceAccount token + RBAC work)`,
+        description: `kubectl through the gateway to ${name} (ManagedServiceAccount token + RBAC)`,
         signal,
       });
     }),

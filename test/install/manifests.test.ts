@@ -197,6 +197,13 @@ describe('agent manifests', () => {
       'PEM',
     );
   });
+
+  it('leaves the ManagedServiceAccount agent to the addon when asked (tether join --no-serviceaccount)', () => {
+    const args = (o: Parameters<typeof agentManifests>[0]) =>
+      containerOf(agentManifests(o).find((x) => x.kind === 'Deployment') as Obj).args;
+    expect(args(base)).not.toContain('--no-serviceaccount');
+    expect(args({ ...base, serviceAccountAgent: false })).toContain('--no-serviceaccount');
+  });
 });
 
 describe('hub certificates', () => {
