@@ -1,13 +1,10 @@
 // Lease health's decisions, OCM's: which add-ons it looks after, where their lease is, the
 // Available condition a lease (or its absence) gives, and on the hub what an Unknown cluster gives.
+
 import { describe, expect, it } from 'vitest';
-import {
-  AddonLeaseReason,
-  addonInstallNamespace,
-  leaseAvailability,
-  usesLeaseHealth,
-} from '../../src/addon/agent/lease-health.ts';
+import { AddonLeaseReason, leaseAvailability, usesLeaseHealth } from '../../src/addon/agent/lease-health.ts';
 import { clusterUnknownAvailability } from '../../src/addon/agent/lease-health-hub.ts';
+import { addonInstallNamespace } from '../../src/addon/hub/registration-subject.ts';
 import type { ManagedClusterAddOn } from '../../src/api/addon.ts';
 import type { ManagedCluster } from '../../src/api/cluster.ts';
 import { formatMicroTime, type Lease } from '../../src/kube/index.ts';

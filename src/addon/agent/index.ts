@@ -3,6 +3,8 @@
 // src/registration/agent/index.ts): per-addon CSRs and the `<addon>-hub-kubeconfig` secrets, and
 // the addons' Lease health (startAddonLeaseHealth). startAddonClusterHealth runs on the hub: an
 // unreachable cluster's addons turn Available Unknown.
+
+export { addonInstallNamespace } from '../hub/registration-subject.ts';
 export { addonCsrOutcome, createAddonCertificateRequest, createAddonCsr } from './csr.ts';
 export {
   type AddonCredentialTarget,
@@ -15,7 +17,6 @@ export {
   type AddonLeaseHealth,
   type AddonLeaseHealthOptions,
   AddonLeaseReason,
-  addonInstallNamespace,
   leaseAvailability,
   startAddonLeaseHealth,
   usesLeaseHealth,

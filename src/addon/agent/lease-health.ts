@@ -33,7 +33,8 @@ import {
 } from '../../kube/index.ts';
 import type { Logger } from '../../log.ts';
 import { withCondition, writeAddonStatus } from '../hub/addon-status-write.ts';
-import { defaultAddonInstallNamespace } from '../sdk/types.ts';
+import { addonInstallNamespace } from '../hub/registration-subject.ts';
+import { defaultAddonLeaseDurationSeconds } from '../sdk/agent.ts';
 
 /** The Available reasons of Lease health (OCM's). */
 export const AddonLeaseReason = {
@@ -42,8 +43,6 @@ export const AddonLeaseReason = {
   NotFound: 'ManagedClusterAddOnLeaseNotFound',
 } as const;
 
-/** OCM's AddOnLeaseControllerLeaseDurationSeconds: what an add-on agent renews its lease at. */
-export const addonLeaseDurationSeconds = 60;
 /** A lease counts as renewed for this many lease durations after its renewTime (OCM's). */
 export const addonLeaseGraceDurations = 5;
 /** OCM's AddOnLeaseControllerSyncInterval. */
@@ -63,11 +62,6 @@ const eventResource = {
 } as const;
 const eventReason = 'ManagedClusterAddOnStatusUpdated';
 const eventInstance = hostname();
-
-/** Where the add-on's agent runs: status.namespace, else spec.installNamespace, else OCM's default. */
-export function addonInstallNamespace(addon: ManagedClusterAddOn): string {
-  return addon.status?.namespace || addon.spec?.installNamespace || defaultAddonInstallNamespace;
-}
 
 /** Whether Lease health applies: healthCheck.mode Lease or unset, and not hosted. */
 export function usesLeaseHealth(addon: ManagedClusterAddOn): boolean {
@@ -137,7 +131,8 @@ export interface AddonLeaseHealth {
 /** Keep `Available` of the cluster's Lease-mode add-ons in step with their agents' leases. */
 export function startAddonLeaseHealth(opts: AddonLeaseHealthOptions): AddonLeaseHealth {
   const { clusterName, log } = opts;
-  const graceMs = addonLeaseGraceDurations * (opts.leaseDurationSeconds ?? addonLeaseDurationSeconds) * 1000;
+  const graceMs =
+    addonLeaseGraceDurations * (opts.leaseDurationSeconds ?? defaultAddonLeaseDurationSeconds) * 1000;
   const syncIntervalMs = opts.syncIntervalMs ?? addonLeaseSyncIntervalMs;
   const addons = new ResourceClient<ManagedClusterAddOn>(opts.hubKubeConfig, managedClusterAddOnResource);
   const managedLeases = new ResourceClient<Lease>(opts.managedKubeConfig, leaseResource, {

@@ -46,8 +46,9 @@ import {
   secretResource,
 } from '../../registration/agent/kinds.ts';
 import { jitteredRotationFraction, maxTimerMs, rotationTime } from '../../registration/agent/rotation.ts';
+import { writeAddonStatus } from '../hub/addon-status-write.ts';
 import {
-  registrationInstallNamespace,
+  addonInstallNamespace,
   registrationSecretName,
   registrationSubject,
 } from '../hub/registration-subject.ts';
@@ -126,7 +127,7 @@ export function startAddonRegistrationAgent(options: AddonRegistrationAgentOptio
     };
     return {
       target,
-      namespace: registrationInstallNamespace(mca, defaultAddonInstallNamespace),
+      namespace: addonInstallNamespace(mca),
       secretName: registrationSecretName(addon, registration.signerName),
     };
   };
@@ -155,20 +156,17 @@ export function startAddonRegistrationAgent(options: AddonRegistrationAgentOptio
   };
 
   const reportRotated = async (s: Session, addon: string, notBefore: Date, notAfter: Date) => {
-    for (let attempt = 0; attempt < 5; attempt++) {
-      const mca = await s.addonClient.get(addon, clusterName);
-      if (!mca || mca.metadata.deletionTimestamp) return;
-      const conditions = setCondition(
-        mca.status?.conditions,
-        certificateRotatedCondition(notBefore, notAfter),
-      );
-      try {
-        await s.addonClient.replaceStatus({ ...mca, status: { ...mca.status, conditions } });
-        return;
-      } catch (err) {
-        if (!isConflict(err)) throw err;
-      }
-    }
+    const mca = await s.addonClient.get(addon, clusterName);
+    if (!mca) return;
+    const rotated = certificateRotatedCondition(notBefore, notAfter);
+    await writeAddonStatus(s.addonClient, mca, (current) =>
+      current.metadata.deletionTimestamp
+        ? undefined
+        : { ...current.status, conditions: setCondition(current.status?.conditions, rotated) },
+    ).catch((err: unknown) => {
+      // others kept writing: the next rotation reports again
+      if (!isConflict(err)) throw err;
+    });
   };
 
   /** One registration: ms until it needs a look again (rotation), or undefined (a CSR event wakes it). */

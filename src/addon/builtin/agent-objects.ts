@@ -6,15 +6,8 @@ import type { KubernetesObject } from '@kubernetes/client-node';
 import type { ConfigMeta } from '../../api/addon.ts';
 import type { SecretMount } from '../../install/workload.ts';
 import { proxyCaKey, proxyCaMountPath } from '../hub/deployment-config.ts';
+import { hubKubeconfigMountPath, hubKubeconfigSecretName } from '../sdk/agent.ts';
 import type { AddonRenderContext } from '../sdk/types.ts';
-
-/** Where an addon agent finds its hub credential (OCM's template-addon path). */
-export const hubKubeconfigDir = '/managed/hub-kubeconfig';
-
-/** The Secret the managed registration agent writes an addon's hub credential to (OCM's name). */
-export function hubKubeconfigSecretName(addon: string): string {
-  return `${addon}-hub-kubeconfig`;
-}
 
 /** What the hub shows of a built-in addon: its ClusterManagementAddOn's addOnMeta and supportedConfigs. */
 export interface BuiltinAddonMeta {
@@ -68,7 +61,7 @@ export function forwardProxyCaArgs(ctx: AddonRenderContext): string[] {
 
 /** The mount of the addon's hub credential (tls.crt, tls.key, kubeconfig). */
 export function hubKubeconfigMount(addon: string): SecretMount {
-  return { kind: 'Secret', name: hubKubeconfigSecretName(addon), mountPath: hubKubeconfigDir };
+  return { kind: 'Secret', name: hubKubeconfigSecretName(addon), mountPath: hubKubeconfigMountPath };
 }
 
 /** Sets a field on the pod template of a Deployment `deployment()` rendered. */

@@ -16,20 +16,17 @@ import {
 } from '../../api/authentication.ts';
 import { defaultGatewayMsaName } from '../../gateway/types.ts';
 import {
-  type Condition,
   type ConditionUpdate,
-  conditionsEqualIgnoringTime,
   findCondition,
   Informer,
   isAlreadyExists,
-  isNotFound,
   type KubeObject,
   type OwnerReference,
   ResourceClient,
   runController,
-  setCondition,
 } from '../../kube/index.ts';
 import { type Logger, logger as makeLogger } from '../../log.ts';
+import { withCondition, writeAddonStatus } from '../hub/addon-status-write.ts';
 import { clusterGatewayAddonName } from './cluster-gateway.ts';
 
 export interface ClusterGatewayAddonHubOptions {
@@ -143,15 +140,7 @@ export function startClusterGatewayAddonHub(o: ClusterGatewayAddonHubOptions): C
     if (!mca || mca.metadata.deletionTimestamp) return;
     const msa = await ensureServiceAccount(mca, cluster);
     const update = clusterGatewayAvailability(msaName, msa);
-    const current = mca.status?.conditions;
-    const next: Condition[] = setCondition(current, update);
-    if (current && conditionsEqualIgnoringTime(current, next)) return;
-    try {
-      await addons.replaceStatus({ ...mca, status: { ...mca.status, conditions: next } });
-    } catch (err) {
-      if (isNotFound(err)) return;
-      throw err; // 409: the queue retries with the cache's newer copy
-    }
+    await writeAddonStatus(addons, mca, (current) => withCondition(current, update));
   };
 
   const controller = runController({

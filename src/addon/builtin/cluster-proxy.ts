@@ -11,6 +11,7 @@ import type { KubernetesObject } from '@kubernetes/client-node';
 import { deployment, type PullPolicy } from '../../install/workload.ts';
 import { clusterProxyAddonName } from '../../proxy-server/agent-identity.ts';
 import { sharedInstallNamespace } from '../hub/deploy-work.ts';
+import { hubKubeconfigMountPath } from '../sdk/agent.ts';
 import type { AddonRenderContext, AgentAddon } from '../sdk/types.ts';
 import {
   addOnDeploymentConfigMeta,
@@ -18,7 +19,6 @@ import {
   type BuiltinAddonMeta,
   caConfigMap,
   forwardProxyCaArgs,
-  hubKubeconfigDir,
   hubKubeconfigMount,
   withPodSpec,
 } from './agent-objects.ts';
@@ -58,8 +58,8 @@ function manifests(o: ClusterProxyAddonOptions, ctx: AddonRenderContext): Kubern
     'proxy-agent',
     `--cluster-name=${cluster}`,
     `--proxy-server=${o.proxyServer}`,
-    `--cert-file=${hubKubeconfigDir}/tls.crt`,
-    `--key-file=${hubKubeconfigDir}/tls.key`,
+    `--cert-file=${hubKubeconfigMountPath}/tls.crt`,
+    `--key-file=${hubKubeconfigMountPath}/tls.key`,
     `--hub-ca-file=${proxyServerCaDir}/ca.crt`,
     ...(o.proxyServerName ? [`--server-name=${o.proxyServerName}`] : []),
     ...forwardProxyCaArgs(ctx),

@@ -10,13 +10,13 @@ import type { KubernetesObject, V1PolicyRule } from '@kubernetes/client-node';
 import { deployment, type PullPolicy } from '../../install/workload.ts';
 import { serviceAccountAgentHubRules } from '../../serviceaccount/rbac.ts';
 import { sharedInstallNamespace } from '../hub/deploy-work.ts';
+import { hubKubeconfigMountPath } from '../sdk/agent.ts';
 import type { AddonRenderContext, AgentAddon } from '../sdk/types.ts';
 import {
   addOnDeploymentConfigMeta,
   agentServiceAccount,
   type BuiltinAddonMeta,
   forwardProxyCaArgs,
-  hubKubeconfigDir,
   hubKubeconfigMount,
 } from './agent-objects.ts';
 
@@ -115,7 +115,7 @@ function manifests(o: ManagedServiceAccountAddonOptions, ctx: AddonRenderContext
       args: [
         'serviceaccount-agent',
         `--cluster-name=${cluster}`,
-        `--hub-kubeconfig=${hubKubeconfigDir}/kubeconfig`,
+        `--hub-kubeconfig=${hubKubeconfigMountPath}/kubeconfig`,
         `--install-namespace=${ns}`,
         ...forwardProxyCaArgs(ctx),
         `--ops-port=${managedServiceAccountOpsPort}`,

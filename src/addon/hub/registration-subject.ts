@@ -14,6 +14,8 @@ import {
   type ManagedClusterAddOn,
   type RegistrationConfig,
 } from '../../api/addon.ts';
+import { hubKubeconfigSecretName } from '../sdk/agent.ts';
+import { defaultAddonInstallNamespace } from '../sdk/types.ts';
 
 /** The agent name the hub puts in the default registration's user (OCM's managed-serviceaccount uses it too). */
 export const defaultAddonAgentName = 'addon-agent';
@@ -92,7 +94,7 @@ export function registrationSubject(
 /** Name of the secret holding a registration's credential in the install namespace (OCM's). */
 export function registrationSecretName(addon: string, signerName: string): string {
   return signerName === kubeApiserverClientSignerName
-    ? `${addon}-hub-kubeconfig`
+    ? hubKubeconfigSecretName(addon)
     : `${addon}-${signerName.replaceAll('/', '-')}-client-cert`;
 }
 
@@ -106,9 +108,12 @@ export function addonCsrDnsName(addon: string): string {
   return `${addon}.addon.open-cluster-management.io`;
 }
 
-/** Where the agent installs unless told: status.namespace, spec.installNamespace, then this. */
-export function registrationInstallNamespace(mca: ManagedClusterAddOn, defaultNamespace: string): string {
-  return mca.status?.namespace || mca.spec?.installNamespace || defaultNamespace;
+/**
+ * Where the add-on's agent runs on its cluster (its lease and hub credential live there):
+ * status.namespace, else spec.installNamespace, else OCM's default.
+ */
+export function addonInstallNamespace(mca: ManagedClusterAddOn): string {
+  return mca.status?.namespace || mca.spec?.installNamespace || defaultAddonInstallNamespace;
 }
 
 /** An agent name as it may appear after `…:agent:` (no colon: it would let one name pass for another). */

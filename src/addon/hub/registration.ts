@@ -25,7 +25,6 @@ import {
   conditionsEqualIgnoringTime,
   findCondition,
   Informer,
-  isConflict,
   type KubeObject,
   ResourceClient,
   runController,
@@ -43,6 +42,7 @@ import {
   roleResource,
 } from '../../registration/hub/resources.ts';
 import type { AgentAddon } from '../sdk/types.ts';
+import { writeAddonStatus } from './addon-status-write.ts';
 import { AddonCsrReconciler } from './csr-approval.ts';
 import { desiredRegistrations } from './registration-configs.ts';
 import { addonClusterGroup } from './registration-subject.ts';
@@ -211,40 +211,34 @@ export function startAddonRegistrationController(
     registrations: RegistrationConfig[],
     update: { status: 'True' | 'False'; reason: string; message: string },
   ) => {
-    for (let attempt = 0; ; attempt++) {
-      const mca = await addons.get(name, namespace);
-      if (!mca || mca.metadata.deletionTimestamp) return;
-      const before = mca.status?.conditions ?? [];
+    const mca = await addons.get(name, namespace);
+    if (!mca) return;
+    const wrote = await writeAddonStatus(addons, mca, (current) => {
+      if (current.metadata.deletionTimestamp) return undefined;
+      const before = current.status?.conditions ?? [];
       const conditions: Condition[] = setCondition(
         before,
         { type: RegistrationApplied.type, ...update },
-        mca.metadata.generation,
+        current.metadata.generation,
       );
       const same =
-        JSON.stringify(mca.status?.registrations ?? []) === JSON.stringify(registrations) &&
+        JSON.stringify(current.status?.registrations ?? []) === JSON.stringify(registrations) &&
         conditionsEqualIgnoringTime(
           [findCondition(before, RegistrationApplied.type)].filter((c) => c !== undefined),
           [findCondition(conditions, RegistrationApplied.type)].filter((c) => c !== undefined),
         );
-      if (same) return;
-      try {
-        await addons.replaceStatus({
-          ...mca,
-          status: {
-            ...mca.status,
-            conditions,
-            ...(registrations.length > 0 ? { registrations } : { registrations: undefined }),
-          },
-        });
-        log.info(
-          { cluster: namespace, registrations: registrations.length, reason: update.reason },
-          'addon registration configured',
-        );
-        return;
-      } catch (err) {
-        if (isConflict(err) && attempt < 5) continue;
-        throw err;
-      }
+      if (same) return undefined;
+      return {
+        ...current.status,
+        conditions,
+        ...(registrations.length > 0 ? { registrations } : { registrations: undefined }),
+      };
+    });
+    if (wrote) {
+      log.info(
+        { cluster: namespace, registrations: registrations.length, reason: update.reason },
+        'addon registration configured',
+      );
     }
   };
 
