@@ -9,12 +9,16 @@ import {
   addonApiGroup,
   type ClusterManagementAddOn,
   type ManagedClusterAddOn,
-  reservedNoDefaultConfigName,
 } from '../../api/addon.ts';
 import { canonicalJson } from '../../kube/canonical-json.ts';
 import type { KubeObject } from '../../kube/types.ts';
 import { defaultAddonInstallNamespace, type ResolvedAddonConfig } from '../sdk/types.ts';
-import { configSpecHash } from './config-references.ts';
+import {
+  type ConfigSelection,
+  configSpecHash,
+  defaultConfigs,
+  overrideConfigs,
+} from './config-references.ts';
 
 export const addOnDeploymentConfigGroupResource = {
   group: addonApiGroup,
@@ -31,8 +35,6 @@ export interface ConfigRef {
   specHash?: string;
 }
 
-const grKey = (c: { group?: string; resource: string }) => `${c.group ?? ''}/${c.resource}`;
-
 /** The configs to render with: desiredConfigs when written, else defaults overridden by spec.configs. */
 export function configRefsOf(mca: ManagedClusterAddOn, cma: ClusterManagementAddOn | undefined): ConfigRef[] {
   const desired = (mca.status?.configReferences ?? []).filter((r) => r.desiredConfig?.name);
@@ -45,32 +47,13 @@ export function configRefsOf(mca: ManagedClusterAddOn, cma: ClusterManagementAdd
       ...(r.desiredConfig?.specHash ? { specHash: r.desiredConfig.specHash } : {}),
     }));
   }
-  const byGr = new Map<string, ConfigRef[]>();
-  for (const s of cma?.spec.supportedConfigs ?? []) {
-    const d = s.defaultConfig;
-    if (!d?.name || d.name === reservedNoDefaultConfigName) continue;
-    byGr.set(grKey(s), [
-      {
-        group: s.group ?? '',
-        resource: s.resource,
-        name: d.name,
-        ...(d.namespace ? { namespace: d.namespace } : {}),
-      },
-    ]);
-  }
-  const fromSpec = new Map<string, ConfigRef[]>();
-  for (const c of mca.spec.configs ?? []) {
-    const list = fromSpec.get(grKey(c)) ?? [];
-    list.push({
-      group: c.group ?? '',
-      resource: c.resource,
-      name: c.name,
-      ...(c.namespace ? { namespace: c.namespace } : {}),
-    });
-    fromSpec.set(grKey(c), list);
-  }
-  for (const [gr, list] of fromSpec) byGr.set(gr, list);
-  return [...byGr.values()].flat();
+  const base = cma ? defaultConfigs(cma) : new Map<string, ConfigSelection[]>();
+  return [...overrideConfigs(base, mca.spec.configs).values()].flat().map((c) => ({
+    group: c.group,
+    resource: c.resource,
+    name: c.referent.name,
+    ...(c.referent.namespace ? { namespace: c.referent.namespace } : {}),
+  }));
 }
 
 /** Read every referenced config; a missing one resolves without spec. */

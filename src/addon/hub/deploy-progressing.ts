@@ -8,6 +8,7 @@ import { configSpecHashAnnotation, type ManifestWork } from '../../api/work.ts';
 import { canonicalJson } from '../../kube/canonical-json.ts';
 import { type Condition, type ConditionUpdate, findCondition } from '../../kube/conditions.ts';
 import { AddonConditionType, ProgressingReason } from './addon-conditions.ts';
+import { groupResourceKey } from './config-references.ts';
 import { configHashMap } from './deploy-configs.ts';
 
 export interface ProgressingResult {
@@ -16,8 +17,6 @@ export interface ProgressingResult {
   /** set when lastAppliedConfig changes */
   configReferences?: ConfigReference[];
 }
-
-const grKey = (c: { group?: string; resource: string }) => `${c.group ?? ''}/${c.resource}`;
 
 /** True when both conditions are True at the work's generation. */
 export function workIsReady(work: ManifestWork): boolean {
@@ -54,8 +53,8 @@ export function progressing(
   supported: readonly ConfigGroupResource[],
   works: readonly ManifestWork[],
 ): ProgressingResult {
-  const supportedKeys = new Set(supported.map(grKey));
-  const unsupported = (mca.spec.configs ?? []).find((c) => !supportedKeys.has(grKey(c)));
+  const supportedKeys = new Set(supported.map(groupResourceKey));
+  const unsupported = (mca.spec.configs ?? []).find((c) => !supportedKeys.has(groupResourceKey(c)));
   if (unsupported) {
     return {
       condition: {

@@ -6,11 +6,7 @@
 // deploy controller (src/addon/hub/deploy-controller.ts), its registration controller
 // (src/addon/hub/registration.ts) and every extra per-addon controller it was given. Stopping stops the controllers and gives the Leases up.
 import type { KubeConfig } from '@kubernetes/client-node';
-import {
-  type ClusterManagementAddOn,
-  type ConfigMeta,
-  clusterManagementAddOnResource,
-} from '../../api/addon.ts';
+import { type ClusterManagementAddOn, clusterManagementAddOnResource } from '../../api/addon.ts';
 import { InvalidArgumentError } from '../../errors.ts';
 import {
   isAlreadyExists,
@@ -20,6 +16,7 @@ import {
   type RunningControllers,
 } from '../../kube/index.ts';
 import { type Logger, logger } from '../../log.ts';
+import { groupResourceKey } from '../hub/config-references.ts';
 import { startAddonDeployController } from '../hub/deploy-controller.ts';
 import { type AddonLeaderElectionOptions, replicaIdentity, runLeadingOrAlone } from '../hub/leading.ts';
 import { startAddonRegistrationController } from '../hub/registration.ts';
@@ -94,8 +91,6 @@ function addOnMetaOf(addon: Pick<AgentAddon, 'displayName' | 'description'>) {
   };
 }
 
-const grKey = (c: ConfigMeta) => `${c.group ?? ''}/${c.resource}`;
-
 /**
  * The merge patch that gives an existing ClusterManagementAddOn what the addon needs and it lacks:
  * addOnMeta fields not set, supported configs not listed. undefined: nothing to add.
@@ -112,8 +107,8 @@ export function clusterManagementAddOnPatch(
   );
   if (Object.keys(missingMeta).length > 0) spec['addOnMeta'] = { ...meta, ...missingMeta };
   const have = existing.spec?.supportedConfigs ?? [];
-  const haveKeys = new Set(have.map(grKey));
-  const missing = (addon.supportedConfigs ?? []).filter((c) => !haveKeys.has(grKey(c)));
+  const haveKeys = new Set(have.map(groupResourceKey));
+  const missing = (addon.supportedConfigs ?? []).filter((c) => !haveKeys.has(groupResourceKey(c)));
   if (missing.length > 0) spec['supportedConfigs'] = [...have, ...missing.map((c) => ({ ...c }))];
   return Object.keys(spec).length > 0 ? { spec } : undefined;
 }
