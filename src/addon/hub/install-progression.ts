@@ -10,19 +10,27 @@
 //     installProgressions[] entry per placement (its configs, with lastAppliedConfig and
 //     lastKnownGoodConfig once every decided cluster succeeded, and a Progressing condition with
 //     OCM's counts and wording).
+//   - an add-on's part of its status after its verdict: configReferences and Configured.
 import type {
   ClusterManagementAddOn,
   ConfigSpecHash,
   DefaultConfigReference,
   ManagedClusterAddOn,
+  ManagedClusterAddOnStatus,
 } from '../../api/addon.ts';
 import { InvalidArgumentError } from '../../errors.ts';
+import { canonicalJson } from '../../kube/canonical-json.ts';
 import { type Condition, type ConditionUpdate, findCondition, setCondition } from '../../kube/index.ts';
 import { type ClusterRolloutStatus, clusterGroupsOf, nextRollout } from '../../placement/rollout/index.ts';
 import {
   type ConfigSelection,
+  configuredTrue,
+  configuredUnsupported,
+  configuredWaiting,
   defaultConfigs,
+  type GroupResource,
   groupResourceKey,
+  mergeConfigReferences,
   overrideConfigs,
   type ResolvedSelection,
   sameReferent,
@@ -270,4 +278,27 @@ export function installProgressions(
       conditions: setCondition(before?.conditions, condition, undefined, now),
     };
   });
+}
+
+/** This manager's part of an add-on's status after `verdict`; undefined when nothing changes. */
+export function addonConfigStatus(
+  m: ManagedClusterAddOn,
+  verdict: AddonVerdict,
+  desired: readonly ResolvedSelection[],
+  refused: readonly GroupResource[],
+): ManagedClusterAddOnStatus | undefined {
+  const before = m.status ?? {};
+  const next: ManagedClusterAddOnStatus = { ...before };
+  if (verdict === 'configure')
+    next.configReferences = mergeConfigReferences(before.configReferences, desired);
+  const condition =
+    refused.length > 0
+      ? configuredUnsupported(refused)
+      : verdict === 'configure' || verdict === 'configured'
+        ? configuredTrue
+        : verdict === 'wait'
+          ? configuredWaiting
+          : undefined;
+  if (condition) next.conditions = setCondition(before.conditions, condition);
+  return canonicalJson(next) === canonicalJson(before) ? undefined : next;
 }

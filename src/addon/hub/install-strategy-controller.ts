@@ -27,7 +27,6 @@ import {
   type ClusterManagementAddOnStatus,
   clusterManagementAddOnResource,
   type ManagedClusterAddOn,
-  type ManagedClusterAddOnStatus,
   managedClusterAddOnResource,
 } from '../../api/addon.ts';
 import {
@@ -49,19 +48,14 @@ import {
   type ReconcileResult,
   ResourceClient,
   runController,
-  setCondition,
 } from '../../kube/index.ts';
 import { type Logger, logger } from '../../log.ts';
 import { writeAddonStatus } from './addon-status-write.ts';
 import {
   type ConfigSelection,
-  configuredTrue,
-  configuredUnsupported,
-  configuredWaiting,
   defaultConfigs,
   type GroupResource,
   groupResourceKey,
-  mergeConfigReferences,
   overrideConfigs,
   type ResolvedSelection,
   sortedSelections,
@@ -72,6 +66,7 @@ import { addOnDeploymentConfigKind, ConfigObjects } from './config-references-so
 import {
   type AddonInRollout,
   type AddonVerdict,
+  addonConfigStatus,
   addonRolloutStatus,
   defaultConfigReferences,
   defaultSelections,
@@ -332,29 +327,6 @@ export function startAddonInstallController(opts: AddonInstallControllerOptions)
     }
   }
 
-  /** This manager's part of an add-on's status after `verdict`; undefined when nothing changes. */
-  function addonStatus(
-    m: ManagedClusterAddOn,
-    verdict: AddonVerdict,
-    desired: readonly ResolvedSelection[],
-    refused: readonly GroupResource[],
-  ): ManagedClusterAddOnStatus | undefined {
-    const before = m.status ?? {};
-    const next: ManagedClusterAddOnStatus = { ...before };
-    if (verdict === 'configure')
-      next.configReferences = mergeConfigReferences(before.configReferences, desired);
-    const condition =
-      refused.length > 0
-        ? configuredUnsupported(refused)
-        : verdict === 'configure' || verdict === 'configured'
-          ? configuredTrue
-          : verdict === 'wait'
-            ? configuredWaiting
-            : undefined;
-    if (condition) next.conditions = setCondition(before.conditions, condition);
-    return canonicalJson(next) === canonicalJson(before) ? undefined : next;
-  }
-
   async function writeConfigStatus(
     m: ManagedClusterAddOn,
     verdict: AddonVerdict,
@@ -362,7 +334,9 @@ export function startAddonInstallController(opts: AddonInstallControllerOptions)
     refused: readonly GroupResource[],
   ): Promise<void> {
     try {
-      await writeAddonStatus(mcaClient, m, (current) => addonStatus(current, verdict, desired, refused));
+      await writeAddonStatus(mcaClient, m, (current) =>
+        addonConfigStatus(current, verdict, desired, refused),
+      );
     } catch (err) {
       if (!isConflict(err)) throw err;
       throw new Error(
