@@ -20,10 +20,10 @@ import { clusterManagementAddOnResource } from '../../src/api/index.ts';
 import { findCondition, type KubeObject, ResourceClient } from '../../src/kube/index.ts';
 import { freePort, SupervisedProcess, tetherBin } from '../../src/localenv/process.ts';
 import { logger } from '../../src/log.ts';
-import { startWorkAgent } from '../../src/work/agent/index.ts';
-import { env, hubKc, type JoinedCluster, joinedCluster } from '../registration/e2e-joined-cluster.ts';
+import { env, hubKc, type JoinedCluster } from '../registration/e2e-joined-cluster.ts';
 import { Cleanups, waitFor } from '../registration/hub/e2e-fixtures.ts';
 import { containerAsProcess } from './addon-builtin-fixtures.ts';
+import { joinedClusterWithWorkAgent } from './addon-flow-fixtures.ts';
 import { writeServiceAccountKubeconfig } from './addon-helloworld-fixtures.ts';
 import { adminKubeConfig, uniqueName } from './helpers.ts';
 
@@ -50,20 +50,7 @@ const eventually = <T>(check: () => Promise<T | undefined | false>, what: string
 beforeAll(async () => {
   cleanups.add(async () => rmSync(dir, { recursive: true, force: true }));
   cleanups.add(() => namespaces.delete(installNamespace, undefined, { ignoreNotFound: true }));
-  joined = await joinedCluster('builtin', 60);
-  cleanups.add(() => joined.cleanup());
-  const registration = await joined.startAgent();
-  await registration.joined(90_000);
-  const clusterHub = await registration.waitForHubKubeConfig();
-  const work = await startWorkAgent({
-    clusterName: joined.name,
-    agentId: `${joined.name}-work`,
-    hubKubeConfig: clusterHub,
-    managedKubeConfig: managed,
-    statusSyncIntervalMs: 2_000,
-    agentNamespace: joined.agentNamespace,
-  });
-  cleanups.add(() => work.stop());
+  joined = await joinedClusterWithWorkAgent('builtin', managed, cleanups);
   const image = 'registry.example/tether:builtin-e2e';
   const manager = new AddonManager({ hubKubeConfig: hubKc, leaderElection: false, log })
     .add(managedServiceAccountAddon({ image }))

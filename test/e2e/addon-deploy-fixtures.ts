@@ -6,6 +6,7 @@
 // the namespaces the addons were installed into on cluster1 (which outlive the addons: the
 // manager marks them deletion-orphan).
 
+import type { KubernetesObject } from '@kubernetes/client-node';
 import { AddonManager, type AddonManagerOptions } from '../../src/addon/sdk/manager.ts';
 import type { AgentAddon } from '../../src/addon/sdk/types.ts';
 import {
@@ -41,6 +42,23 @@ import {
 } from '../work/e2e-fixtures.ts';
 
 export { hubWorks, kinds, onManaged, unique, waitFor };
+
+/** A one-replica Deployment `name` running `image`, as an addon's manifests() returns it. */
+export function agentDeployment(name: string, image: string): KubernetesObject {
+  return {
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: { name },
+    spec: {
+      replicas: 1,
+      selector: { matchLabels: { app: name } },
+      template: {
+        metadata: { labels: { app: name } },
+        spec: { containers: [{ name, image }] },
+      },
+    },
+  } as KubernetesObject;
+}
 
 export const mcas = new ResourceClient<ManagedClusterAddOn>(hubAdmin, managedClusterAddOnResource);
 export const cmas = new ResourceClient<ClusterManagementAddOn>(hubAdmin, clusterManagementAddOnResource);

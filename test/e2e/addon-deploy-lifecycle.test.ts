@@ -19,6 +19,7 @@ import { hubAdmin } from '../work/e2e-fixtures.ts';
 import {
   type AddonTestCluster,
   adcs,
+  agentDeployment,
   cmas,
   hubWorks,
   kinds,
@@ -52,21 +53,7 @@ const userOwned = configMapAddon(unique('deploy-users'), { displayName: 'from th
 const configured = configMapAddon(unique('deploy-configured'));
 const probed = configMapAddon(unique('deploy-probed'), {
   health: { type: 'DeploymentAvailability' },
-  manifests: () => [
-    {
-      apiVersion: 'apps/v1',
-      kind: 'Deployment',
-      metadata: { name: 'probed' },
-      spec: {
-        replicas: 1,
-        selector: { matchLabels: { app: 'probed' } },
-        template: {
-          metadata: { labels: { app: 'probed' } },
-          spec: { containers: [{ name: 'probed', image: 'quay.io/tether/probed:v1' }] },
-        },
-      },
-    } as KubernetesObject,
-  ],
+  manifests: () => [agentDeployment('probed', 'quay.io/tether/probed:v1')],
 });
 const offline = configMapAddon(unique('deploy-offline'));
 const identity = unique('e2e-manager');

@@ -8,6 +8,7 @@ import type { KubeObject } from '../../src/kube/index.ts';
 import {
   type AddonTestCluster,
   adcs,
+  agentDeployment,
   hubWorks,
   kinds,
   mcas,
@@ -45,19 +46,7 @@ const agentAddon: AgentAddon = {
       metadata: { name: 'agent-config' },
       data: { cluster: ctx.cluster.metadata.name ?? '', level: ctx.variables['LOG_LEVEL'] ?? 'default' },
     } as KubernetesObject,
-    {
-      apiVersion: 'apps/v1',
-      kind: 'Deployment',
-      metadata: { name: 'agent' },
-      spec: {
-        replicas: 1,
-        selector: { matchLabels: { app: 'agent' } },
-        template: {
-          metadata: { labels: { app: 'agent' } },
-          spec: { containers: [{ name: 'agent', image: 'quay.io/tether/agent:v1' }] },
-        },
-      },
-    } as KubernetesObject,
+    agentDeployment('agent', 'quay.io/tether/agent:v1'),
   ],
 };
 

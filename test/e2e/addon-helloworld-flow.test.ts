@@ -16,9 +16,9 @@ import { type ManagedClusterAddOn, managedClusterAddOnResource } from '../../src
 import { clusterManagementAddOnResource } from '../../src/api/index.ts';
 import { findCondition, type KubeObject, ResourceClient } from '../../src/kube/index.ts';
 import { logger } from '../../src/log.ts';
-import { startWorkAgent } from '../../src/work/agent/index.ts';
-import { env, hubKc, type JoinedCluster, joinedCluster } from '../registration/e2e-joined-cluster.ts';
+import { env, hubKc, type JoinedCluster } from '../registration/e2e-joined-cluster.ts';
 import { Cleanups, waitFor } from '../registration/hub/e2e-fixtures.ts';
+import { joinedClusterWithWorkAgent } from './addon-flow-fixtures.ts';
 import { HelloworldProcess, writeServiceAccountKubeconfig } from './addon-helloworld-fixtures.ts';
 import { adminKubeConfig, configMapResource, uniqueName } from './helpers.ts';
 
@@ -62,21 +62,7 @@ async function eventually<T>(check: () => Promise<T | undefined | false>, what: 
 beforeAll(async () => {
   cleanups.add(async () => rmSync(dir, { recursive: true, force: true }));
   cleanups.add(() => namespaces.delete(installNamespace, undefined, { ignoreNotFound: true }));
-  joined = await joinedCluster('hwflow', 60);
-  cleanups.add(() => joined.cleanup());
-  const registration = await joined.startAgent();
-  await registration.joined(90_000);
-  const clusterHub = await registration.waitForHubKubeConfig();
-
-  const work = await startWorkAgent({
-    clusterName: joined.name,
-    agentId: `${joined.name}-work`,
-    hubKubeConfig: clusterHub,
-    managedKubeConfig: managed,
-    statusSyncIntervalMs: 2_000,
-    agentNamespace: joined.agentNamespace,
-  });
-  cleanups.add(() => work.stop());
+  joined = await joinedClusterWithWorkAgent('hwflow', managed, cleanups);
   const manager = new AddonManager({
     hubKubeConfig: hubKc,
     leaderElection: false,
