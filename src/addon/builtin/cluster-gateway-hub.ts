@@ -21,11 +21,11 @@ import {
   Informer,
   isAlreadyExists,
   type KubeObject,
-  type OwnerReference,
   ResourceClient,
   runController,
 } from '../../kube/index.ts';
 import { type Logger, logger as makeLogger } from '../../log.ts';
+import { addonOwnerReference } from '../hub/addon-owner.ts';
 import { withCondition, writeAddonStatus } from '../hub/addon-status-write.ts';
 import { clusterGatewayAddonName } from './cluster-gateway.ts';
 
@@ -41,17 +41,6 @@ export interface ClusterGatewayAddonHub {
   /** resolves once both caches synced and reconciling started */
   readonly ready: Promise<boolean>;
   stop(): Promise<void>;
-}
-
-/** The owner reference that ties an object's life to a ManagedClusterAddOn. */
-export function addonOwnerReference(mca: ManagedClusterAddOn): OwnerReference {
-  return {
-    apiVersion: mca.apiVersion ?? 'addon.open-cluster-management.io/v1alpha1',
-    kind: 'ManagedClusterAddOn',
-    name: mca.metadata.name ?? '',
-    uid: mca.metadata.uid ?? '',
-    blockOwnerDeletion: true,
-  };
 }
 
 /** The addon's Available as the ManagedServiceAccount's TokenReported says it. */

@@ -9,12 +9,7 @@
 // which namespaced objects get the install namespace, and whether a work already is what we want.
 // Pure.
 import type { KubernetesObject } from '@kubernetes/client-node';
-import {
-  addonDeployWorkName,
-  addonNameLabel,
-  type ManagedClusterAddOn,
-  managedClusterAddOnResource,
-} from '../../api/addon.ts';
+import { addonDeployWorkName, addonNameLabel, type ManagedClusterAddOn } from '../../api/addon.ts';
 import {
   configSpecHashAnnotation,
   type DeleteOption,
@@ -24,7 +19,7 @@ import {
   type ManifestWork,
 } from '../../api/work.ts';
 import { canonicalJson } from '../../kube/canonical-json.ts';
-import { apiVersionOf } from '../../kube/types.ts';
+import { addonOwnerReference } from './addon-owner.ts';
 
 /** On a manifest: leave the object on the cluster when the addon is disabled (OCM's key). */
 export const deletionOrphanAnnotation = 'addon.open-cluster-management.io/deletion-orphan';
@@ -169,16 +164,7 @@ export function desiredDeployWorks(input: DeployWorksInput): ManifestWork[] {
         ...(input.configSpecHash
           ? { annotations: { [configSpecHashAnnotation]: input.configSpecHash } }
           : {}),
-        ownerReferences: [
-          {
-            apiVersion: apiVersionOf(managedClusterAddOnResource),
-            kind: managedClusterAddOnResource.kind,
-            name: mca.metadata.name ?? '',
-            uid: mca.metadata.uid ?? '',
-            controller: true,
-            blockOwnerDeletion: true,
-          },
-        ],
+        ownerReferences: [addonOwnerReference(mca, { controller: true })],
       },
       spec: {
         workload: { manifests },

@@ -42,6 +42,7 @@ import {
   roleResource,
 } from '../../registration/hub/resources.ts';
 import type { AgentAddon } from '../sdk/types.ts';
+import { addonOwnerReference } from './addon-owner.ts';
 import { writeAddonStatus } from './addon-status-write.ts';
 import { AddonCsrReconciler } from './csr-approval.ts';
 import { desiredRegistrations } from './registration-configs.ts';
@@ -82,15 +83,7 @@ export function addonHubRbac(
     name: addonHubRbacName(addon),
     namespace: cluster,
     labels: { [addonNameLabel]: addon, [clusterNameLabel]: cluster },
-    ownerReferences: [
-      {
-        apiVersion: `${managedClusterAddOnResource.group}/${managedClusterAddOnResource.version}`,
-        kind: managedClusterAddOnResource.kind,
-        name: mca.metadata.name ?? addon,
-        uid: mca.metadata.uid ?? '',
-        blockOwnerDeletion: true,
-      },
-    ],
+    ownerReferences: [addonOwnerReference(mca)],
   };
   const roleRules: PolicyRule[] = rules.map((r) => ({
     apiGroups: r.apiGroups ?? [],
