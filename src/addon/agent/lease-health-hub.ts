@@ -55,7 +55,9 @@ export function startAddonClusterHealth(opts: AddonClusterHealthOptions): { stop
     if (!update) return;
     const inCluster = addonInformer.list().filter((a) => a.metadata.namespace === clusterName);
     let changed = 0;
-    for (const addon of inCluster) if (await writeAvailable(addons, addon, update)) changed++;
+    for (const addon of inCluster) {
+      if (await writeAddonStatus(addons, addon, (current) => withCondition(current, update))) changed++;
+    }
     if (changed > 0)
       log.info({ cluster: clusterName, addons: changed }, 'add-ons of an Unknown cluster set Unknown');
   };
@@ -70,12 +72,4 @@ export function startAddonClusterHealth(opts: AddonClusterHealthOptions): { stop
     log,
   });
   return { stop: () => controller.stop() };
-}
-
-async function writeAvailable(
-  addons: ResourceClient<ManagedClusterAddOn>,
-  cached: ManagedClusterAddOn,
-  update: ConditionUpdate,
-): Promise<boolean> {
-  return writeAddonStatus(addons, cached, (current) => withCondition(current, update));
 }

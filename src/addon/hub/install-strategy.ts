@@ -121,14 +121,7 @@ export function nodeOfCluster<T extends { clusters: Set<string> }>(
 
 /** The controller ownerReference this manager puts on the ManagedClusterAddOns it creates. */
 export function controllerOwnerRef(cma: ClusterManagementAddOn): OwnerReference {
-  return {
-    apiVersion: `${addonApiGroup}/v1alpha1`,
-    kind: 'ClusterManagementAddOn',
-    name: cma.metadata.name ?? '',
-    uid: cma.metadata.uid ?? '',
-    controller: true,
-    blockOwnerDeletion: true,
-  };
+  return { ...adoptionOwnerRef(cma), controller: true, blockOwnerDeletion: true };
 }
 
 /** The ownerReference an adopted (user-made) ManagedClusterAddOn gets: not a controller. */
