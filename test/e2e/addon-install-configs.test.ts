@@ -9,9 +9,6 @@ import type { ConfigReference, ManagedClusterAddOn } from '../../src/api/addon.t
 import { type KubeObject, ResourceClient } from '../../src/kube/index.ts';
 import {
   Cleanups,
-  createBoundSet,
-  createClusters,
-  createNamespace,
   createPlacement,
   hub,
   waitFor,
@@ -21,7 +18,7 @@ import {
   addonAdmin,
   addonClusters,
   createAddon,
-  createClusterNamespaces,
+  placementClusters,
   startControllers,
 } from './addon-install-fixtures.ts';
 
@@ -63,11 +60,8 @@ const condition = (m: ManagedClusterAddOn | undefined, type: string) =>
 
 describe('add-on config references', () => {
   it('placement config over the default, the add-on its own over both, hashes follow edits', async () => {
-    const ns = await createNamespace(cleanups, 'addon-configs');
-    const set = await createBoundSet(cleanups, ns);
-    const clusters = await createClusters(cleanups, set, 2);
+    const { ns, clusters } = await placementClusters(cleanups, 'addon-configs', 2);
     const [c0, c1] = clusters as [string, string];
-    await createClusterNamespaces(cleanups, clusters);
     await createDeploymentConfig(ns, 'defaults', 'default');
     await createDeploymentConfig(ns, 'canary', 'canary');
     await createDeploymentConfig(c1, 'mine', 'mine');
@@ -160,11 +154,8 @@ describe('add-on config references', () => {
   });
 
   it('a config kind the add-on does not support is refused through Configured', async () => {
-    const ns = await createNamespace(cleanups, 'addon-configs');
-    const set = await createBoundSet(cleanups, ns);
-    const clusters = await createClusters(cleanups, set, 1);
+    const { ns, clusters } = await placementClusters(cleanups, 'addon-configs', 1);
     const [c0] = clusters as [string];
-    await createClusterNamespaces(cleanups, clusters);
     await createDeploymentConfig(ns, 'defaults', 'default');
     await startControllers(cleanups, ns);
     const name = await createAddon(cleanups, {
@@ -196,11 +187,8 @@ describe('add-on config references', () => {
     );
   });
   it('any supported kind is hashed and watched: a ConfigMap edit changes the hash at once', async () => {
-    const ns = await createNamespace(cleanups, 'addon-configs');
-    const set = await createBoundSet(cleanups, ns);
-    const clusters = await createClusters(cleanups, set, 1);
+    const { ns, clusters } = await placementClusters(cleanups, 'addon-configs', 1);
     const [c0] = clusters as [string];
-    await createClusterNamespaces(cleanups, clusters);
     await configMaps.create({ metadata: { name: 'settings', namespace: ns }, data: { level: 'one' } });
     await startControllers(cleanups, ns);
     const name = await createAddon(cleanups, {

@@ -15,7 +15,14 @@ import {
 } from '../../src/api/addon.ts';
 import { ResourceClient } from '../../src/kube/index.ts';
 import { startPlacementController } from '../../src/placement/hub/placement-controller.ts';
-import { admin, type Cleanups, hub } from '../placement/scheduling/e2e-fixtures.ts';
+import {
+  admin,
+  type Cleanups,
+  createBoundSet,
+  createClusters,
+  createNamespace,
+  hub,
+} from '../placement/scheduling/e2e-fixtures.ts';
 import { uniqueName } from './helpers.ts';
 
 export const addonAdmin = {
@@ -33,6 +40,23 @@ export async function createClusterNamespaces(
     cleanups.add(() => admin.namespaces.delete(name, undefined, { ignoreNotFound: true }));
     await admin.namespaces.create({ metadata: { name } });
   }
+}
+
+/**
+ * A namespace for the test's Placements (`<prefix>-…`) with a ClusterSet bound to it, and `count`
+ * clusters in that set (with `labels`), each with its cluster namespace.
+ */
+export async function placementClusters(
+  cleanups: Cleanups,
+  prefix: string,
+  count: number,
+  labels?: Record<string, string>,
+): Promise<{ ns: string; clusters: string[] }> {
+  const ns = await createNamespace(cleanups, prefix);
+  const set = await createBoundSet(cleanups, ns);
+  const clusters = await createClusters(cleanups, set, count, labels ? { labels } : {});
+  await createClusterNamespaces(cleanups, clusters);
+  return { ns, clusters };
 }
 
 /** A ClusterManagementAddOn with a unique name, deleted by `cleanups`. */

@@ -8,9 +8,6 @@ import { pollUntil } from '../../src/wait.ts';
 import {
   admin,
   Cleanups,
-  createBoundSet,
-  createClusters,
-  createNamespace,
   createPlacement,
   waitFor,
   waitForDecisions,
@@ -20,7 +17,7 @@ import {
   addonAdmin,
   addonClusters,
   createAddon,
-  createClusterNamespaces,
+  placementClusters,
   startControllers,
 } from './addon-install-fixtures.ts';
 import { uniqueName } from './helpers.ts';
@@ -47,11 +44,8 @@ async function addonManagerIdentity() {
 
 describe('add-on manager identity', () => {
   it('installs, configures and cleans up with only its published rules, as the elected leader', async () => {
-    const ns = await createNamespace(cleanups, 'addon-rbac');
-    const set = await createBoundSet(cleanups, ns);
-    const clusters = await createClusters(cleanups, set, 2, { labels: { tier: 'gold' } });
+    const { ns, clusters } = await placementClusters(cleanups, 'addon-rbac', 2, { tier: 'gold' });
     const [c0, c1] = clusters as [string, string];
-    await createClusterNamespaces(cleanups, clusters);
     await addonAdmin.deploymentConfigs.create({
       metadata: { name: 'defaults', namespace: ns },
       spec: { agentInstallNamespace: 'agents' },

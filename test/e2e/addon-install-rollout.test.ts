@@ -6,9 +6,6 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { ManagedClusterAddOn } from '../../src/api/addon.ts';
 import {
   Cleanups,
-  createBoundSet,
-  createClusters,
-  createNamespace,
   createPlacement,
   waitFor,
   waitForDecisions,
@@ -17,7 +14,7 @@ import {
   addonAdmin,
   addonClusters,
   createAddon,
-  createClusterNamespaces,
+  placementClusters,
   startControllers,
 } from './addon-install-fixtures.ts';
 
@@ -52,11 +49,8 @@ async function reportApplied(name: string, cluster: string): Promise<void> {
 
 describe('add-on config rollout', () => {
   it('Progressive, maxConcurrency 1: one cluster at a time, the next once the config is applied', async () => {
-    const ns = await createNamespace(cleanups, 'addon-rollout');
-    const set = await createBoundSet(cleanups, ns);
-    const clusters = await createClusters(cleanups, set, 3);
+    const { ns, clusters } = await placementClusters(cleanups, 'addon-rollout', 3);
     const [c0, c1, c2] = clusters as [string, string, string];
-    await createClusterNamespaces(cleanups, clusters);
     await addonAdmin.deploymentConfigs.create({
       metadata: { name: 'defaults', namespace: ns },
       spec: { agentInstallNamespace: 'agents' },

@@ -7,9 +7,6 @@ import { placementLabel } from '../../src/api/placement.ts';
 import {
   admin,
   Cleanups,
-  createBoundSet,
-  createClusters,
-  createNamespace,
   createPlacement,
   waitFor,
   waitForDecisions,
@@ -18,7 +15,7 @@ import {
   addonAdmin,
   addonClusters,
   createAddon,
-  createClusterNamespaces,
+  placementClusters,
   startControllers,
 } from './addon-install-fixtures.ts';
 
@@ -36,10 +33,7 @@ async function relabel(cluster: string, tier: string): Promise<void> {
 
 describe('add-on install strategies', () => {
   it('Manual: nothing is created, even with a Placement selecting clusters', async () => {
-    const ns = await createNamespace(cleanups, 'addon-install');
-    const set = await createBoundSet(cleanups, ns);
-    const clusters = await createClusters(cleanups, set, 2, { labels: { tier: 'gold' } });
-    await createClusterNamespaces(cleanups, clusters);
+    const { ns, clusters } = await placementClusters(cleanups, 'addon-install', 2, { tier: 'gold' });
     const placement = await createPlacement(ns, gold);
     await startControllers(cleanups, ns);
     await waitForDecisions(ns, placement, clusters);
@@ -85,13 +79,10 @@ describe('add-on install strategies', () => {
   });
 
   it('Placements: add-ons in exactly the selected clusters, following relabels, a hand-made one kept', async () => {
-    const ns = await createNamespace(cleanups, 'addon-install');
-    const set = await createBoundSet(cleanups, ns);
-    const clusters = await createClusters(cleanups, set, 3, { labels: { tier: 'bronze' } });
+    const { ns, clusters } = await placementClusters(cleanups, 'addon-install', 3, { tier: 'bronze' });
     const [c0, c1, c2] = clusters as [string, string, string];
     await relabel(c0, 'gold');
     await relabel(c1, 'gold');
-    await createClusterNamespaces(cleanups, clusters);
     const placement = await createPlacement(ns, gold);
     await startControllers(cleanups, ns);
     await waitForDecisions(ns, placement, [c0, c1]);
