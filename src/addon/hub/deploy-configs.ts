@@ -10,13 +10,13 @@ import {
   type ClusterManagementAddOn,
   type ManagedClusterAddOn,
 } from '../../api/addon.ts';
-import { canonicalJson } from '../../kube/canonical-json.ts';
 import type { KubeObject } from '../../kube/types.ts';
 import { defaultAddonInstallNamespace, type ResolvedAddonConfig } from '../sdk/types.ts';
 import {
   type ConfigSelection,
   configSpecHash,
   defaultConfigs,
+  goJson,
   overrideConfigs,
 } from './config-references.ts';
 
@@ -106,13 +106,13 @@ export function variablesOf(config: AddOnDeploymentConfigSpec | undefined): Reco
 }
 
 /**
- * The ManifestWork annotation `open-cluster-management.io/config-spec-hash`: JSON of
+ * The ManifestWork annotation `open-cluster-management.io/config-spec-hash`: JSON (Go's, as OCM) of
  * `<resource>.<group>/<namespace>/<name>` → desiredConfig.specHash of the MCA's configReferences;
  * undefined when there are none (the Progressing check compares it with the MCA's).
  */
 export function configSpecHashAnnotationValue(mca: ManagedClusterAddOn): string | undefined {
   const map = configHashMap(mca);
-  return Object.keys(map).length > 0 ? canonicalJson(map) : undefined;
+  return Object.keys(map).length > 0 ? goJson(map) : undefined;
 }
 
 export function configHashMap(mca: ManagedClusterAddOn): Record<string, string> {
