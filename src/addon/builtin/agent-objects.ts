@@ -17,12 +17,6 @@ export interface BuiltinAddonMeta {
   supportedConfigs: readonly ConfigMeta[];
 }
 
-/** AddOnDeploymentConfig, the one config kind every built-in addon accepts. */
-export const addOnDeploymentConfigMeta: ConfigMeta = {
-  group: 'addon.open-cluster-management.io',
-  resource: 'addondeploymentconfigs',
-};
-
 /** A ServiceAccount for an addon agent; no API token unless the agent talks to its own cluster. */
 export function agentServiceAccount(
   name: string,

@@ -10,11 +10,11 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { deployment, type PullPolicy } from '../../install/workload.ts';
 import { clusterProxyAddonName } from '../../proxy-server/agent-identity.ts';
+import { addOnDeploymentConfigKind } from '../hub/config-references.ts';
 import { sharedInstallNamespace } from '../hub/deploy-work.ts';
 import { hubKubeconfigMountPath } from '../sdk/agent.ts';
 import type { AddonRenderContext, AgentAddon } from '../sdk/types.ts';
 import {
-  addOnDeploymentConfigMeta,
   agentServiceAccount,
   type BuiltinAddonMeta,
   caConfigMap,
@@ -93,14 +93,14 @@ export const clusterProxyAddonMeta = {
   name: clusterProxyAddonName,
   displayName: 'cluster-proxy',
   description: "tether's proxy-agent: holds the managed cluster's tunnel to the hub's proxy-server",
-  supportedConfigs: [addOnDeploymentConfigMeta],
+  supportedConfigs: [addOnDeploymentConfigKind],
 } as const satisfies BuiltinAddonMeta;
 
 /** The cluster-proxy addon for an AddonManager. */
 export function clusterProxyAddon(o: ClusterProxyAddonOptions): AgentAddon {
   return {
     ...clusterProxyAddonMeta,
-    supportedConfigs: [{ ...addOnDeploymentConfigMeta }],
+    supportedConfigs: [{ ...addOnDeploymentConfigKind }],
     manifests: (ctx) => manifests(o, ctx),
     // kube-apiserver-client with OCM's default subject (the manager's default registration); the
     // identity may do nothing on the hub: it only proves which cluster a tunnel belongs to.

@@ -9,11 +9,11 @@
 import type { KubernetesObject, V1PolicyRule } from '@kubernetes/client-node';
 import { deployment, type PullPolicy } from '../../install/workload.ts';
 import { serviceAccountAgentHubRules } from '../../serviceaccount/rbac.ts';
+import { addOnDeploymentConfigKind } from '../hub/config-references.ts';
 import { sharedInstallNamespace } from '../hub/deploy-work.ts';
 import { hubKubeconfigMountPath } from '../sdk/agent.ts';
 import type { AddonRenderContext, AgentAddon } from '../sdk/types.ts';
 import {
-  addOnDeploymentConfigMeta,
   agentServiceAccount,
   type BuiltinAddonMeta,
   forwardProxyCaArgs,
@@ -132,14 +132,14 @@ export const managedServiceAccountAddonMeta = {
   displayName: 'managed-serviceaccount',
   description:
     'ManagedServiceAccount agent: a ServiceAccount per ManagedServiceAccount, its token projected to the hub',
-  supportedConfigs: [addOnDeploymentConfigMeta],
+  supportedConfigs: [addOnDeploymentConfigKind],
 } as const satisfies BuiltinAddonMeta;
 
 /** The managed-serviceaccount addon for an AddonManager. */
 export function managedServiceAccountAddon(o: ManagedServiceAccountAddonOptions): AgentAddon {
   return {
     ...managedServiceAccountAddonMeta,
-    supportedConfigs: [{ ...addOnDeploymentConfigMeta }],
+    supportedConfigs: [{ ...addOnDeploymentConfigKind }],
     manifests: (ctx) => manifests(o, ctx),
     // kube-apiserver-client with OCM's default subject (the manager's default), approved as OCM's
     // managed-serviceaccount does (ApprovalAllCSRs) once the manager's own checks passed.

@@ -8,7 +8,7 @@
 // discoveryMaxAgeMs, a kind nobody serves for discoveryMissMaxAgeMs). Reads only; stop() ends the
 // informers it started.
 import { ApisApi, CoreV1Api, CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
-import { type AddOnDeploymentConfig, addOnDeploymentConfigResource } from '../../api/addon.ts';
+import type { AddOnDeploymentConfig } from '../../api/addon.ts';
 import {
   Informer,
   isNotFound,
@@ -18,6 +18,7 @@ import {
 } from '../../kube/index.ts';
 import type { Logger } from '../../log.ts';
 import {
+  addOnDeploymentConfigKind,
   type ConfigSelection,
   configSpecHash,
   type GroupResource,
@@ -31,11 +32,6 @@ const discoveryMaxAgeMs = 5 * 60_000;
 const discoveryMissMaxAgeMs = 10_000;
 /** At most this many config kinds besides AddOnDeploymentConfig get an informer (a peer writes supportedConfigs). */
 const maxWatchedKinds = 32;
-
-export const addOnDeploymentConfigKind = {
-  group: addOnDeploymentConfigResource.group,
-  resource: addOnDeploymentConfigResource.plural,
-} as const;
 
 const isDeploymentConfigKind = (gr: GroupResource) =>
   gr.group === addOnDeploymentConfigKind.group && gr.resource === addOnDeploymentConfigKind.resource;

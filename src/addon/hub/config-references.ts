@@ -14,6 +14,7 @@
 import { createHash } from 'node:crypto';
 import {
   type AddOnConfig,
+  addOnDeploymentConfigResource,
   type ClusterManagementAddOn,
   type ConfigReference,
   type ConfigReferent,
@@ -64,6 +65,12 @@ export interface GroupResource {
   group: string;
   resource: string;
 }
+
+/** AddOnDeploymentConfig as a config kind (supportedConfigs, configs, configReferences). */
+export const addOnDeploymentConfigKind = {
+  group: addOnDeploymentConfigResource.group,
+  resource: addOnDeploymentConfigResource.plural,
+} as const satisfies GroupResource;
 
 /** One config an add-on uses: its kind and the object. */
 export interface ConfigSelection extends GroupResource {

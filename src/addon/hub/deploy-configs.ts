@@ -4,26 +4,21 @@
 // configs are the ClusterManagementAddOn's supportedConfigs defaults overridden by the
 // ManagedClusterAddOn's spec.configs, per group/resource, as OCM merges them. Reads only through the
 // `fetch` callback it is given.
-import {
-  type AddOnDeploymentConfigSpec,
-  addonApiGroup,
-  type ClusterManagementAddOn,
-  type ManagedClusterAddOn,
+import type {
+  AddOnDeploymentConfigSpec,
+  ClusterManagementAddOn,
+  ManagedClusterAddOn,
 } from '../../api/addon.ts';
 import type { KubeObject } from '../../kube/types.ts';
 import { defaultAddonInstallNamespace, type ResolvedAddonConfig } from '../sdk/types.ts';
 import {
+  addOnDeploymentConfigKind,
   type ConfigSelection,
   configSpecHash,
   defaultConfigs,
   goJson,
   overrideConfigs,
 } from './config-references.ts';
-
-export const addOnDeploymentConfigGroupResource = {
-  group: addonApiGroup,
-  resource: 'addondeploymentconfigs',
-} as const;
 
 /** One referenced config before it is read. */
 export interface ConfigRef {
@@ -83,8 +78,8 @@ export function deploymentConfigOf(
 ): AddOnDeploymentConfigSpec | undefined {
   const adc = configs.find(
     (c) =>
-      c.group === addOnDeploymentConfigGroupResource.group &&
-      c.resource === addOnDeploymentConfigGroupResource.resource &&
+      c.group === addOnDeploymentConfigKind.group &&
+      c.resource === addOnDeploymentConfigKind.resource &&
       c.spec !== undefined,
   );
   return adc?.spec as AddOnDeploymentConfigSpec | undefined;

@@ -52,6 +52,7 @@ import {
 import { type Logger, logger } from '../../log.ts';
 import { writeAddonStatus } from './addon-status-write.ts';
 import {
+  addOnDeploymentConfigKind,
   type ConfigSelection,
   defaultConfigs,
   type GroupResource,
@@ -62,7 +63,7 @@ import {
   unsupportedKinds,
   withoutKinds,
 } from './config-references.ts';
-import { addOnDeploymentConfigKind, ConfigObjects } from './config-references-source.ts';
+import { ConfigObjects } from './config-references-source.ts';
 import {
   type AddonInRollout,
   type AddonVerdict,
