@@ -113,6 +113,15 @@ export function registerProxyAgentCommand(program: Command): void {
       )
         .default(60)
         .argParser(positiveInt('--cert-check-interval', 86_400)),
+    )
+    .addOption(
+      envOption(
+        '--drain-timeout <seconds>',
+        'on SIGTERM, how long open tunnel streams (watches, exec) may go on after the GOAWAY (0 = cut at once)',
+        'TETHER_DRAIN_TIMEOUT',
+      )
+        .default(20)
+        .argParser(positiveInt('--drain-timeout', 3600)),
     );
   agentStreamOptions(agentCmd);
   keepaliveOptions(agentCmd).action(
@@ -133,6 +142,7 @@ export function registerProxyAgentCommand(program: Command): void {
       proxyCaFile?: string;
       opsPort: number;
       opsAddress: string;
+      drainTimeout: number;
       certCheckInterval: number;
     }) => {
       const servers = (flags.proxyServer ?? []).flatMap((s) => s.split(',')).filter(Boolean);
@@ -206,7 +216,8 @@ export function registerProxyAgentCommand(program: Command): void {
       );
       await untilSignal();
       clearInterval(certCheck);
-      await agent.stop();
+      // GOAWAY: open streams (watches, exec) go on until they end or the drain timeout
+      await agent.stop({ drainMs: flags.drainTimeout * 1000 });
       await ops.close();
     },
   );

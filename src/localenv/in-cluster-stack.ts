@@ -1,21 +1,33 @@
 // The tether part of `tether up` on real nodes: tether installed into the local clusters exactly as
 // a user installs it into real ones — `tether init` on the hub (the image's Deployments, a NodePort
 // agent endpoint on the hub node), `tether join` on every managed cluster (the klusterlet-agent
-// Deployment, reaching the hub only through squid from its firewalled node), acceptance the way
-// `tether accept` does it, then a `tether-gateway` ManagedServiceAccount per cluster and the
-// gateway kubeconfigs. The CLI verbs run as child processes, so this path is the CLI's path.
+// Deployment — registration and work only — reaching the hub only through squid from its
+// firewalled node), acceptance the way `tether accept` does it, then tether's own agents as addons:
+// per cluster an AddOnDeploymentConfig whose proxyConfig is squid, and `tether addon enable` of
+// managed-serviceaccount and cluster-proxy with it (their agents run as pods in
+// open-cluster-management-agent-addon and reach the hub through squid) and of cluster-gateway (the
+// gateway's ManagedServiceAccount and RBAC); once every addon is Available, the gateway
+// kubeconfigs. The CLI verbs run as child processes, so this path is the CLI's path.
 import { execFile } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { KubeConfig } from '@kubernetes/client-node';
-import { type ManagedCluster, ManagedClusterCondition, managedClusterResource } from '../api/index.ts';
+import {
+  type AddOnDeploymentConfig,
+  addOnDeploymentConfigResource,
+  type ManagedCluster,
+  type ManagedClusterAddOn,
+  ManagedClusterCondition,
+  managedClusterAddOnResource,
+  managedClusterResource,
+} from '../api/index.ts';
 import { errorMessage, TetherError } from '../errors.ts';
 import { isConditionTrue, ResourceClient } from '../kube/index.ts';
 import { approveClusterCsrs } from '../registration/hub/index.ts';
 import { pollUntil } from '../wait.ts';
 import { type Environment, startEnvironment } from './environment.ts';
-import { provisionGatewayAccess } from './gateway-stack.ts';
+import { writeGatewayKubeconfigs } from './gateway-stack.ts';
 import { localChildEnv, tetherBin } from './process.ts';
 import type { ControlPlaneInfo } from './types.ts';
 
@@ -23,6 +35,13 @@ const execFileAsync = promisify(execFile);
 
 /** The agent endpoint's NodePort on the hub node. */
 export const AGENT_NODE_PORT = 31091;
+
+/** The addons that carry tether's own agents; the ones listed first take the proxy config. */
+const proxiedAddons = ['managed-serviceaccount', 'cluster-proxy'];
+const addonsWithoutAgent = ['cluster-gateway'];
+
+/** The AddOnDeploymentConfig in each cluster namespace that sends the addon agents through squid. */
+export const addonProxyConfigName = 'tether-up-proxy';
 
 export interface InClusterOptions {
   hub: ControlPlaneInfo;
@@ -104,8 +123,8 @@ export async function installTetherInCluster(
           `--hub-token=${token}`,
           `--hub-apiserver=${o.hubApiserverUrl}`,
           `--ca-file=${hubCa}`,
-          `--proxy-server=${o.hubNodeAddress}:${AGENT_NODE_PORT}`,
-          `--proxy-server-ca-file=${serverCa}`,
+          // the tunnel and the ManagedServiceAccount agent come as addons (below)
+          '--no-serviceaccount',
           `--proxy-url=${o.squidUrlFor(cluster.name)}`,
           `--cluster-name=${cluster.name}`,
           `--kubeconfig=${cluster.kubeconfigPath}`,
@@ -137,13 +156,80 @@ export async function installTetherInCluster(
       );
     }),
   );
-  progress('the gateway: a tether-gateway ManagedServiceAccount per cluster and the gateway kubeconfigs…');
-  return provisionGatewayAccess({
+  progress(
+    `tether addon enable: ${[...proxiedAddons, ...addonsWithoutAgent].join(', ')} on every cluster, through squid…`,
+  );
+  await Promise.all(o.clusters.map((cluster) => enableBuiltinAddons(o, hubKc, cluster.name)));
+  progress('the gateway kubeconfigs…');
+  return writeGatewayKubeconfigs({
     hubKc,
     clusters: o.clusters.map((c) => c.name),
     kubeconfigDir: o.kubeconfigDir,
     timeoutMs: o.timeoutMs,
     signal,
+  });
+}
+
+/**
+ * On one cluster: the AddOnDeploymentConfig that points the addon agents at squid, tether's own
+ * addons enabled with the real CLI (the proxy config only where the addon runs an agent), and the
+ * wait until each is Available.
+ */
+async function enableBuiltinAddons(o: InClusterOptions, hubKc: KubeConfig, cluster: string): Promise<void> {
+  const squid = o.squidUrlFor(cluster);
+  await new ResourceClient<AddOnDeploymentConfig>(hubKc, addOnDeploymentConfigResource).apply(
+    {
+      apiVersion: 'addon.open-cluster-management.io/v1alpha1',
+      kind: 'AddOnDeploymentConfig',
+      metadata: { name: addonProxyConfigName, namespace: cluster },
+      // the agents dial the hub (and the proxy-server) only through squid; their own cluster directly
+      spec: {
+        proxyConfig: {
+          httpProxy: squid,
+          httpsProxy: squid,
+          noProxy: 'localhost,127.0.0.1,.svc,.cluster.local',
+        },
+      },
+    },
+    { fieldManager: 'tether-up', force: true },
+  );
+  const kubeconfig = `--kubeconfig=${o.hub.kubeconfigPath}`;
+  await tether(
+    [
+      'addon',
+      'enable',
+      `--names=${proxiedAddons.join(',')}`,
+      `--clusters=${cluster}`,
+      `--config=addon.open-cluster-management.io/addondeploymentconfigs:${cluster}/${addonProxyConfigName}`,
+      kubeconfig,
+    ],
+    o.signal,
+  );
+  await tether(
+    ['addon', 'enable', `--names=${addonsWithoutAgent.join(',')}`, `--clusters=${cluster}`, kubeconfig],
+    o.signal,
+  );
+  const addons = new ResourceClient<ManagedClusterAddOn>(hubKc, managedClusterAddOnResource);
+  let pending: string[] = [];
+  await pollUntil(
+    async () => {
+      const { items } = await addons.list({ namespace: cluster });
+      const available = new Set(
+        items
+          .filter((a) => isConditionTrue(a.status?.conditions ?? [], 'Available'))
+          .map((a) => a.metadata.name),
+      );
+      pending = [...proxiedAddons, ...addonsWithoutAgent].filter((n) => !available.has(n));
+      return pending.length === 0;
+    },
+    {
+      timeoutMs: o.timeoutMs,
+      intervalMs: 500,
+      description: `the addons of ${cluster} to be Available (see tether get addon --cluster ${cluster} -o wide)`,
+      signal: o.signal,
+    },
+  ).catch((err: Error) => {
+    throw new TetherError('TETHER_PROCESS_FAILED', `${err.message}; not Available: ${pending.join(', ')}`);
   });
 }
 

@@ -1,10 +1,11 @@
 // tether installed into real clusters the way a user installs it (`tether up` on real nodes):
 // `tether init` runs the hub controllers, proxy-server and gateway as pods on the hub node, `tether
 // join` runs the klusterlet-agent as a pod on each managed node, which reaches the hub only through
-// squid. Then, through the hub: kubectl exec / logs / port-forward into a pod on a managed cluster,
+// squid, and tether's own agents (proxy-agent, ManagedServiceAccount agent) run as addon pods the
+// hub delivered, Available on the hub. Then, through the hub: kubectl exec / logs / port-forward into a pod on a managed cluster,
 // a ManifestWork Deployment that turns Available with ReadyReplicas feedback, an agent pod that is
-// deleted and comes back with the same identity (no new CSR), a SIGTERMed agent that drains an open
-// watch instead of cutting it, and `tether unjoin` leaving nothing behind.
+// deleted and comes back with the same identity (no new CSR), a SIGTERMed proxy-agent addon pod that
+// drains an open watch instead of cutting it, and `tether unjoin` leaving nothing behind.
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -23,6 +24,8 @@ const exec = promisify(execFile);
 // node names are per host: a `tether up` (hub, cluster1, …) may run on this machine meanwhile
 const PREFIX = `ic${process.pid % 100000}-`;
 const AGENT_NS = 'open-cluster-management-agent';
+const ADDON_NS = 'open-cluster-management-agent-addon';
+const PROXY_AGENT = 'cluster-proxy-proxy-agent';
 const measured: Record<string, string> = {};
 
 let parent: string;
@@ -104,6 +107,43 @@ describe('tether installed in real clusters', () => {
       ]).toEqual([mc.metadata.name, 'True', 'True']);
     }
     expect(clusters.items).toHaveLength(2);
+  });
+
+  it("tether's proxy-agent and ManagedServiceAccount agent run as addon pods, and every addon is Available", async () => {
+    type Pod = {
+      metadata: { name: string };
+      spec: { nodeName: string; containers: Array<{ args: string[] }> };
+      status: { phase: string };
+    };
+    for (const i of [0, 1]) {
+      const c = cluster(i);
+      const addonPods: Pod[] = JSON.parse(
+        await kubectl(c.kubeconfigPath, ['-n', ADDON_NS, 'get', 'pods', '-o', 'json']),
+      ).items;
+      const running = addonPods.filter((p) => p.status.phase === 'Running');
+      expect(running.map((p) => p.metadata.name.replace(/-[a-z0-9]+-[a-z0-9]+$/, '')).sort()).toEqual([
+        PROXY_AGENT,
+        'managed-serviceaccount-addon-agent',
+      ]);
+      expect(new Set(running.map((p) => p.spec.nodeName))).toEqual(new Set([c.name]));
+      // the klusterlet pod runs neither: no tunnel flags, no ManagedServiceAccount agent
+      const agentPods: Pod[] = JSON.parse(
+        await kubectl(c.kubeconfigPath, ['-n', AGENT_NS, 'get', 'pods', '-o', 'json']),
+      ).items;
+      const args = agentPods.flatMap((p) => p.spec.containers.flatMap((x) => x.args));
+      expect(args.filter((a) => a.startsWith('--proxy-server'))).toEqual([]);
+      expect(args).toContain('--no-serviceaccount');
+    }
+    const table = await kubectl(hubKc(), ['get', 'managedclusteraddons', '-A']);
+    const [header = '', ...rows] = table.trim().split('\n');
+    expect(header.split(/\s+/).slice(0, 3)).toEqual(['NAMESPACE', 'NAME', 'AVAILABLE']);
+    const available = rows
+      .map((r) => r.split(/\s+/))
+      .filter((cols) => cols[2] === 'True')
+      .map((cols) => `${cols[0]}/${cols[1]}`);
+    for (const i of [0, 1])
+      for (const addon of ['managed-serviceaccount', 'cluster-proxy', 'cluster-gateway'])
+        expect(available, table).toContain(`${cluster(i).name}/${addon}`);
   });
 
   it('the addon CRDs convert through the hub pod’s webhook Service: a v1alpha1 ManagedClusterAddOn reads at v1beta1 with OCM’s mapping', async () => {
@@ -275,7 +315,7 @@ describe('tether installed in real clusters', () => {
     );
   });
 
-  it('a SIGTERMed agent pod drains an open watch through the gateway instead of cutting it', async () => {
+  it('a SIGTERMed proxy-agent addon pod drains an open watch through the gateway instead of cutting it', async () => {
     const c = cluster(0);
     const ns = 'default';
     const watch = spawn(
@@ -295,15 +335,28 @@ describe('tether installed in real clusters', () => {
       intervalMs: 100,
       description: 'the watch through the gateway to list',
     });
-    const oldPod = (await kubectl(c.kubeconfigPath, ['-n', AGENT_NS, 'get', 'pods', '-o', 'name'])).trim();
-    await kubectl(c.kubeconfigPath, ['-n', AGENT_NS, 'delete', oldPod, '--wait=false']);
+    // the tunnel is the cluster-proxy addon's: its proxy-agent pod holds it
+    const oldPod = (
+      await kubectl(c.kubeconfigPath, [
+        '-n',
+        ADDON_NS,
+        'get',
+        'pods',
+        '-o',
+        'name',
+        '-l',
+        `app=${PROXY_AGENT}`,
+      ])
+    ).trim();
+    expect(oldPod).toMatch(/^pod\//);
+    await kubectl(c.kubeconfigPath, ['-n', ADDON_NS, 'delete', oldPod, '--wait=false']);
     // the kubelet has sent SIGTERM once the agent says it drains
     await pollUntil(
       async () =>
-        (await kubectl(c.kubeconfigPath, ['-n', AGENT_NS, 'logs', oldPod]).catch(() => '')).includes(
+        (await kubectl(c.kubeconfigPath, ['-n', ADDON_NS, 'logs', oldPod]).catch(() => '')).includes(
           'draining tunnels',
         ),
-      { timeoutMs: 30_000, intervalMs: 250, description: 'the old agent pod to start draining' },
+      { timeoutMs: 30_000, intervalMs: 250, description: 'the old proxy-agent pod to start draining' },
     );
     await kubectl(c.kubeconfigPath, ['-n', ns, 'create', 'configmap', 'after-sigterm']);
     const t = Date.now();
@@ -318,7 +371,7 @@ describe('tether installed in real clusters', () => {
     await kubectl(c.kubeconfigPath, ['-n', ns, 'delete', 'configmap', 'after-sigterm']);
     await kubectl(
       c.kubeconfigPath,
-      ['-n', AGENT_NS, 'wait', '--for=condition=Available', 'deployment/klusterlet-agent', '--timeout=90s'],
+      ['-n', ADDON_NS, 'wait', '--for=condition=Available', `deployment/${PROXY_AGENT}`, '--timeout=90s'],
       100_000,
     );
   });
@@ -382,12 +435,13 @@ describe('tether installed in real clusters', () => {
     }
   });
 
-  it('tether unjoin removes the agent and everything join installed', async () => {
+  it('tether unjoin removes the agent, everything join installed and the addon agents it ran', async () => {
     const c = cluster(1);
     const t = Date.now();
     await tether(['unjoin', `--cluster-name=${c.name}`, `--kubeconfig=${c.kubeconfigPath}`]);
     measured.unjoin = `${((Date.now() - t) / 1000).toFixed(1)} s`;
     await expect(kubectl(c.kubeconfigPath, ['get', 'ns', AGENT_NS])).rejects.toThrow(/NotFound/);
+    await expect(kubectl(c.kubeconfigPath, ['get', 'ns', ADDON_NS])).rejects.toThrow(/NotFound/);
     expect(await kubectl(c.kubeconfigPath, ['get', 'clusterrolebindings', '-o', 'name'])).not.toContain(
       'klusterlet-agent',
     );
