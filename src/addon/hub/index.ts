@@ -1,7 +1,9 @@
 // The hub's generic add-on manager, as `tether hub` runs it (OCM's addon-manager in the
 // cluster-manager): for every ClusterManagementAddOn, whoever renders its agent, the install
 // strategy (Manual / Placements with rollout), the config references and the Configured condition
-// of its ManagedClusterAddOns, and its own status (install-strategy-controller.ts). Replicas elect
+// of its ManagedClusterAddOns, and its own status (install-strategy-controller.ts); and `Available`
+// Unknown for the add-ons of a cluster whose agent is gone (src/addon/agent/lease-health-hub.ts,
+// OCM's add-on health check on the hub). Replicas elect
 // one leader on their own Lease (`addon-manager-controller-lock`, next to the other hub
 // controllers'); only the leader reconciles. Rendering and delivering agents (AddonManager,
 // src/addon/sdk) and addon registration are other parts; this one never touches their fields.
@@ -11,6 +13,7 @@
 // supportedConfigs.
 import type { KubeConfig } from '@kubernetes/client-node';
 import { type Logger, logger } from '../../log.ts';
+import { startAddonClusterHealth } from '../agent/lease-health-hub.ts';
 import { startAddonInstallController } from './install-strategy-controller.ts';
 import { type AddonLeaderElectionOptions, replicaIdentity, runLeadingOrAlone } from './leading.ts';
 
@@ -67,12 +70,19 @@ export async function startAddonHub(opts: AddonHubOptions): Promise<AddonHub> {
     },
     identity,
     log,
-    start: () =>
-      startAddonInstallController({
+    start: () => {
+      const install = startAddonInstallController({
         kubeconfig: opts.hubKubeConfig,
         resyncPeriodMs: opts.resyncPeriodMs,
         log: log.child({ identity, component: 'addon-install' }),
-      }),
+      });
+      // the add-ons of a cluster whose agent is gone (cluster Available Unknown) turn Unknown too
+      const clusterHealth = startAddonClusterHealth({
+        hubKubeConfig: opts.hubKubeConfig,
+        log: log.child({ identity, component: 'addon-cluster-health' }),
+      });
+      return { stop: async () => void (await Promise.all([install.stop(), clusterHealth.stop()])) };
+    },
   });
   return { identity, ...leading };
 }

@@ -31,6 +31,8 @@ export function addonInstallHubRules(): AddonHubRule[] {
     { apiGroups: [addon], resources: ['managedclusteraddons/status'], verbs: ['get', 'update'] },
     { apiGroups: [addon], resources: ['addondeploymentconfigs'], verbs: read },
     { apiGroups: [cluster], resources: ['placements', 'placementdecisions'], verbs: read },
+    // add-ons of a cluster whose Available is Unknown turn Unknown too (lease-health-hub.ts)
+    { apiGroups: [cluster], resources: ['managedclusters'], verbs: read },
     {
       apiGroups: ['coordination.k8s.io'],
       resources: ['leases'],
