@@ -17,11 +17,13 @@ beforeAll(() => {
   delete process.env.SOURCE_DATE_EPOCH;
   mkdirSync(join(project, 'bin'), { recursive: true });
   mkdirSync(join(project, 'src'), { recursive: true });
+  mkdirSync(join(project, 'examples'), { recursive: true });
   mkdirSync(join(project, 'node_modules'), { recursive: true });
   writeFileSync(join(project, 'package.json'), '{"name":"tether","version":"0.0.0-cachetest"}\n');
   writeFileSync(join(project, 'LICENSE'), 'test\n');
   writeFileSync(join(project, 'bin', 'tether.js'), "console.log('hi');\n");
   writeFileSync(join(project, 'src', 'a.ts'), 'export const a = 1;\n');
+  writeFileSync(join(project, 'examples', 'e.ts'), 'export const e = 1;\n');
   // the runtime the image is built on: this project's npm `node` package
   symlinkSync(join(PROJECT_DIR, 'node_modules', 'node'), join(project, 'node_modules', 'node'));
 });
