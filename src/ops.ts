@@ -2,8 +2,15 @@
 // /readyz (it can do its job: e.g. an agent holds at least one tunnel) and /metrics (Prometheus).
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Registry } from 'prom-client';
+import { collectDefaultMetrics, Registry } from 'prom-client';
 import { TetherError } from './errors.ts';
+
+/** A registry with Node's process series (memory, CPU, event loop lag, handles), for /metrics. */
+export function processMetrics(): Registry {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry });
+  return registry;
+}
 
 export interface OpsServer {
   port: number;

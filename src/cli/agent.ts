@@ -6,12 +6,11 @@
 // tether_agent_* series and the process metrics from the start (before the hub issues a cert).
 import type { KubeConfig } from '@kubernetes/client-node';
 import { type Command, Option } from 'commander';
-import { collectDefaultMetrics, Registry } from 'prom-client';
 import { agentNamespace } from '../api/index.ts';
 import { InvalidArgumentError } from '../errors.ts';
-import { setForwardProxyCa } from '../kube/index.ts';
+import { controllerMetricsRegistry, setForwardProxyCa } from '../kube/index.ts';
 import { logger } from '../log.ts';
-import { startOpsServer } from '../ops.ts';
+import { processMetrics, startOpsServer } from '../ops.ts';
 import type { AgentTls, ProxyAgent } from '../proxy-agent/agent.ts';
 import { parseExport, parseHostPort, targetPolicy } from '../proxy-agent/targets.ts';
 import {
@@ -190,8 +189,7 @@ async function runAgent(flags: AgentFlags): Promise<void> {
   let stopping = false;
 
   // One registry for the process; the proxy-agent's series exist before it first runs.
-  const metrics = new Registry();
-  collectDefaultMetrics({ register: metrics });
+  const metrics = processMetrics();
   const proxyServers = flags.proxyServer ?? [];
   // Each component's code is loaded only when it runs (--no-work, --no-serviceaccount, no --proxy-server).
   const tunnel =
@@ -206,7 +204,7 @@ async function runAgent(flags: AgentFlags): Promise<void> {
   const ops = await startOpsServer({
     host: flags.opsBindAddress,
     port: flags.opsPort,
-    registries: [metrics],
+    registries: [metrics, controllerMetricsRegistry],
     ready: () => {
       const hub = registration?.hubKubeConfig() !== undefined;
       const tunnel = proxyAgent

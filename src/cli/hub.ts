@@ -12,8 +12,9 @@ import type { AddonConversionWebhookServer } from '../addon/index.ts';
 import { defaultClusterProfileNamespace } from '../api/clusterprofile.ts';
 import { InvalidArgumentError } from '../errors.ts';
 import { pullPolicies } from '../install/workload.ts';
+import { controllerMetricsRegistry } from '../kube/index.ts';
 import { logger } from '../log.ts';
-import { startOpsServer } from '../ops.ts';
+import { processMetrics, startOpsServer } from '../ops.ts';
 import { placementLeaderLeaseName, startPlacementHub } from '../placement/hub/index.ts';
 import {
   hubLeaderLeaseName,
@@ -240,7 +241,8 @@ export function registerHubCommand(program: Command): void {
       const ops = await startOpsServer({
         host: flags.opsBindAddress,
         port: flags.opsPort,
-        registries: [],
+        // per controller: queue depth, adds, retries, reconcile count/errors/latency, active workers
+        registries: [processMetrics(), controllerMetricsRegistry],
         ready: () => ({
           ok: true,
           detail: registration.isLeader() ? 'leading' : 'standing by (another replica leads)',

@@ -5,11 +5,10 @@
 // credential the pod's ServiceAccount. `tether agent` runs the same agent with the cluster's
 // registration identity instead. Every flag can also come from a TETHER_* environment variable.
 import type { Command } from 'commander';
-import { collectDefaultMetrics, Registry } from 'prom-client';
 import { addonAgentNamespace } from '../api/index.ts';
-import { loadKubeconfig, setForwardProxyCa } from '../kube/index.ts';
+import { controllerMetricsRegistry, loadKubeconfig, setForwardProxyCa } from '../kube/index.ts';
 import { logger } from '../log.ts';
-import { startOpsServer } from '../ops.ts';
+import { processMetrics, startOpsServer } from '../ops.ts';
 import { startServiceAccountAgent } from '../serviceaccount/index.ts';
 import { readPemFlag } from './files.ts';
 import { kubeconfigFlag } from './kubeconfig-flag.ts';
@@ -95,12 +94,11 @@ export function registerServiceAccountAgentCommand(program: Command): void {
       const hub = loadKubeconfig(flags.hubKubeconfig);
       const managed = kubeconfigFlag(flags.kubeconfig, 'managed cluster');
       let ready = false;
-      const metrics = new Registry();
-      collectDefaultMetrics({ register: metrics });
+      const metrics = processMetrics();
       const ops = await startOpsServer({
         host: flags.opsBindAddress,
         port: flags.opsPort,
-        registries: [metrics],
+        registries: [metrics, controllerMetricsRegistry],
         ready: () => ({
           ok: ready,
           detail: ready ? 'watching ManagedServiceAccounts' : 'waiting for the first hub and cluster lists',

@@ -22,6 +22,7 @@ export {
   setCondition,
 } from './conditions.ts';
 export { type Controller, type ControllerOptions, type KeyFunc, runController } from './controller.ts';
+export { controllerMetricsRegistry } from './controller-metrics.ts';
 export {
   cachedDispatcherCount,
   closeCachedDispatchers,

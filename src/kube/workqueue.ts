@@ -5,6 +5,7 @@
 // "namespace/name"; the queue knows nothing about what they mean.
 import { errorMessage } from '../errors.ts';
 import { type Logger, logger } from '../log.ts';
+import { type WorkQueueObserver, workQueueObserver } from './controller-metrics.ts';
 
 /** What reconcile may return besides nothing: when to look at the key again. */
 export interface ReconcileResult {
@@ -25,6 +26,9 @@ export interface WorkQueueOptions {
   /** keys waiting or scheduled, beyond which new keys are dropped with a warning (default 100 000) */
   maxLength?: number;
   log?: Logger;
+  /** report adds, retries, reconciles and depth to the process's controller metrics under `name`
+   * (default: true when a name is given) */
+  metrics?: boolean;
 }
 
 interface Delayed {
@@ -50,6 +54,7 @@ export class WorkQueue {
   private workers: Promise<void>[] = [];
   private shuttingDown = false;
   private droppedWarned = false;
+  private readonly observer: (WorkQueueObserver & { release(): void }) | undefined;
 
   constructor(reconcile: ReconcileFunc, options: WorkQueueOptions = {}) {
     this.reconcile = reconcile;
@@ -58,6 +63,10 @@ export class WorkQueue {
     this.maxDelayMs = options.maxDelayMs ?? 60_000;
     this.maxLength = options.maxLength ?? 100_000;
     this.log = options.log ?? logger('workqueue', { queue: options.name ?? 'default' });
+    this.observer =
+      options.name !== undefined && options.metrics !== false
+        ? workQueueObserver(options.name, () => this.dirty.size)
+        : undefined;
     if (!Number.isInteger(this.workerCount) || this.workerCount < 1)
       throw new RangeError('workers must be ≥ 1');
     if (this.baseDelayMs <= 0 || this.maxDelayMs < this.baseDelayMs) {
@@ -78,6 +87,7 @@ export class WorkQueue {
     if (!this.delayed.has(key) && this.dirty.size + this.delayed.size >= this.maxLength)
       return this.dropped(key);
     this.dirty.add(key);
+    this.observer?.added();
     if (!this.processing.has(key)) {
       this.queue.push(key);
       this.waiters.shift()?.();
@@ -107,6 +117,7 @@ export class WorkQueue {
 
   /** Queue `key` after its backoff (base · 2^failures, capped); returns the delay used. */
   addRateLimited(key: string): number {
+    this.observer?.retried();
     const delay = this.nextDelay(key);
     this.addAfter(key, delay);
     return delay;
@@ -165,6 +176,7 @@ export class WorkQueue {
     this.dirty.clear();
     for (const wake of this.waiters.splice(0)) wake();
     await Promise.all(this.workers);
+    this.observer?.release();
   }
 
   private dropped(key: string): boolean {
@@ -193,14 +205,23 @@ export class WorkQueue {
       const key = await this.next();
       if (key === undefined) return;
       this.processing.add(key);
+      this.observer?.active(1);
+      const started = performance.now();
       try {
         const result = await this.reconcile(key);
         this.forget(key);
+        const requeue = result?.requeueAfterMs !== undefined;
+        this.observer?.reconciled(
+          (performance.now() - started) / 1000,
+          requeue ? 'requeue_after' : 'success',
+        );
         if (result?.requeueAfterMs !== undefined) this.addAfter(key, result.requeueAfterMs);
       } catch (err) {
+        this.observer?.reconciled((performance.now() - started) / 1000, 'error');
         const delayMs = this.shuttingDown ? 0 : this.addRateLimited(key);
         this.log.warn({ key, err: errorMessage(err), retryInMs: delayMs }, 'reconcile failed');
       } finally {
+        this.observer?.active(-1);
         this.processing.delete(key);
         if (this.dirty.has(key)) {
           this.queue.push(key);

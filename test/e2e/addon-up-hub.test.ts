@@ -5,7 +5,7 @@
 // proxy-agent dialling the given proxy-server), gives the agents their registrations and hub Role,
 // and creates cluster-gateway's ManagedServiceAccount — each addon's controllers leading on their
 // own Lease. Without --addon-image it offers none, and a cluster-proxy flag alone is refused.
-import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -21,6 +21,7 @@ import { hubRbac } from '../../src/install/hub-rbac.ts';
 import { isConditionTrue, type Lease, leaseResource, ResourceClient } from '../../src/kube/index.ts';
 import { admin, Cleanups, env, hub, kubeconfigAs, waitFor } from '../registration/hub/e2e-fixtures.ts';
 import { addonAdmin, tether } from './addon-cli-fixtures.ts';
+import { startTetherHub } from './fixtures/tether-hub-process.ts';
 import { uniqueName } from './helpers.ts';
 
 const cleanups = new Cleanups();
@@ -49,43 +50,6 @@ async function hubControllersKubeconfig(dir: string): Promise<string> {
   const path = join(dir, 'hub-controllers.kubeconfig');
   writeFileSync(path, (await kubeconfigAs({ commonName: user })).exportConfig(), { mode: 0o600 });
   return path;
-}
-
-function exitOf(child: ChildProcess): Promise<number | null> {
-  return new Promise((resolve) => {
-    if (child.exitCode !== null) resolve(child.exitCode);
-    else child.once('exit', (code) => resolve(code));
-  });
-}
-
-/** `tether hub <args>` until it says it started; stopped (SIGTERM, then SIGKILL) by `cleanups`. */
-async function startTetherHub(args: string[]): Promise<{ output: () => string }> {
-  const child = spawn(process.execPath, ['bin/tether.js', 'hub', '--ops-port=0', ...args], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-    // the child inherits VITEST, which silences the log; its lines are what this test reads
-    env: { ...process.env, TETHER_LOG_LEVEL: 'info' },
-  });
-  let output = '';
-  child.stdout?.on('data', (d: Buffer) => {
-    output += d.toString();
-  });
-  child.stderr?.on('data', (d: Buffer) => {
-    output += d.toString();
-  });
-  const exited = exitOf(child);
-  cleanups.add(async () => {
-    if (child.exitCode === null) child.kill('SIGTERM');
-    const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
-    await exited;
-    clearTimeout(timer);
-  });
-  await waitFor(
-    () => output.includes('hub started') || child.exitCode !== null,
-    `tether hub to start (output: ${output.slice(-500)})`,
-    60_000,
-  );
-  if (child.exitCode !== null) throw new Error(`tether hub exited ${child.exitCode}: ${output.slice(-2000)}`);
-  return { output: () => output };
 }
 
 /** `tether hub <args>` that must refuse to start; its exit code and stderr. */
@@ -129,14 +93,17 @@ describe('tether hub runs the built-in addons', () => {
     await admin.namespaces.create({ metadata: { name: leaseNamespace } });
     cleanups.add(() => admin.namespaces.delete(leaseNamespace, undefined, { ignoreNotFound: true }));
     const kubeconfig = await hubControllersKubeconfig(dir);
-    const running = await startTetherHub([
-      `--kubeconfig=${kubeconfig}`,
-      `--leader-election-namespace=${leaseNamespace}`,
-      `--addon-image=${addonImage}`,
-      '--addon-image-pull-policy=Never',
-      `--cluster-proxy-server=${env.tunnel.proxyServerAddress}`,
-      `--cluster-proxy-ca-file=${env.tunnel.hubCaPath}`,
-    ]);
+    const running = await startTetherHub(
+      [
+        `--kubeconfig=${kubeconfig}`,
+        `--leader-election-namespace=${leaseNamespace}`,
+        `--addon-image=${addonImage}`,
+        '--addon-image-pull-policy=Never',
+        `--cluster-proxy-server=${env.tunnel.proxyServerAddress}`,
+        `--cluster-proxy-ca-file=${env.tunnel.hubCaPath}`,
+      ],
+      cleanups,
+    );
 
     for (const name of builtins) {
       const cma = await waitFor(() => addonAdmin.cmas.get(name), `ClusterManagementAddOn ${name}`);
@@ -215,11 +182,14 @@ describe('tether hub runs the built-in addons', () => {
 
   it('offers no built-in addon without --addon-image, and refuses addon flags without it', async () => {
     const leaseNamespace = uniqueName('addon-up-hub');
-    const running = await startTetherHub([
-      `--kubeconfig=${env.hub.kubeconfigPath}`,
-      `--leader-election-namespace=${leaseNamespace}`,
-      '--no-leader-elect',
-    ]);
+    const running = await startTetherHub(
+      [
+        `--kubeconfig=${env.hub.kubeconfigPath}`,
+        `--leader-election-namespace=${leaseNamespace}`,
+        '--no-leader-elect',
+      ],
+      cleanups,
+    );
     expect(running.output()).toContain('built-in addons not offered');
     const refused = await refusedHub([`--cluster-proxy-server=${env.tunnel.proxyServerAddress}`]);
     expect(refused.code).not.toBe(0);
