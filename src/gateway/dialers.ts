@@ -1,13 +1,18 @@
 // A ClusterDialer for a gateway that runs apart from the proxy-server: every connection is an
-// HTTP CONNECT on the proxy-server's frontend (`<cluster>:443`, `<export>.<cluster>:<port>`),
-// authenticated with a proxy-client certificate or a hub bearer token. Failures come back as the
-// same TetherError codes ProxyServer.dial throws (the frontend's tether-error header, else its
-// status), so the gateway maps them the same way.
+// HTTP CONNECT on the proxy-server's frontend (the authority from tunnel/connect-authority.ts),
+// authenticated with a proxy-client certificate or a hub bearer token, dialled by the one CONNECT
+// client tether has (tunnel/forward-proxy.ts dialThroughProxy: the frontend is an https:// forward
+// proxy whose refusals carry their own reasons). Failures come back as the same TetherError codes
+// ProxyServer.dial throws (the frontend's tether-error header, else its status), so the gateway
+// maps them the same way.
+import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { type TLSSocket, connect as tlsConnect } from 'node:tls';
 import { TetherError, type TetherErrorCode } from '../errors.ts';
-import { KUBE_APISERVER_TARGET } from '../tunnel/protocol.ts';
+import { connectAuthority } from '../tunnel/connect-authority.ts';
+import { dialThroughProxy } from '../tunnel/forward-proxy.ts';
 import type { ClusterDialer } from './upstream.ts';
+
+export { connectAuthority };
 
 export interface ConnectFrontendDialerOptions {
   /** https://host:port of the CONNECT frontend */
@@ -20,8 +25,6 @@ export interface ConnectFrontendDialerOptions {
   token?: string;
   /** TLS + CONNECT answer deadline (default 10 s) */
   timeoutMs?: number;
-  /** largest CONNECT response head accepted (default 16 KiB) */
-  maxHeadBytes?: number;
 }
 
 const codeForStatus: Record<number, TetherErrorCode> = {
@@ -43,78 +46,55 @@ const knownCodes = new Set<string>([
   'TETHER_PROTOCOL',
 ] satisfies TetherErrorCode[]);
 
-/** `kube-apiserver:443` → `<cluster>:443`; `<name>:<port>` → `<name>.<cluster>:<port>`. */
-export function connectAuthority(cluster: string, target: string): string {
-  const i = target.lastIndexOf(':');
-  const name = target.slice(0, i);
-  const port = target.slice(i + 1);
-  return name === KUBE_APISERVER_TARGET ? `${cluster}:${port}` : `${name}.${cluster}:${port}`;
+const header = (res: IncomingMessage, name: string): string | undefined => {
+  const value = res.headers[name];
+  return typeof value === 'string' ? value : undefined;
+};
+
+/** The frontend's refusal as the TetherError ProxyServer.dial would have thrown. */
+function frontendRefusal(res: IncomingMessage, authority: string): TetherError {
+  const status = res.statusCode ?? 0;
+  const reason = header(res, 'tether-reason') ?? `HTTP/1.1 ${status} ${res.statusMessage ?? ''}`.trim();
+  // The frontend names the exact failure; the status alone is the fallback (older servers).
+  const sent = header(res, 'tether-error');
+  const code = sent && knownCodes.has(sent) ? (sent as TetherErrorCode) : codeForStatus[status];
+  return new TetherError(code ?? 'TETHER_DIAL_FAILED', `CONNECT ${authority}: ${status} ${reason}`);
 }
 
 export function connectFrontendDialer(opts: ConnectFrontendDialerOptions): ClusterDialer {
   const url = new URL(opts.url);
+  const frontend = new URL(`https://${url.host}`);
   const timeoutMs = opts.timeoutMs ?? 10_000;
-  const maxHead = opts.maxHeadBytes ?? 16 * 1024;
-  return (cluster, target) =>
-    new Promise<Duplex>((resolve, reject) => {
-      const authority = connectAuthority(cluster, target);
-      const socket: TLSSocket = tlsConnect({
-        host: url.hostname,
-        port: Number(url.port) || 443,
-        servername: /^[\d.]+$|:/.test(url.hostname) ? undefined : url.hostname,
-        ca: opts.caPem,
-        cert: opts.certPem,
-        key: opts.keyPem,
-        ALPNProtocols: ['http/1.1'],
-      });
-      let buf = Buffer.alloc(0);
-      const fail = (err: TetherError): void => {
-        clearTimeout(timer);
-        socket.destroy();
-        reject(err);
-      };
-      const timer = setTimeout(
-        () => fail(new TetherError('TETHER_DIAL_TIMEOUT', `CONNECT ${authority} via ${url.host} timed out`)),
+  const clientCertificate =
+    opts.certPem && opts.keyPem ? { certPem: opts.certPem, keyPem: opts.keyPem } : undefined;
+  return async (cluster, target): Promise<Duplex> => {
+    const authority = connectAuthority(cluster, target);
+    const i = authority.lastIndexOf(':');
+    try {
+      return await dialThroughProxy(frontend, authority.slice(0, i), Number(authority.slice(i + 1)), {
         timeoutMs,
-      );
-      socket.once('error', (err) =>
-        fail(
-          new TetherError('TETHER_DIAL_FAILED', `CONNECT frontend ${url.host}: ${err.message}`, {
-            cause: err,
-          }),
-        ),
-      );
-      socket.once('secureConnect', () => {
-        const auth = opts.token ? `Proxy-Authorization: Bearer ${opts.token}\r\n` : '';
-        socket.write(`CONNECT ${authority} HTTP/1.1\r\nHost: ${authority}\r\n${auth}\r\n`);
+        proxyCa: opts.caPem,
+        clientCertificate,
+        proxyAuthorization: opts.token ? `Bearer ${opts.token}` : undefined,
+        refusal: frontendRefusal,
+        targetRole: `cluster ${cluster}`,
       });
-      const onData = (chunk: Buffer): void => {
-        buf = Buffer.concat([buf, chunk]);
-        const end = buf.indexOf('\r\n\r\n');
-        if (end < 0) {
-          if (buf.length > maxHead)
-            fail(new TetherError('TETHER_PROTOCOL', 'CONNECT response head too large'));
-          return;
-        }
-        socket.off('data', onData);
-        socket.pause();
-        clearTimeout(timer);
-        const head = buf.subarray(0, end).toString('latin1');
-        const status = Number(/^HTTP\/1\.[01] (\d{3})/.exec(head)?.[1] ?? 0);
-        if (status !== 200) {
-          const reason = /\r\ntether-reason: ([^\r\n]*)/i.exec(head)?.[1] ?? head.split('\r\n')[0] ?? '';
-          // The frontend names the exact failure; the status alone is the fallback (older servers).
-          const sent = /\r\ntether-error: (TETHER_[A-Z_]{1,40})\r\n/i.exec(`${head}\r\n`)?.[1];
-          const code = sent && knownCodes.has(sent) ? (sent as TetherErrorCode) : codeForStatus[status];
-          fail(new TetherError(code ?? 'TETHER_DIAL_FAILED', `CONNECT ${authority}: ${status} ${reason}`));
-          return;
-        }
-        socket.removeAllListeners('error');
-        socket.on('error', () => {});
-        const rest = buf.subarray(end + 4);
-        if (rest.length > 0) socket.unshift(rest);
-        resolve(socket);
-      };
-      socket.on('data', onData);
+    } catch (err) {
+      throw dialError(err, authority, url.host);
+    }
+  };
+}
+
+/** The forward-proxy client's own failures in the codes a gateway dial reports. */
+function dialError(err: unknown, authority: string, frontend: string): unknown {
+  if (!(err instanceof TetherError)) return err;
+  if (err.code === 'TETHER_TIMEOUT')
+    return new TetherError('TETHER_DIAL_TIMEOUT', `CONNECT ${authority} via ${frontend} timed out`, {
+      cause: err,
     });
+  if (err.code === 'TETHER_PROXY_UNREACHABLE' || err.code === 'TETHER_PROXY_TLS')
+    return new TetherError('TETHER_DIAL_FAILED', `CONNECT frontend ${frontend}: ${err.message}`, {
+      cause: err,
+    });
+  return err;
 }

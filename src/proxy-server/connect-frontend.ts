@@ -24,8 +24,8 @@ import type { Duplex } from 'node:stream';
 import { DEFAULT_CIPHERS, type TLSSocket } from 'node:tls';
 import { TetherError } from '../errors.ts';
 import { type Logger, logger as makeLogger } from '../log.ts';
+import { parseConnectAuthority } from '../tunnel/connect-authority.ts';
 import { isManagedClusterIdentity } from '../tunnel/identity.ts';
-import { KUBE_APISERVER_TARGET } from '../tunnel/protocol.ts';
 import { ClientLimiter, type ClientLimits } from './client-limits.ts';
 
 export interface Caller {
@@ -53,8 +53,6 @@ export interface ConnectFrontendOptions {
   maxConnections?: number;
   log?: Logger;
 }
-
-const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
 
 /** How long a TLS session may be resumed after its full handshake (OpenSSL's session timeout). */
 export const SESSION_TIMEOUT_S = 300;
@@ -84,24 +82,6 @@ export function frontendCiphers(aes = cpuHasAes()): string {
   if (!aes) return DEFAULT_CIPHERS;
   const suites = DEFAULT_CIPHERS.split(':').filter((c) => c !== 'TLS_AES_128_GCM_SHA256');
   return ['TLS_AES_128_GCM_SHA256', ...suites].join(':');
-}
-
-/** Maps a CONNECT authority to (cluster, logical target); undefined when malformed. */
-export function parseConnectAuthority(authority: string): { cluster: string; target: string } | undefined {
-  const m = /^([a-z0-9.-]{1,253}):(\d{1,5})$/.exec(authority);
-  if (!m) return undefined;
-  const host = m[1] as string;
-  const port = Number(m[2]);
-  if (port < 1 || port > 65535) return undefined;
-  const labels = host.split('.');
-  if (labels.length === 1 && DNS_LABEL.test(host)) {
-    return port === 443 ? { cluster: host, target: `${KUBE_APISERVER_TARGET}:443` } : undefined;
-  }
-  if (labels.length === 2 && labels.every((l) => DNS_LABEL.test(l))) {
-    const [name, cluster] = labels as [string, string];
-    return { cluster, target: `${name}:${port}` };
-  }
-  return undefined;
 }
 
 const statusFor: Record<string, [number, string]> = {

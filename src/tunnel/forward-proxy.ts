@@ -76,6 +76,16 @@ export interface DialThroughProxyOptions {
    * host:port".
    */
   targetRole?: string;
+  /** client certificate for TLS to an https:// proxy (the proxy-server's CONNECT frontend) */
+  clientCertificate?: { certPem: string; keyPem: string };
+  /** Proxy-Authorization value (e.g. `Bearer <token>`); default: Basic from the proxy URL's userinfo */
+  proxyAuthorization?: string;
+  /**
+   * For a non-2xx answer: the error to fail with instead of the TETHER_PROXY_* mapping below (a
+   * proxy that names its failure in headers, as the proxy-server's frontend does); undefined keeps
+   * the mapping.
+   */
+  refusal?: (res: IncomingMessage, authority: string) => Error | undefined;
 }
 
 function proxyAuthorization(proxy: URL): string | undefined {
@@ -139,7 +149,7 @@ export function dialThroughProxy(
     throw new TetherError('TETHER_INVALID_ARGUMENT', `cannot CONNECT to port ${port}`);
   }
   const authority = `${isIP(bareHost) === 6 ? `[${bareHost}]` : bareHost}:${port}`;
-  const auth = proxyAuthorization(proxy);
+  const auth = opts.proxyAuthorization ?? proxyAuthorization(proxy);
   const name = describeProxy(proxy);
   const secure = proxy.protocol === 'https:';
   const timeoutMs = opts.timeoutMs ?? DEFAULT_PROXY_DIAL_TIMEOUT_MS;
@@ -158,7 +168,12 @@ export function dialThroughProxy(
       headers: { host: authority, ...(auth ? { 'proxy-authorization': auth } : {}) },
       agent: false,
       maxHeaderSize: PROXY_RESPONSE_MAX_HEADER_BYTES,
+      // The proxy's TLS identity is its own host, not the CONNECT target node derives from Host.
+      ...(secure ? { servername: isIP(stripBrackets(proxy.hostname)) ? '' : proxy.hostname } : {}),
       ...(secure && opts.proxyCa ? { ca: opts.proxyCa } : {}),
+      ...(secure && opts.clientCertificate
+        ? { cert: opts.clientCertificate.certPem, key: opts.clientCertificate.keyPem }
+        : {}),
     });
 
     const finish = (err: Error | undefined, socket?: Socket): void => {
@@ -200,6 +215,11 @@ export function dialThroughProxy(
       if (status >= 200 && status < 300) {
         if (head.length > 0) socket.unshift(head);
         finish(undefined, socket);
+        return;
+      }
+      const own = opts.refusal?.(res, authority);
+      if (own) {
+        finish(own, socket);
         return;
       }
       const reason = res.statusMessage ? ` ${res.statusMessage}` : '';

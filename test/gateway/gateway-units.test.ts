@@ -5,7 +5,6 @@ import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { TetherError } from '../../src/errors.ts';
 import { forbiddenMessage, verbForMethod, verbForProxyRequest } from '../../src/gateway/authorizer.ts';
-import { connectAuthority } from '../../src/gateway/dialers.ts';
 import { callerFromHeaders, parseAuthenticationConfigMap } from '../../src/gateway/front-proxy.ts';
 import { gatewayKubeconfig, kubeConfigForCluster } from '../../src/gateway/kubeconfig.ts';
 import { longRunningKind, upstreamHeaders } from '../../src/gateway/proxy.ts';
@@ -15,6 +14,7 @@ import { parseFieldSelector, parseLabelSelector } from '../../src/gateway/select
 import { routeOf } from '../../src/gateway/server.ts';
 import { statusForUpstreamError } from '../../src/gateway/status.ts';
 import type { Upstream } from '../../src/gateway/store.ts';
+import { connectAuthority } from '../../src/tunnel/connect-authority.ts';
 
 const caPem = '-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n';
 const config = parseAuthenticationConfigMap({

@@ -1,0 +1,36 @@
+// The CONNECT frontend's authority, written by dialers and parsed by the frontend from one module:
+// every target a dialer writes parses back to the same cluster and target, and what is not
+// `<cluster>:443` or `<export>.<cluster>:<port>` is refused.
+import { describe, expect, it } from 'vitest';
+import { connectAuthority, parseConnectAuthority } from '../../src/tunnel/connect-authority.ts';
+
+describe('CONNECT authority', () => {
+  it('round-trips every target a dialer writes', () => {
+    for (const [cluster, target] of [
+      ['cluster1', 'kube-apiserver:443'],
+      ['c-2', 'metrics:8443'],
+      ['edge-7', 'node-exporter:9100'],
+    ] as const) {
+      const authority = connectAuthority(cluster, target);
+      expect(parseConnectAuthority(authority)).toEqual({ cluster, target });
+    }
+    expect(connectAuthority('cluster1', 'kube-apiserver:443')).toBe('cluster1:443');
+    expect(connectAuthority('cluster1', 'metrics:8443')).toBe('metrics.cluster1:8443');
+  });
+
+  it('refuses what names no cluster and target', () => {
+    for (const bad of [
+      'cluster1:80',
+      'a.b.c:443',
+      'Cluster1:443',
+      'cluster1:0',
+      'cluster1:65536',
+      'cluster1',
+      '-x:443',
+      'x.cluster1:',
+      '[::1]:443',
+      'cluster1:443 ',
+    ])
+      expect(parseConnectAuthority(bad), bad).toBeUndefined();
+  });
+});
