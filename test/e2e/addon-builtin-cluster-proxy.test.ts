@@ -28,10 +28,10 @@ import {
 import { agentSubject } from '../../src/tunnel/identity.ts';
 import { pollUntil } from '../../src/wait.ts';
 import { one, type PodTemplate, renderContext } from '../addon/builtin-fixtures.ts';
-import { admin, Cleanups } from '../registration/hub/e2e-fixtures.ts';
-import { addonCertificate as addonCertificateFor } from './addon-builtin-fixtures.ts';
-import { testEnv } from './env.ts';
-import { adminKubeConfig, uniqueName } from './helpers.ts';
+import { addonCertificate as addonCertificateFor } from './fixtures/addon-builtin.ts';
+import { testEnv } from './fixtures/env.ts';
+import { adminKubeConfig, uniqueName } from './fixtures/helpers.ts';
+import { admin, Cleanups } from './fixtures/registration-hub.ts';
 
 const env = testEnv();
 const hubKc = adminKubeConfig(env.hub);

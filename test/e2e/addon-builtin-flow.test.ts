@@ -20,12 +20,12 @@ import { clusterManagementAddOnResource } from '../../src/api/index.ts';
 import { findCondition, type KubeObject, ResourceClient } from '../../src/kube/index.ts';
 import { freePort, SupervisedProcess, tetherBin } from '../../src/localenv/process.ts';
 import { logger } from '../../src/log.ts';
-import { env, hubKc, type JoinedCluster } from '../registration/e2e-joined-cluster.ts';
-import { Cleanups, waitFor } from '../registration/hub/e2e-fixtures.ts';
-import { containerAsProcess } from './addon-builtin-fixtures.ts';
-import { joinedClusterWithWorkAgent } from './addon-flow-fixtures.ts';
-import { writeServiceAccountKubeconfig } from './addon-helloworld-fixtures.ts';
-import { adminKubeConfig, uniqueName } from './helpers.ts';
+import { containerAsProcess } from './fixtures/addon-builtin.ts';
+import { joinedClusterWithWorkAgent } from './fixtures/addon-flow.ts';
+import { writeServiceAccountKubeconfig } from './fixtures/addon-helloworld.ts';
+import { adminKubeConfig, uniqueName } from './fixtures/helpers.ts';
+import { env, hubKc, type JoinedCluster } from './fixtures/joined-cluster.ts';
+import { Cleanups, waitFor } from './fixtures/registration-hub.ts';
 
 const managed = adminKubeConfig(env.cluster1);
 const log = logger('builtin-flow-e2e');

@@ -30,17 +30,11 @@ import { waitReady } from '../../src/localenv/ready.ts';
 import { roleBindingResource, roleResource } from '../../src/registration/hub/resources.ts';
 import { pollUntil } from '../../src/wait.ts';
 import { one, type PodTemplate, renderContext } from '../addon/builtin-fixtures.ts';
-import { Cleanups } from '../registration/hub/e2e-fixtures.ts';
-import {
-  hubAdmin,
-  managedAdmin,
-  managedServiceAccounts,
-  msas,
-  waitGone,
-} from '../serviceaccount/fixtures.ts';
-import { addonCertificate, addonSubject, writeHubKubeconfigDir } from './addon-builtin-fixtures.ts';
-import { testEnv } from './env.ts';
-import { uniqueName } from './helpers.ts';
+import { addonCertificate, addonSubject, writeHubKubeconfigDir } from './fixtures/addon-builtin.ts';
+import { testEnv } from './fixtures/env.ts';
+import { uniqueName } from './fixtures/helpers.ts';
+import { Cleanups } from './fixtures/registration-hub.ts';
+import { hubAdmin, managedAdmin, managedServiceAccounts, msas, waitGone } from './fixtures/serviceaccount.ts';
 
 const env = testEnv();
 const cleanups = new Cleanups();

@@ -4,7 +4,6 @@
 // writes nothing; an unknown addon, cluster or config stops before any write; disable deletes the
 // ManagedClusterAddOns and reports the ones that were not there.
 import { afterEach, describe, expect, it } from 'vitest';
-import { Cleanups, createNamespace } from '../placement/e2e-fixtures.ts';
 import {
   addonAdmin,
   cleanUpAddon,
@@ -12,8 +11,9 @@ import {
   createClusterManagementAddOn,
   deploymentConfigKind,
   tether,
-} from './addon-cli-fixtures.ts';
-import { uniqueName } from './helpers.ts';
+} from './fixtures/addon-cli.ts';
+import { uniqueName } from './fixtures/helpers.ts';
+import { Cleanups, createNamespace } from './fixtures/placement.ts';
 
 const cleanups = new Cleanups();
 afterEach(() => cleanups.run());

@@ -4,6 +4,13 @@
 // them, disable --placement removes the ones the manager installed and keeps the hand-made one,
 // and disable --all-clusters removes that too.
 import { afterEach, describe, expect, it } from 'vitest';
+import { tether } from './fixtures/addon-cli.ts';
+import {
+  addonClusters,
+  createAddon,
+  createClusterNamespaces,
+  startControllers,
+} from './fixtures/addon-install.ts';
 import {
   admin,
   Cleanups,
@@ -13,14 +20,7 @@ import {
   createPlacement,
   waitFor,
   waitForDecisions,
-} from '../placement/scheduling/e2e-fixtures.ts';
-import { tether } from './addon-cli-fixtures.ts';
-import {
-  addonClusters,
-  createAddon,
-  createClusterNamespaces,
-  startControllers,
-} from './addon-install-fixtures.ts';
+} from './fixtures/placement-scheduling.ts';
 
 const cleanups = new Cleanups();
 afterEach(() => cleanups.run());

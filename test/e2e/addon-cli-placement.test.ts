@@ -5,7 +5,6 @@
 // get addon shows the conditions of real ManagedClusterAddOns, set here as the hub's controllers would.
 import { afterEach, describe, expect, it } from 'vitest';
 import { builtinAddonMetas } from '../../src/addon/builtin/index.ts';
-import { Cleanups, createNamespace } from '../placement/e2e-fixtures.ts';
 import {
   addonAdmin,
   cleanUpAddon,
@@ -13,7 +12,8 @@ import {
   createClusterManagementAddOn,
   deploymentConfigKind,
   tether,
-} from './addon-cli-fixtures.ts';
+} from './fixtures/addon-cli.ts';
+import { Cleanups, createNamespace } from './fixtures/placement.ts';
 
 const cleanups = new Cleanups();
 afterEach(() => cleanups.run());

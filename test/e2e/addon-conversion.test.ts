@@ -20,8 +20,8 @@ import {
 } from '../../src/api/index.ts';
 import { ResourceClient } from '../../src/kube/index.ts';
 import { pollUntil } from '../../src/wait.ts';
-import { testEnv } from './env.ts';
-import { adminKubeConfig, kubectl, uniqueName } from './helpers.ts';
+import { testEnv } from './fixtures/env.ts';
+import { adminKubeConfig, kubectl, uniqueName } from './fixtures/helpers.ts';
 
 const env = testEnv();
 const hubKubeconfig = env.hub.kubeconfigPath;

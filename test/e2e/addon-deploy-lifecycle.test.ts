@@ -15,7 +15,6 @@ import {
   leaseResource,
   ResourceClient,
 } from '../../src/kube/index.ts';
-import { hubAdmin } from '../work/e2e-fixtures.ts';
 import {
   type AddonTestCluster,
   adcs,
@@ -28,7 +27,8 @@ import {
   setUpAddonCluster,
   unique,
   waitFor,
-} from './addon-deploy-fixtures.ts';
+} from './fixtures/addon-deploy.ts';
+import { hubAdmin } from './fixtures/work.ts';
 
 const adc = { group: 'addon.open-cluster-management.io', resource: 'addondeploymentconfigs' };
 const leases = new ResourceClient<Lease>(hubAdmin, leaseResource);

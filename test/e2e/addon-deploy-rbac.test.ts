@@ -6,7 +6,6 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { addonDeployHubRules } from '../../src/addon/hub/deploy-rbac.ts';
 import type { AgentAddon } from '../../src/addon/sdk/types.ts';
 import { addonDeployWorkName } from '../../src/api/addon.ts';
-import { kubeconfigAs, admin as rbacAdmin } from '../registration/hub/e2e-fixtures.ts';
 import {
   type AddonTestCluster,
   cmas,
@@ -17,9 +16,10 @@ import {
   setUpAddonCluster,
   unique,
   waitFor,
-} from './addon-deploy-fixtures.ts';
-import { testEnv } from './env.ts';
-import { kubectl } from './helpers.ts';
+} from './fixtures/addon-deploy.ts';
+import { testEnv } from './fixtures/env.ts';
+import { kubectl } from './fixtures/helpers.ts';
+import { kubeconfigAs, admin as rbacAdmin } from './fixtures/registration-hub.ts';
 
 const addon: AgentAddon = {
   name: unique('deploy-rbac'),

@@ -16,7 +16,7 @@ import {
   setUpAddonCluster,
   unique,
   waitFor,
-} from './addon-deploy-fixtures.ts';
+} from './fixtures/addon-deploy.ts';
 
 interface Container {
   name: string;

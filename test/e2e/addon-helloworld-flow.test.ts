@@ -16,11 +16,11 @@ import { type ManagedClusterAddOn, managedClusterAddOnResource } from '../../src
 import { clusterManagementAddOnResource } from '../../src/api/index.ts';
 import { findCondition, type KubeObject, ResourceClient } from '../../src/kube/index.ts';
 import { logger } from '../../src/log.ts';
-import { env, hubKc, type JoinedCluster } from '../registration/e2e-joined-cluster.ts';
-import { Cleanups, waitFor } from '../registration/hub/e2e-fixtures.ts';
-import { joinedClusterWithWorkAgent } from './addon-flow-fixtures.ts';
-import { HelloworldProcess, writeServiceAccountKubeconfig } from './addon-helloworld-fixtures.ts';
-import { adminKubeConfig, configMapResource, uniqueName } from './helpers.ts';
+import { joinedClusterWithWorkAgent } from './fixtures/addon-flow.ts';
+import { HelloworldProcess, writeServiceAccountKubeconfig } from './fixtures/addon-helloworld.ts';
+import { adminKubeConfig, configMapResource, uniqueName } from './fixtures/helpers.ts';
+import { env, hubKc, type JoinedCluster } from './fixtures/joined-cluster.ts';
+import { Cleanups, waitFor } from './fixtures/registration-hub.ts';
 
 interface Secret extends KubeObject {
   data?: Record<string, string>;

@@ -15,10 +15,10 @@ import { type ManagedCluster, managedClusterResource } from '../../src/api/clust
 import { type ManifestWork, manifestWorkResource } from '../../src/api/work.ts';
 import { findCondition, ResourceClient } from '../../src/kube/index.ts';
 import { namespaceResource } from '../../src/registration/hub/resources.ts';
-import { Cleanups } from '../registration/hub/e2e-fixtures.ts';
-import { HelloworldProcess } from './addon-helloworld-fixtures.ts';
-import { testEnv } from './env.ts';
-import { adminKubeConfig, uniqueName } from './helpers.ts';
+import { HelloworldProcess } from './fixtures/addon-helloworld.ts';
+import { testEnv } from './fixtures/env.ts';
+import { adminKubeConfig, uniqueName } from './fixtures/helpers.ts';
+import { Cleanups } from './fixtures/registration-hub.ts';
 
 const env = testEnv();
 const hub = adminKubeConfig(env.hub);

@@ -27,10 +27,10 @@ import {
   roleBindingResource,
   roleResource,
 } from '../../src/registration/hub/resources.ts';
-import { Cleanups } from '../registration/hub/e2e-fixtures.ts';
-import { HelloworldProcess, writeServiceAccountKubeconfig } from './addon-helloworld-fixtures.ts';
-import { testEnv } from './env.ts';
-import { adminKubeConfig, configMapResource, uniqueName } from './helpers.ts';
+import { HelloworldProcess, writeServiceAccountKubeconfig } from './fixtures/addon-helloworld.ts';
+import { testEnv } from './fixtures/env.ts';
+import { adminKubeConfig, configMapResource, uniqueName } from './fixtures/helpers.ts';
+import { Cleanups } from './fixtures/registration-hub.ts';
 
 interface ConfigMap extends KubeObject {
   data?: Record<string, string>;

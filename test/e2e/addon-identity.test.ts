@@ -22,6 +22,7 @@ import { createCertificateAuthority, signCertificateRequest } from '../../src/pk
 import type { CertificateSigningRequest as AgentCsr } from '../../src/registration/agent/kinds.ts';
 import type { CertificateSigningRequest } from '../../src/registration/hub/resources.ts';
 import { certificateSigningRequestResource } from '../../src/registration/hub/resources.ts';
+import { uniqueName } from './fixtures/helpers.ts';
 import {
   admin,
   agentKubeconfig,
@@ -34,8 +35,7 @@ import {
   kubeconfigAs,
   startScopedHub,
   waitFor,
-} from '../registration/hub/e2e-fixtures.ts';
-import { uniqueName } from './helpers.ts';
+} from './fixtures/registration-hub.ts';
 
 const cleanups = new Cleanups();
 const addons = new ResourceClient<ManagedClusterAddOn>(hub, managedClusterAddOnResource);

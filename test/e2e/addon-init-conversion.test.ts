@@ -11,8 +11,8 @@ import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
 import { hubNames, hubNamespace } from '../../src/install/names.ts';
 import { createCertificateAuthority } from '../../src/pki/index.ts';
-import { testEnv } from './env.ts';
-import { kubectl } from './helpers.ts';
+import { testEnv } from './fixtures/env.ts';
+import { kubectl } from './fixtures/helpers.ts';
 
 const execFileAsync = promisify(execFile);
 const env = testEnv();

@@ -8,19 +8,19 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { ConfigReference, ManagedClusterAddOn } from '../../src/api/addon.ts';
 import { type KubeObject, ResourceClient } from '../../src/kube/index.ts';
 import {
-  Cleanups,
-  createPlacement,
-  hub,
-  waitFor,
-  waitForDecisions,
-} from '../placement/scheduling/e2e-fixtures.ts';
-import {
   addonAdmin,
   addonClusters,
   createAddon,
   placementClusters,
   startControllers,
-} from './addon-install-fixtures.ts';
+} from './fixtures/addon-install.ts';
+import {
+  Cleanups,
+  createPlacement,
+  hub,
+  waitFor,
+  waitForDecisions,
+} from './fixtures/placement-scheduling.ts';
 
 const cleanups = new Cleanups();
 const configMaps = new ResourceClient<KubeObject & { data?: Record<string, string> }>(hub, {

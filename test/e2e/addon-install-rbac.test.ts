@@ -6,21 +6,21 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { addonInstallHubRules } from '../../src/addon/hub/index.ts';
 import { pollUntil } from '../../src/wait.ts';
 import {
-  admin,
-  Cleanups,
-  createPlacement,
-  waitFor,
-  waitForDecisions,
-} from '../placement/scheduling/e2e-fixtures.ts';
-import { kubeconfigAs, admin as rbacAdmin } from '../registration/hub/e2e-fixtures.ts';
-import {
   addonAdmin,
   addonClusters,
   createAddon,
   placementClusters,
   startControllers,
-} from './addon-install-fixtures.ts';
-import { uniqueName } from './helpers.ts';
+} from './fixtures/addon-install.ts';
+import { uniqueName } from './fixtures/helpers.ts';
+import {
+  admin,
+  Cleanups,
+  createPlacement,
+  waitFor,
+  waitForDecisions,
+} from './fixtures/placement-scheduling.ts';
+import { kubeconfigAs, admin as rbacAdmin } from './fixtures/registration-hub.ts';
 
 const cleanups = new Cleanups();
 afterEach(() => cleanups.run());

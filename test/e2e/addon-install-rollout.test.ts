@@ -5,18 +5,13 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ManagedClusterAddOn } from '../../src/api/addon.ts';
 import {
-  Cleanups,
-  createPlacement,
-  waitFor,
-  waitForDecisions,
-} from '../placement/scheduling/e2e-fixtures.ts';
-import {
   addonAdmin,
   addonClusters,
   createAddon,
   placementClusters,
   startControllers,
-} from './addon-install-fixtures.ts';
+} from './fixtures/addon-install.ts';
+import { Cleanups, createPlacement, waitFor, waitForDecisions } from './fixtures/placement-scheduling.ts';
 
 const cleanups = new Cleanups();
 afterEach(() => cleanups.run());

@@ -5,19 +5,19 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { placementLabel } from '../../src/api/placement.ts';
 import {
-  admin,
-  Cleanups,
-  createPlacement,
-  waitFor,
-  waitForDecisions,
-} from '../placement/scheduling/e2e-fixtures.ts';
-import {
   addonAdmin,
   addonClusters,
   createAddon,
   placementClusters,
   startControllers,
-} from './addon-install-fixtures.ts';
+} from './fixtures/addon-install.ts';
+import {
+  admin,
+  Cleanups,
+  createPlacement,
+  waitFor,
+  waitForDecisions,
+} from './fixtures/placement-scheduling.ts';
 
 const cleanups = new Cleanups();
 afterEach(() => cleanups.run());

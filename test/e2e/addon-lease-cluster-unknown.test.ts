@@ -15,9 +15,9 @@ import {
 import { findCondition, ResourceClient, setCondition } from '../../src/kube/index.ts';
 import { logger } from '../../src/log.ts';
 import { namespaceResource } from '../../src/registration/hub/resources.ts';
-import { Cleanups, waitFor } from '../registration/hub/e2e-fixtures.ts';
-import { testEnv } from './env.ts';
-import { adminKubeConfig, uniqueName } from './helpers.ts';
+import { testEnv } from './fixtures/env.ts';
+import { adminKubeConfig, uniqueName } from './fixtures/helpers.ts';
+import { Cleanups, waitFor } from './fixtures/registration-hub.ts';
 
 const hub = adminKubeConfig(testEnv().hub);
 const cleanups = new Cleanups();

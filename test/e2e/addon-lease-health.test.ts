@@ -18,6 +18,8 @@ import {
   ResourceClient,
 } from '../../src/kube/index.ts';
 import { logger } from '../../src/log.ts';
+import { testEnv } from './fixtures/env.ts';
+import { adminKubeConfig, uniqueName } from './fixtures/helpers.ts';
 import {
   agentKubeconfig,
   Cleanups,
@@ -26,9 +28,7 @@ import {
   hub,
   startScopedHub,
   waitFor,
-} from '../registration/hub/e2e-fixtures.ts';
-import { testEnv } from './env.ts';
-import { adminKubeConfig, uniqueName } from './helpers.ts';
+} from './fixtures/registration-hub.ts';
 
 const env = testEnv();
 const managed = adminKubeConfig(env.cluster1);

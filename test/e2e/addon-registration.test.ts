@@ -25,8 +25,8 @@ import { findCondition, isForbidden, ResourceClient } from '../../src/kube/index
 import { createCertificateAuthority, signCertificateRequest } from '../../src/pki/index.ts';
 import { type RegistrationAgent, startRegistrationAgent } from '../../src/registration/agent/index.ts';
 import { pollUntil } from '../../src/wait.ts';
-import { env, hubKc, type JoinedCluster, joinedCluster } from '../registration/e2e-joined-cluster.ts';
-import { adminKubeConfig, configMapResource, uniqueName } from './helpers.ts';
+import { adminKubeConfig, configMapResource, uniqueName } from './fixtures/helpers.ts';
+import { env, hubKc, type JoinedCluster, joinedCluster } from './fixtures/joined-cluster.ts';
 
 const secretResource = { group: '', version: 'v1', plural: 'secrets', kind: 'Secret', namespaced: true };
 const namespaceResource = {

@@ -19,10 +19,10 @@ import {
 } from '../../src/api/index.ts';
 import { hubRbac } from '../../src/install/hub-rbac.ts';
 import { isConditionTrue, type Lease, leaseResource, ResourceClient } from '../../src/kube/index.ts';
-import { admin, Cleanups, env, hub, kubeconfigAs, waitFor } from '../registration/hub/e2e-fixtures.ts';
-import { addonAdmin, tether } from './addon-cli-fixtures.ts';
+import { addonAdmin, tether } from './fixtures/addon-cli.ts';
+import { uniqueName } from './fixtures/helpers.ts';
+import { admin, Cleanups, env, hub, kubeconfigAs, waitFor } from './fixtures/registration-hub.ts';
 import { startTetherHub } from './fixtures/tether-hub-process.ts';
-import { uniqueName } from './helpers.ts';
 
 const cleanups = new Cleanups();
 afterEach(() => cleanups.run());

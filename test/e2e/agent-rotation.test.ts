@@ -15,8 +15,8 @@ import { hubKubeconfigSecretName } from '../../src/api/index.ts';
 import { freePort, localChildEnv, SupervisedProcess, tetherBin } from '../../src/localenv/process.ts';
 import { approveClusterCsrs } from '../../src/registration/hub/index.ts';
 import { pollUntil } from '../../src/wait.ts';
-import { env, hubKc, type JoinedCluster, joinedCluster } from '../registration/e2e-joined-cluster.ts';
-import { adminKubeConfig } from './helpers.ts';
+import { adminKubeConfig } from './fixtures/helpers.ts';
+import { env, hubKc, type JoinedCluster, joinedCluster } from './fixtures/joined-cluster.ts';
 
 const frontend = new URL(env.tunnel.connectFrontendUrl);
 let joined: JoinedCluster;

@@ -9,8 +9,8 @@ import { ApiregistrationV1Api, CoreV1Api } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createCertificateAuthority, issueCertificate } from '../../src/pki/index.ts';
 import { pollUntil } from '../../src/wait.ts';
-import { testEnv } from './env.ts';
-import { adminKubeConfig, kubectl } from './helpers.ts';
+import { testEnv } from './fixtures/env.ts';
+import { adminKubeConfig, kubectl } from './fixtures/helpers.ts';
 
 const env = testEnv();
 const hub = adminKubeConfig(env.hub);

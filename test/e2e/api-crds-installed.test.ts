@@ -5,8 +5,8 @@
 // status write instead of being pruned.
 import { afterAll, describe, expect, it } from 'vitest';
 import { type CrdManifest, hubCrdManifests, managedCrdManifests } from '../../src/api/index.ts';
-import { testEnv } from './env.ts';
-import { kubectl, uniqueName } from './helpers.ts';
+import { testEnv } from './fixtures/env.ts';
+import { kubectl, uniqueName } from './fixtures/helpers.ts';
 
 const env = testEnv();
 const clusterName = uniqueName('managed-namespaces');

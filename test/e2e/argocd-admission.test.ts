@@ -7,9 +7,9 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type GitOpsCluster, gitOpsClusterResource } from '../../src/api/index.ts';
 import { applyObjects, ResourceClient } from '../../src/kube/index.ts';
 import { installPlacementAdmission } from '../../src/placement/hub/index.ts';
-import { Cleanups, createNamespace, hub, waitFor } from '../placement/e2e-fixtures.ts';
-import { kubeconfigAs, admin as rbacAdmin } from '../registration/hub/e2e-fixtures.ts';
-import { uniqueName } from './helpers.ts';
+import { uniqueName } from './fixtures/helpers.ts';
+import { Cleanups, createNamespace, hub, waitFor } from './fixtures/placement.ts';
+import { kubeconfigAs, admin as rbacAdmin } from './fixtures/registration-hub.ts';
 
 const fileCleanups = new Cleanups();
 const cleanups = new Cleanups();

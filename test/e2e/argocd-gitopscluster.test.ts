@@ -31,7 +31,8 @@ import {
   cluster1Target,
   type GatewayFixture,
   startGatewayFixture,
-} from '../gateway/fixtures.ts';
+} from './fixtures/gateway.ts';
+import { kubectl, uniqueName } from './fixtures/helpers.ts';
 import {
   admin,
   Cleanups,
@@ -43,9 +44,8 @@ import {
   hub,
   waitFor,
   waitForDecisions,
-} from '../placement/scheduling/e2e-fixtures.ts';
-import { setUpWorkCluster, type WorkCluster } from '../work/e2e-fixtures.ts';
-import { kubectl, uniqueName } from './helpers.ts';
+} from './fixtures/placement-scheduling.ts';
+import { setUpWorkCluster, type WorkCluster } from './fixtures/work.ts';
 
 interface Secret {
   metadata: { name?: string; namespace?: string; labels?: Record<string, string> };

@@ -7,8 +7,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import { afterAll, describe, expect, it } from 'vitest';
-import { testEnv } from './env.ts';
-import { adminKubeConfig, uniqueName } from './helpers.ts';
+import { testEnv } from './fixtures/env.ts';
+import { adminKubeConfig, uniqueName } from './fixtures/helpers.ts';
 
 const env = testEnv();
 const tmp = mkdtempSync(join(tmpdir(), 'tether-cli-'));

@@ -13,9 +13,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort, localChildEnv, SupervisedProcess, tetherBin } from '../../src/localenv/process.ts';
 import { certificateRequestSubject } from '../../src/pki/index.ts';
 import { pollUntil } from '../../src/wait.ts';
-import * as clusteradm from './clusteradm.ts';
-import { testEnv } from './env.ts';
-import { adminKubeConfig, uniqueName } from './helpers.ts';
+import * as clusteradm from './fixtures/clusteradm.ts';
+import { testEnv } from './fixtures/env.ts';
+import { adminKubeConfig, uniqueName } from './fixtures/helpers.ts';
 
 const env = testEnv();
 const hub = adminKubeConfig(env.hub);

@@ -29,9 +29,9 @@ import {
   hubCore,
   hubKc,
   startGatewayFixture,
-} from '../gateway/fixtures.ts';
-import { Cleanups, waitFor } from '../placement/scheduling/e2e-fixtures.ts';
-import { kubectl, uniqueName } from './helpers.ts';
+} from './fixtures/gateway.ts';
+import { kubectl, uniqueName } from './fixtures/helpers.ts';
+import { Cleanups, waitFor } from './fixtures/placement-scheduling.ts';
 
 const profiles = new ResourceClient<ClusterProfile>(hubKc, clusterProfileResource);
 const clusters = new ResourceClient<ManagedCluster>(hubKc, managedClusterResource);

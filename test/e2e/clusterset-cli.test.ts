@@ -15,8 +15,8 @@ import {
   createNamespace,
   startTestPlacementHub,
   waitFor,
-} from '../placement/e2e-fixtures.ts';
-import { env } from '../registration/hub/e2e-fixtures.ts';
+} from './fixtures/placement.ts';
+import { env } from './fixtures/registration-hub.ts';
 
 const fileCleanups = new Cleanups();
 const cleanups = new Cleanups();

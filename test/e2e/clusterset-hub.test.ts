@@ -19,6 +19,7 @@ import {
   installPlacementAdmission,
   placementAdmissionObjects,
 } from '../../src/placement/hub/index.ts';
+import { uniqueName } from './fixtures/helpers.ts';
 import {
   admin,
   bindingCondition,
@@ -30,9 +31,8 @@ import {
   setCondition,
   startTestPlacementHub,
   waitFor,
-} from '../placement/e2e-fixtures.ts';
-import { kubeconfigAs, admin as rbacAdmin } from '../registration/hub/e2e-fixtures.ts';
-import { uniqueName } from './helpers.ts';
+} from './fixtures/placement.ts';
+import { kubeconfigAs, admin as rbacAdmin } from './fixtures/registration-hub.ts';
 
 const fileCleanups = new Cleanups();
 const cleanups = new Cleanups();

@@ -10,10 +10,10 @@ import {
   ResourceClient,
   runController,
 } from '../../src/kube/index.ts';
-import { testEnv } from './env.ts';
-import { configMapResource, uniqueName } from './helpers.ts';
-import { capturedLog, longBackoff, msUntil, relayedHub } from './relayed-hub.ts';
-import { scratchNamespace } from './scratch-namespace.ts';
+import { testEnv } from './fixtures/env.ts';
+import { configMapResource, uniqueName } from './fixtures/helpers.ts';
+import { capturedLog, longBackoff, msUntil, relayedHub } from './fixtures/relayed-hub.ts';
+import { scratchNamespace } from './fixtures/scratch-namespace.ts';
 
 type ConfigMap = KubeObject & { data?: Record<string, string> };
 const reconciledAnnotation = 'e2e.tether.dev/reconciled';

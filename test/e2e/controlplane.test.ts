@@ -13,8 +13,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { kubeconfigYaml } from '../../src/localenv/kubeconfig-file.ts';
 import { createCertificateRequest } from '../../src/pki/index.ts';
 import { pollUntil } from '../../src/wait.ts';
-import { testEnv } from './env.ts';
-import { adminKubeConfig, uniqueName } from './helpers.ts';
+import { testEnv } from './fixtures/env.ts';
+import { adminKubeConfig, uniqueName } from './fixtures/helpers.ts';
 
 const env = testEnv();
 const admin = adminKubeConfig(env.cluster1);

@@ -6,8 +6,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
-import { testEnv } from './env.ts';
-import { kubectl, uniqueName } from './helpers.ts';
+import { testEnv } from './fixtures/env.ts';
+import { kubectl, uniqueName } from './fixtures/helpers.ts';
 
 const execFileAsync = promisify(execFile);
 const env = testEnv();

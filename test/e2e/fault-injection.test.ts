@@ -22,8 +22,8 @@ import {
 } from '../../src/api/index.ts';
 import { loadKubeconfig, ResourceClient } from '../../src/kube/index.ts';
 import { pollUntil } from '../../src/wait.ts';
-import { kubectl } from './helpers.ts';
-import { descendants, isLive, tetherCommand } from './up-process-tree.ts';
+import { kubectl } from './fixtures/helpers.ts';
+import { descendants, isLive, tetherCommand } from './fixtures/up-process-tree.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'tether-fault-'));
 const CLUSTER = 'cluster1';

@@ -8,8 +8,8 @@ import { type AccessRequest, SubjectAccessReviewAuthorizer } from '../../src/gat
 import type { Caller } from '../../src/gateway/front-proxy.ts';
 import { gatewayGroup, gatewayVersion } from '../../src/gateway/types.ts';
 import { pollUntil } from '../../src/wait.ts';
-import { hubKc } from '../gateway/fixtures.ts';
-import { uniqueName } from './helpers.ts';
+import { hubKc } from './fixtures/gateway.ts';
+import { uniqueName } from './fixtures/helpers.ts';
 
 const rbac = hubKc.makeApiClient(RbacAuthorizationV1Api);
 const sar = hubKc.makeApiClient(AuthorizationV1Api);

@@ -14,9 +14,9 @@ import { UpstreamPools } from '../../src/gateway/upstream.ts';
 import { ResourceClient } from '../../src/kube/index.ts';
 import { logger } from '../../src/log.ts';
 import { pollUntil } from '../../src/wait.ts';
-import { cluster1GatewayToken, runFixtureCleanups } from '../gateway/fixtures.ts';
-import { testEnv } from './env.ts';
-import { adminKubeConfig, kubectl } from './helpers.ts';
+import { testEnv } from './fixtures/env.ts';
+import { cluster1GatewayToken, runFixtureCleanups } from './fixtures/gateway.ts';
+import { adminKubeConfig, kubectl } from './fixtures/helpers.ts';
 
 const env = testEnv();
 const dial = connectFrontendDialer({

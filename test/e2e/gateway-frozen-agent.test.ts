@@ -14,6 +14,8 @@ import {
 } from '../../src/pki/index.ts';
 import { agentSubject } from '../../src/tunnel/identity.ts';
 import { pollUntil } from '../../src/wait.ts';
+import type { HubPki } from '../integration/tunnel-fixtures.ts';
+import { TunnelProcesses } from '../integration/tunnel-process-fixtures.ts';
 import {
   cluster1GatewayToken,
   cluster1Target,
@@ -21,10 +23,8 @@ import {
   type GatewayFixture,
   hubAdminTls,
   startGatewayFixture,
-} from '../gateway/fixtures.ts';
-import type { HubPki } from '../integration/tunnel-fixtures.ts';
-import { TunnelProcesses } from '../integration/tunnel-process-fixtures.ts';
-import { uniqueName } from './helpers.ts';
+} from './fixtures/gateway.ts';
+import { uniqueName } from './fixtures/helpers.ts';
 
 /** --unresponsive-after (5 s) + a PING within 1 s of the request + slack for the aggregator hop */
 const FROZEN_ANSWER_BOUND_MS = 5000 + 1000 + 3000;

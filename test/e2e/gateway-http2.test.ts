@@ -12,8 +12,8 @@ import {
   type GatewayFixture,
   hubAdminTls,
   startGatewayFixture,
-} from '../gateway/fixtures.ts';
-import { uniqueName } from './helpers.ts';
+} from './fixtures/gateway.ts';
+import { uniqueName } from './fixtures/helpers.ts';
 
 let f: GatewayFixture;
 const cluster = uniqueName('gwh2');

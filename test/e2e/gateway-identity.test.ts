@@ -20,8 +20,8 @@ import {
   type GatewayFixture,
   hubUser,
   startGatewayFixture,
-} from '../gateway/fixtures.ts';
-import { kubectl, uniqueName } from './helpers.ts';
+} from './fixtures/gateway.ts';
+import { kubectl, uniqueName } from './fixtures/helpers.ts';
 
 let f: GatewayFixture;
 const cluster = uniqueName('gwid');

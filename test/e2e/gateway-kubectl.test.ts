@@ -12,8 +12,8 @@ import {
   env,
   type GatewayFixture,
   startGatewayFixture,
-} from '../gateway/fixtures.ts';
-import { kubectl, uniqueName } from './helpers.ts';
+} from './fixtures/gateway.ts';
+import { kubectl, uniqueName } from './fixtures/helpers.ts';
 
 let f: GatewayFixture;
 const cluster = uniqueName('gw');

@@ -8,8 +8,8 @@ import { RbacAuthorizationV1Api } from '@kubernetes/client-node';
 import { afterAll, describe, expect, it } from 'vitest';
 import { gatewayHubRbac, issueGatewayServingCertificate, startGateway } from '../../src/gateway/index.ts';
 import { kubeconfigFromParts, ResourceClient } from '../../src/kube/index.ts';
-import { env, hubCore, hubKc } from '../gateway/fixtures.ts';
-import { uniqueName } from './helpers.ts';
+import { env, hubCore, hubKc } from './fixtures/gateway.ts';
+import { uniqueName } from './fixtures/helpers.ts';
 
 const ns = uniqueName('gw-identity');
 const roleName = `tether:gateway:${ns}`;

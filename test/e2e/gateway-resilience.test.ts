@@ -15,8 +15,8 @@ import {
   hubAdminTls,
   hubCore,
   startGatewayFixture,
-} from '../gateway/fixtures.ts';
-import { uniqueName } from './helpers.ts';
+} from './fixtures/gateway.ts';
+import { uniqueName } from './fixtures/helpers.ts';
 
 let f: GatewayFixture;
 const cluster = uniqueName('gwf');

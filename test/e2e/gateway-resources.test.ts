@@ -20,8 +20,8 @@ import {
   hubCore,
   hubKc,
   startGatewayFixture,
-} from '../gateway/fixtures.ts';
-import { kubectl, uniqueName } from './helpers.ts';
+} from './fixtures/gateway.ts';
+import { kubectl, uniqueName } from './fixtures/helpers.ts';
 
 let f: GatewayFixture;
 const cluster = uniqueName('gwr');

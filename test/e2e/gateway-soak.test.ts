@@ -19,8 +19,8 @@ import { adminOrigin, type Holding, holding } from '../../bench/lib/soak-probes.
 import { type SoakProcess, type SoakStack, startSoakStack } from '../../bench/lib/soak-stack.ts';
 import { originPool, UpdateStream, WatchSet } from '../../bench/lib/soak-watch.ts';
 import { pollUntil } from '../../src/wait.ts';
-import { testEnv } from './env.ts';
-import { adminKubeConfig, uniqueName } from './helpers.ts';
+import { testEnv } from './fixtures/env.ts';
+import { adminKubeConfig, uniqueName } from './fixtures/helpers.ts';
 
 const WATCHES = 200;
 const UPDATES = 300;

@@ -19,8 +19,8 @@ import {
   startGatewayFixture,
   startTestUpstream,
   type TestUpstream,
-} from '../gateway/fixtures.ts';
-import { uniqueName } from './helpers.ts';
+} from './fixtures/gateway.ts';
+import { uniqueName } from './fixtures/helpers.ts';
 
 let f: GatewayFixture;
 let upstream: TestUpstream;

@@ -3,9 +3,9 @@
 // histogram and queue depth are there (and Node's process series), as a Prometheus scrape reads them.
 import { afterEach, describe, expect, it } from 'vitest';
 import { managedClusterFinalizer } from '../../src/api/index.ts';
-import { admin, Cleanups, env, waitFor } from '../registration/hub/e2e-fixtures.ts';
+import { uniqueName } from './fixtures/helpers.ts';
+import { admin, Cleanups, env, waitFor } from './fixtures/registration-hub.ts';
 import { startTetherHub } from './fixtures/tether-hub-process.ts';
-import { uniqueName } from './helpers.ts';
 
 const cleanups = new Cleanups();
 afterEach(() => cleanups.run());

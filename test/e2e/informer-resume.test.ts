@@ -12,10 +12,10 @@ import { Informer, type KubeObject, loadKubeconfig, ResourceClient } from '../..
 import { ServerHealth } from '../../src/kube/server-health.ts';
 import type { Logger } from '../../src/log.ts';
 import { pollUntil } from '../../src/wait.ts';
-import { testEnv } from './env.ts';
-import { configMapResource, uniqueName } from './helpers.ts';
-import { capturedLog, longBackoff, msUntil, relayedHub as startRelayedHub } from './relayed-hub.ts';
-import { scratchNamespace } from './scratch-namespace.ts';
+import { testEnv } from './fixtures/env.ts';
+import { configMapResource, uniqueName } from './fixtures/helpers.ts';
+import { capturedLog, longBackoff, msUntil, relayedHub as startRelayedHub } from './fixtures/relayed-hub.ts';
+import { scratchNamespace } from './fixtures/scratch-namespace.ts';
 
 type ConfigMap = KubeObject & { data?: Record<string, string> };
 

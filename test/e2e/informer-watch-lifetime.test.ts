@@ -8,10 +8,10 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { Informer, type KubeObject, loadKubeconfig, ResourceClient } from '../../src/kube/index.ts';
 import { pollUntil } from '../../src/wait.ts';
-import { testEnv } from './env.ts';
-import { configMapResource, uniqueName } from './helpers.ts';
-import { capturedLog } from './relayed-hub.ts';
-import { scratchNamespace } from './scratch-namespace.ts';
+import { testEnv } from './fixtures/env.ts';
+import { configMapResource, uniqueName } from './fixtures/helpers.ts';
+import { capturedLog } from './fixtures/relayed-hub.ts';
+import { scratchNamespace } from './fixtures/scratch-namespace.ts';
 
 /** Longer than the old 25 s watch timeout three times over. */
 const QUIET_MS = 80_000;

@@ -23,9 +23,9 @@ import {
   splitKey,
 } from '../../src/kube/index.ts';
 import { pollUntil } from '../../src/wait.ts';
-import { testEnv } from './env.ts';
-import { uniqueName } from './helpers.ts';
-import { scratchNamespace } from './scratch-namespace.ts';
+import { testEnv } from './fixtures/env.ts';
+import { uniqueName } from './fixtures/helpers.ts';
+import { scratchNamespace } from './fixtures/scratch-namespace.ts';
 
 type ConfigMap = KubeObject & { data?: Record<string, string> };
 const coreKind = (plural: string, kind: string, namespaced: boolean): ResourceDescriptor => {

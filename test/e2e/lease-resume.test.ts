@@ -11,10 +11,10 @@ import {
 import { type Lease, leaseResource, loadKubeconfig, ResourceClient } from '../../src/kube/index.ts';
 import { ManagedClusterLeaseUpdater } from '../../src/registration/agent/lease.ts';
 import { pollUntil } from '../../src/wait.ts';
-import { Cleanups } from '../registration/hub/e2e-fixtures.ts';
-import { testEnv } from './env.ts';
-import { uniqueName } from './helpers.ts';
-import { capturedLog, msUntil, relayedHub } from './relayed-hub.ts';
+import { testEnv } from './fixtures/env.ts';
+import { uniqueName } from './fixtures/helpers.ts';
+import { Cleanups } from './fixtures/registration-hub.ts';
+import { capturedLog, msUntil, relayedHub } from './fixtures/relayed-hub.ts';
 
 /** From restoring the relay to the renewal landing (without the wiring: its whole backoff, ≥ 8 s here). */
 const RESUME_BOUND_MS = 3_000;

@@ -7,14 +7,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManifestWorkReplicaSetCondition } from '../../src/api/index.ts';
 import { findCondition } from '../../src/kube/index.ts';
 import {
-  configMap,
-  dropFinalizers,
-  kinds,
-  onManaged,
-  setUpWorkCluster,
-  type WorkCluster,
-} from '../work/e2e-fixtures.ts';
-import {
   Cleanups,
   createNamespace,
   createPlacement,
@@ -24,7 +16,15 @@ import {
   uniqueName,
   waitFor,
   works,
-} from './manifestworkreplicaset-fixtures.ts';
+} from './fixtures/manifestworkreplicaset.ts';
+import {
+  configMap,
+  dropFinalizers,
+  kinds,
+  onManaged,
+  setUpWorkCluster,
+  type WorkCluster,
+} from './fixtures/work.ts';
 
 const cleanups = new Cleanups();
 const configMaps = onManaged(kinds.configMap);

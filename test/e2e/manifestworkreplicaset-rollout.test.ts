@@ -19,7 +19,7 @@ import {
   uniqueName,
   waitFor,
   works,
-} from './manifestworkreplicaset-fixtures.ts';
+} from './fixtures/manifestworkreplicaset.ts';
 
 const cleanups = new Cleanups();
 let ns: string;

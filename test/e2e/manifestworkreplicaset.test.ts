@@ -26,7 +26,7 @@ import {
   uniqueName,
   waitFor,
   works,
-} from './manifestworkreplicaset-fixtures.ts';
+} from './fixtures/manifestworkreplicaset.ts';
 
 const cleanups = new Cleanups();
 let ns: string;

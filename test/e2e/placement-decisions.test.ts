@@ -15,7 +15,7 @@ import {
   hub,
   waitFor,
   waitForDecisions,
-} from '../placement/scheduling/e2e-fixtures.ts';
+} from './fixtures/placement-scheduling.ts';
 
 const cleanups = new Cleanups();
 afterEach(() => cleanups.run());

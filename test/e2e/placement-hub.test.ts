@@ -7,6 +7,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { clusterSetLabel, defaultClusterSetName, placementLabel } from '../../src/api/index.ts';
 import { type Lease, leaseResource, ResourceClient } from '../../src/kube/index.ts';
 import { placementAdmissionObjects, placementLeaderLeaseNamespace } from '../../src/placement/hub/index.ts';
+import { uniqueName } from './fixtures/helpers.ts';
 import {
   admin,
   Cleanups,
@@ -16,9 +17,8 @@ import {
   hub,
   startTestPlacementHub,
   waitFor,
-} from '../placement/e2e-fixtures.ts';
-import { env } from '../registration/hub/e2e-fixtures.ts';
-import { uniqueName } from './helpers.ts';
+} from './fixtures/placement.ts';
+import { env } from './fixtures/registration-hub.ts';
 
 const cleanups = new Cleanups();
 afterEach(() => cleanups.run());

@@ -15,6 +15,8 @@ import { clusterSetLabel } from '../../src/api/placement.ts';
 import { findCondition, formatMicroTime } from '../../src/kube/index.ts';
 import { startPlacementHub } from '../../src/placement/hub/index.ts';
 import { setClusterConditions } from '../../src/registration/hub/context.ts';
+import { uniqueName } from './fixtures/helpers.ts';
+import { configMapManifest, replicaSets, works } from './fixtures/manifestworkreplicaset.ts';
 import {
   admin,
   Cleanups,
@@ -25,14 +27,8 @@ import {
   hub,
   waitFor,
   waitForDecisions,
-} from '../placement/scheduling/e2e-fixtures.ts';
-import {
-  createCluster,
-  admin as registrationAdmin,
-  startScopedHub,
-} from '../registration/hub/e2e-fixtures.ts';
-import { uniqueName } from './helpers.ts';
-import { configMapManifest, replicaSets, works } from './manifestworkreplicaset-fixtures.ts';
+} from './fixtures/placement-scheduling.ts';
+import { createCluster, admin as registrationAdmin, startScopedHub } from './fixtures/registration-hub.ts';
 
 const cleanups = new Cleanups();
 afterEach(() => cleanups.run());

@@ -3,6 +3,7 @@
 // change of a claim re-decides.
 import { afterEach, describe, it } from 'vitest';
 import { startPlacementController } from '../../src/placement/hub/placement-controller.ts';
+import { uniqueName } from './fixtures/helpers.ts';
 import {
   admin,
   Cleanups,
@@ -12,8 +13,7 @@ import {
   createPlacement,
   hub,
   waitForDecisions,
-} from '../placement/scheduling/e2e-fixtures.ts';
-import { uniqueName } from './helpers.ts';
+} from './fixtures/placement-scheduling.ts';
 
 const cleanups = new Cleanups();
 afterEach(() => cleanups.run());

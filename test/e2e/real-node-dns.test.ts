@@ -24,7 +24,7 @@ import {
   ownLeftovers,
   type SharedHostState,
   sharedHostState,
-} from './real-node-host.ts';
+} from './fixtures/real-node-host.ts';
 
 const exec = promisify(execFile);
 const NAME = `rd${process.pid % 100000}`;

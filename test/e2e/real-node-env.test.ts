@@ -26,7 +26,7 @@ import {
   ownLeftovers,
   type SharedHostState,
   sharedHostState,
-} from './real-node-host.ts';
+} from './fixtures/real-node-host.ts';
 
 const exec = promisify(execFile);
 const PROBE = fileURLToPath(new URL('./fixtures/netns-probe.ts', import.meta.url));

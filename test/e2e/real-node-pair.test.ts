@@ -13,7 +13,7 @@ import { cgroupsLeft, pidsInCgroupTree } from '../../src/localenv/node-host-stat
 import { ensureNodeImages } from '../../src/localenv/node-images.ts';
 import { createNodeNetwork, type NodeNetwork } from '../../src/localenv/node-network.ts';
 import { pollUntil } from '../../src/wait.ts';
-import { newSharedState, nodeShimSockets, ownLeftovers, sharedHostState } from './real-node-host.ts';
+import { newSharedState, nodeShimSockets, ownLeftovers, sharedHostState } from './fixtures/real-node-host.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'tether-real-node-pair-'));
 const started: Array<{ network: NodeNetwork; cp?: ControlPlane; node?: RealNode }> = [];

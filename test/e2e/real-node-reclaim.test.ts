@@ -12,7 +12,7 @@ import { ensureNodeImages } from '../../src/localenv/node-images.ts';
 import { createNodeNetwork, processesInNetns } from '../../src/localenv/node-network.ts';
 import { reclaimStaleNode } from '../../src/localenv/node-reclaim.ts';
 import { pollUntil } from '../../src/wait.ts';
-import { newSharedState, nodeShimSockets, ownLeftovers, sharedHostState } from './real-node-host.ts';
+import { newSharedState, nodeShimSockets, ownLeftovers, sharedHostState } from './fixtures/real-node-host.ts';
 
 const NAME = `rk${process.pid % 100000}`;
 const dir = mkdtempSync(join(tmpdir(), 'tether-real-node-reclaim-'));

@@ -23,7 +23,7 @@ import {
   ownLeftovers,
   type SharedHostState,
   sharedHostState,
-} from './real-node-host.ts';
+} from './fixtures/real-node-host.ts';
 
 const exec = promisify(execFile);
 const NAME = `rn${process.pid % 100000}`;

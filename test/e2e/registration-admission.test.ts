@@ -11,6 +11,7 @@ import {
   roleBindingResource,
   roleResource,
 } from '../../src/registration/hub/resources.ts';
+import { uniqueName } from './fixtures/helpers.ts';
 import {
   admin,
   agentKubeconfig,
@@ -22,8 +23,7 @@ import {
   kubeconfigAs,
   startScopedHub,
   waitFor,
-} from '../registration/hub/e2e-fixtures.ts';
-import { uniqueName } from './helpers.ts';
+} from './fixtures/registration-hub.ts';
 
 const cleanups = new Cleanups();
 afterEach(() => cleanups.run());

@@ -18,8 +18,8 @@ import { createCertificateAuthority, issueCertificate } from '../../src/pki/inde
 import { goTimeString } from '../../src/registration/agent/certificate-reporting.ts';
 import { type Secret, secretResource } from '../../src/registration/agent/kinds.ts';
 import { pollUntil } from '../../src/wait.ts';
-import { type AgentFixture, agentFixture } from '../registration/agent/fixtures.ts';
-import { testEnv } from './env.ts';
+import { testEnv } from './fixtures/env.ts';
+import { type AgentFixture, agentFixture } from './fixtures/registration-agent.ts';
 
 const env = testEnv();
 

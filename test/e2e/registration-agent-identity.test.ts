@@ -19,8 +19,8 @@ import {
   ClusterCertificateRotatedCondition,
 } from '../../src/registration/agent/index.ts';
 import { pollUntil } from '../../src/wait.ts';
-import { type AgentFixture, agentFixture } from '../registration/agent/fixtures.ts';
-import { testEnv } from './env.ts';
+import { testEnv } from './fixtures/env.ts';
+import { type AgentFixture, agentFixture } from './fixtures/registration-agent.ts';
 
 const env = testEnv();
 let fx: AgentFixture | undefined;

@@ -3,12 +3,7 @@
 // it again the agent reports it Available with the certificate it already had.
 import { afterAll, describe, expect, it } from 'vitest';
 import { pollUntil } from '../../src/wait.ts';
-import {
-  availableOf,
-  clusters,
-  type JoinedCluster,
-  joinedCluster,
-} from '../registration/e2e-joined-cluster.ts';
+import { availableOf, clusters, type JoinedCluster, joinedCluster } from './fixtures/joined-cluster.ts';
 
 let joined: JoinedCluster | undefined;
 

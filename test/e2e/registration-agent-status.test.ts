@@ -15,10 +15,10 @@ import {
 import { type Condition, findCondition, loadKubeconfig, ResourceClient } from '../../src/kube/index.ts';
 import { type Node, nodeResource } from '../../src/registration/agent/kinds.ts';
 import { pollUntil } from '../../src/wait.ts';
-import { type AgentFixture, agentFixture } from '../registration/agent/fixtures.ts';
-import { startTcpRelay } from '../registration/agent/tcp-relay.ts';
-import { testEnv } from './env.ts';
-import { uniqueName } from './helpers.ts';
+import { testEnv } from './fixtures/env.ts';
+import { uniqueName } from './fixtures/helpers.ts';
+import { type AgentFixture, agentFixture } from './fixtures/registration-agent.ts';
+import { startTcpRelay } from './fixtures/tcp-relay.ts';
 
 const env = testEnv();
 let fx: AgentFixture | undefined;

@@ -16,8 +16,8 @@ import {
 import { findCondition, isForbidden, ResourceClient } from '../../src/kube/index.ts';
 import { certificateInfo, certificateRequestSubject } from '../../src/pki/index.ts';
 import { pollUntil } from '../../src/wait.ts';
-import { type AgentFixture, agentFixture } from '../registration/agent/fixtures.ts';
-import { testEnv } from './env.ts';
+import { testEnv } from './fixtures/env.ts';
+import { type AgentFixture, agentFixture } from './fixtures/registration-agent.ts';
 
 const env = testEnv();
 const hubPort = new URL(env.hub.apiserverUrl).port;

@@ -22,7 +22,7 @@ import {
   type JoinedCluster,
   joinedCluster,
   taintsOf,
-} from '../registration/e2e-joined-cluster.ts';
+} from './fixtures/joined-cluster.ts';
 
 const leases = new ResourceClient<Lease>(hubKc, leaseResource);
 const LEASE_SECONDS = 10;

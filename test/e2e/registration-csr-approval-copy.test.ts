@@ -8,8 +8,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { clusterNameLabel } from '../../src/api/index.ts';
 import { approveCsr } from '../../src/registration/hub/csr-approval.ts';
 import { agentSubject } from '../../src/tunnel/identity.ts';
-import { admin, approvalOf, Cleanups, hub, requestCertificate } from '../registration/hub/e2e-fixtures.ts';
-import { uniqueName } from './helpers.ts';
+import { uniqueName } from './fixtures/helpers.ts';
+import { admin, approvalOf, Cleanups, hub, requestCertificate } from './fixtures/registration-hub.ts';
 
 const cleanups = new Cleanups();
 afterAll(() => cleanups.run());

@@ -9,6 +9,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ManagedClusterCondition } from '../../src/api/index.ts';
 import { approveClusterCsrs, CsrApprovalReason } from '../../src/registration/hub/index.ts';
 import { agentSubject } from '../../src/tunnel/identity.ts';
+import { uniqueName } from './fixtures/helpers.ts';
 import {
   admin,
   agentKubeconfig,
@@ -22,8 +23,7 @@ import {
   requestCertificate,
   startScopedHub,
   waitFor,
-} from '../registration/hub/e2e-fixtures.ts';
-import { uniqueName } from './helpers.ts';
+} from './fixtures/registration-hub.ts';
 
 const scope = uniqueName('csrtrust');
 const fileCleanups = new Cleanups();

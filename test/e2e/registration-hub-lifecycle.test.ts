@@ -19,6 +19,7 @@ import {
   hubLeaderLeaseNamespace,
   ManagedClusterDeleting,
 } from '../../src/registration/hub/index.ts';
+import { uniqueName } from './fixtures/helpers.ts';
 import {
   admin,
   Cleanups,
@@ -28,8 +29,7 @@ import {
   hub,
   startScopedHub,
   waitFor,
-} from '../registration/hub/e2e-fixtures.ts';
-import { uniqueName } from './helpers.ts';
+} from './fixtures/registration-hub.ts';
 
 const scope = uniqueName('hub');
 const cleanups = new Cleanups();

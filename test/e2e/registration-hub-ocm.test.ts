@@ -28,6 +28,7 @@ import { mayRenewClientCertificate } from '../../src/registration/hub/csr-approv
 import { approveClusterCsrs } from '../../src/registration/hub/index.ts';
 import type { CertificateSigningRequest } from '../../src/registration/hub/resources.ts';
 import { agentSubject } from '../../src/tunnel/identity.ts';
+import { uniqueName } from './fixtures/helpers.ts';
 import {
   admin,
   agentKubeconfig,
@@ -43,8 +44,7 @@ import {
   requestCertificate,
   startScopedHub,
   waitFor,
-} from '../registration/hub/e2e-fixtures.ts';
-import { uniqueName } from './helpers.ts';
+} from './fixtures/registration-hub.ts';
 
 const scope = uniqueName('hubocm');
 const fileCleanups = new Cleanups();

@@ -9,8 +9,8 @@ import { findCondition } from '../../src/kube/index.ts';
 import { clusterRbacName, namespaceRbacName } from '../../src/registration/hub/index.ts';
 import { clusterRules } from '../../src/registration/hub/rbac.ts';
 import type { RbacBinding } from '../../src/registration/hub/resources.ts';
-import { admin, Cleanups, createCluster, startScopedHub, waitFor } from '../registration/hub/e2e-fixtures.ts';
-import { uniqueName } from './helpers.ts';
+import { uniqueName } from './fixtures/helpers.ts';
+import { admin, Cleanups, createCluster, startScopedHub, waitFor } from './fixtures/registration-hub.ts';
 
 const scope = uniqueName('hub-repair');
 const fileCleanups = new Cleanups();

@@ -8,6 +8,7 @@ import { ManagedClusterCondition, type ManifestWork, manifestWorkResource } from
 import { findCondition, ResourceClient } from '../../src/kube/index.ts';
 import { manifestWorkCleanupFinalizer, namespaceRbacName } from '../../src/registration/hub/index.ts';
 import { startWorkAgent } from '../../src/work/agent/index.ts';
+import { adminKubeConfig, uniqueName } from './fixtures/helpers.ts';
 import {
   admin,
   agentKubeconfig,
@@ -18,8 +19,7 @@ import {
   hub,
   startScopedHub,
   waitFor,
-} from '../registration/hub/e2e-fixtures.ts';
-import { adminKubeConfig, uniqueName } from './helpers.ts';
+} from './fixtures/registration-hub.ts';
 
 const scope = uniqueName('hubwork');
 const fileCleanups = new Cleanups();

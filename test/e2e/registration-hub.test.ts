@@ -27,6 +27,7 @@ import {
 } from '../../src/registration/hub/index.ts';
 import { clusterRules } from '../../src/registration/hub/rbac.ts';
 import { agentSubject } from '../../src/tunnel/identity.ts';
+import { uniqueName } from './fixtures/helpers.ts';
 import {
   admin,
   agentKubeconfig,
@@ -41,8 +42,7 @@ import {
   requestCertificate,
   startScopedHub,
   waitFor,
-} from '../registration/hub/e2e-fixtures.ts';
-import { uniqueName } from './helpers.ts';
+} from './fixtures/registration-hub.ts';
 
 const scope = uniqueName('hub');
 const fileCleanups = new Cleanups();

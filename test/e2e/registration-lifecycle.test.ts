@@ -12,7 +12,7 @@ import {
   type JoinedCluster,
   joinedCluster,
   taintsOf,
-} from '../registration/e2e-joined-cluster.ts';
+} from './fixtures/joined-cluster.ts';
 
 const LEASE_SECONDS = 2;
 let joined: JoinedCluster | undefined;

@@ -24,7 +24,7 @@ import {
   startAgent,
   waitForCondition,
   waitForProjection,
-} from '../serviceaccount/fixtures.ts';
+} from './fixtures/serviceaccount.ts';
 
 const reviews = new ResourceClient<TokenReview>(managedAdmin, tokenReviewResource);
 

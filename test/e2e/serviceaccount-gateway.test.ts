@@ -14,7 +14,8 @@ import {
   cluster1Target,
   type GatewayFixture,
   startGatewayFixture,
-} from '../gateway/fixtures.ts';
+} from './fixtures/gateway.ts';
+import { kubectl, uniqueName } from './fixtures/helpers.ts';
 import {
   createMsa,
   decode,
@@ -25,8 +26,7 @@ import {
   scratchFile,
   startAgent,
   waitForProjection,
-} from '../serviceaccount/fixtures.ts';
-import { kubectl, uniqueName } from './helpers.ts';
+} from './fixtures/serviceaccount.ts';
 
 let f: GatewayFixture;
 const gatewayCluster = uniqueName('msa-gw');

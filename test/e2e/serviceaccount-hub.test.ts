@@ -9,6 +9,7 @@ import {
   listManagedServiceAccounts,
   startServiceAccountHub,
 } from '../../src/serviceaccount/index.ts';
+import { uniqueName } from './fixtures/helpers.ts';
 import {
   createMsa,
   hubAdmin,
@@ -21,8 +22,7 @@ import {
   startAgent,
   waitForProjection,
   waitGone,
-} from '../serviceaccount/fixtures.ts';
-import { uniqueName } from './helpers.ts';
+} from './fixtures/serviceaccount.ts';
 
 let a: MsaCluster;
 let b: MsaCluster;

@@ -26,7 +26,7 @@ import {
   tokenOf,
   waitForProjection,
   waitGone,
-} from '../serviceaccount/fixtures.ts';
+} from './fixtures/serviceaccount.ts';
 
 const reviews = new ResourceClient<TokenReview>(managedAdmin, tokenReviewResource);
 const authenticated = async (token: string) =>

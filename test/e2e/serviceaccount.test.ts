@@ -7,6 +7,7 @@ import { ResourceClient } from '../../src/kube/index.ts';
 import { type TokenReview, tokenReviewResource } from '../../src/serviceaccount/core.ts';
 import { decodeTokenClaims, serviceAccountUsername } from '../../src/serviceaccount/index.ts';
 import { pollUntil } from '../../src/wait.ts';
+import { kubectl } from './fixtures/helpers.ts';
 import {
   createMsa,
   decode,
@@ -30,8 +31,7 @@ import {
   tokenOf,
   waitForCondition,
   waitForProjection,
-} from '../serviceaccount/fixtures.ts';
-import { kubectl } from './helpers.ts';
+} from './fixtures/serviceaccount.ts';
 
 const reviews = new ResourceClient<TokenReview>(managedAdmin, tokenReviewResource);
 const review = async (token: string, audiences?: string[]) =>

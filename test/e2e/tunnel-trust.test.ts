@@ -23,8 +23,8 @@ import {
 import { agentSubject } from '../../src/tunnel/identity.ts';
 import { pollUntil } from '../../src/wait.ts';
 import { echoServer, roundTrip } from '../integration/tunnel-fixtures.ts';
-import { testEnv } from './env.ts';
-import { adminKubeConfig, uniqueName } from './helpers.ts';
+import { testEnv } from './fixtures/env.ts';
+import { adminKubeConfig, uniqueName } from './fixtures/helpers.ts';
 
 const env = testEnv();
 const hubKc = adminKubeConfig(env.hub);

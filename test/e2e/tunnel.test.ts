@@ -6,8 +6,8 @@ import { type TLSSocket, connect as tlsConnect } from 'node:tls';
 import { CoreV1Api, RbacAuthorizationV1Api } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { pollUntil } from '../../src/wait.ts';
-import { testEnv } from './env.ts';
-import { adminKubeConfig, uniqueName } from './helpers.ts';
+import { testEnv } from './fixtures/env.ts';
+import { adminKubeConfig, uniqueName } from './fixtures/helpers.ts';
 
 const env = testEnv();
 const frontend = new URL(env.tunnel.connectFrontendUrl);

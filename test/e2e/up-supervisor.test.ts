@@ -10,14 +10,14 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { pollUntil } from '../../src/wait.ts';
-import { kubectl, uniqueName } from './helpers.ts';
+import { kubectl, uniqueName } from './fixtures/helpers.ts';
 import {
   descendants,
   isLive,
   type ProcessEntry,
   processesMentioning,
   tetherCommand,
-} from './up-process-tree.ts';
+} from './fixtures/up-process-tree.ts';
 
 interface Up {
   child: ChildProcess;

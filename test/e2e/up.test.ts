@@ -8,8 +8,14 @@ import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { pollUntil } from '../../src/wait.ts';
-import { kubectl } from './helpers.ts';
-import { fileCredentials, filesUnder, isLogFile, leaksIn, secretCredentials } from './log-secrets.ts';
+import { kubectl } from './fixtures/helpers.ts';
+import {
+  fileCredentials,
+  filesUnder,
+  isLogFile,
+  leaksIn,
+  secretCredentials,
+} from './fixtures/log-secrets.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'tether-up-test-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

@@ -6,6 +6,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ManifestWork } from '../../src/api/index.ts';
 import { type KubeObject, ResourceClient } from '../../src/kube/index.ts';
+import { testEnv } from './fixtures/env.ts';
+import { kubectl } from './fixtures/helpers.ts';
 import {
   appliedWorks,
   conditionStatus,
@@ -22,9 +24,7 @@ import {
   unique,
   type WorkCluster,
   waitFor,
-} from '../work/e2e-fixtures.ts';
-import { testEnv } from './env.ts';
-import { kubectl } from './helpers.ts';
+} from './fixtures/work.ts';
 
 const env = testEnv();
 let cluster: WorkCluster;

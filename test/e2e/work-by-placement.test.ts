@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tetherBin } from '../../src/localenv/process.ts';
-import { testEnv } from './env.ts';
+import { testEnv } from './fixtures/env.ts';
 import {
   Cleanups,
   clustersWithWork,
@@ -23,7 +23,7 @@ import {
   uniqueName,
   waitFor,
   works,
-} from './manifestworkreplicaset-fixtures.ts';
+} from './fixtures/manifestworkreplicaset.ts';
 
 const env = testEnv();
 const cleanups = new Cleanups();

@@ -27,7 +27,7 @@ import {
   unique,
   type WorkCluster,
   waitFor,
-} from '../work/e2e-fixtures.ts';
+} from './fixtures/work.ts';
 
 const configMaps = onManaged(kinds.configMap);
 const pods = new ResourceClient<KubeObject & { status?: { phase?: string } }>(managed, {

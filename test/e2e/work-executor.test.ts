@@ -14,7 +14,7 @@ import {
   setUpWorkCluster,
   unique,
   type WorkCluster,
-} from '../work/e2e-fixtures.ts';
+} from './fixtures/work.ts';
 
 let cluster: WorkCluster;
 const rbac = 'rbac.authorization.k8s.io' as const;

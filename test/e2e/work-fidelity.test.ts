@@ -21,7 +21,7 @@ import {
   unique,
   type WorkCluster,
   waitFor,
-} from '../work/e2e-fixtures.ts';
+} from './fixtures/work.ts';
 
 const configMaps = onManaged(kinds.configMap);
 let cluster: WorkCluster;

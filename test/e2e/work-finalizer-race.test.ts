@@ -34,7 +34,7 @@ import {
   setUpWorkCluster,
   unique,
   type WorkCluster,
-} from '../work/e2e-fixtures.ts';
+} from './fixtures/work.ts';
 
 let cluster: WorkCluster;
 let ns: string;

@@ -31,7 +31,7 @@ import {
   unique,
   type WorkCluster,
   waitFor,
-} from '../work/e2e-fixtures.ts';
+} from './fixtures/work.ts';
 
 type ConfigMap = { data?: Record<string, string> };
 const configMaps = onManaged<ConfigMap & { metadata?: { uid?: string } }>(kinds.configMap);

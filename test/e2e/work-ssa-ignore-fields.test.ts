@@ -15,7 +15,7 @@ import {
   setUpWorkCluster,
   unique,
   type WorkCluster,
-} from '../work/e2e-fixtures.ts';
+} from './fixtures/work.ts';
 
 type ConfigMap = KubeObject & { data?: Record<string, string> };
 const configMaps = onManaged<ConfigMap>(kinds.configMap);

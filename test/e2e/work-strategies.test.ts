@@ -5,6 +5,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ManifestConfigOption, ManifestWork } from '../../src/api/index.ts';
 import type { KubeObject } from '../../src/kube/index.ts';
+import { testEnv } from './fixtures/env.ts';
+import { kubectl } from './fixtures/helpers.ts';
 import {
   configMap,
   isSettled,
@@ -16,9 +18,7 @@ import {
   unique,
   type WorkCluster,
   waitFor,
-} from '../work/e2e-fixtures.ts';
-import { testEnv } from './env.ts';
-import { kubectl } from './helpers.ts';
+} from './fixtures/work.ts';
 
 type ConfigMap = KubeObject & { data?: Record<string, string> };
 
