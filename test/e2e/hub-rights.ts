@@ -12,6 +12,7 @@
 // Verbs and resources are space-separated; `<cluster>` in a name stands for the identity's cluster.
 import { addonAgentUser, addonDefaultGroups } from '../../src/addon/hub/registration-subject.ts';
 import { clusterAgentGroups, clusterAgentUser } from '../../src/api/index.ts';
+import { defaultCredentialNamespace } from '../../src/gateway/index.ts';
 import { hubNames, hubNamespace } from '../../src/install/names.ts';
 import {
   BOOTSTRAP_NAMESPACE,
@@ -68,8 +69,8 @@ const authn = 'authentication.k8s.io';
 const authz = 'authorization.k8s.io';
 const readWrite = 'get list watch create update patch delete';
 
-/** Hub namespaces the hub components' rights name. */
-export const credentialNamespace = 'open-cluster-management-credentials';
+/** cluster-gateway's credential Secrets' namespace, where the gateway reads Secrets. */
+export const credentialNamespace = defaultCredentialNamespace;
 
 const serviceAccount = (namespace: string, name: string, label: string): HubSubject => ({
   label,
