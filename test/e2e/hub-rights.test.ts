@@ -1,11 +1,12 @@
 // Every hub credential holds exactly the rights hub-rights.ts lists, on the shared real hub with its
 // RBAC made by tether's own code: what `tether init` applies (hub.ts's namespaces, ServiceAccounts
 // and RBAC, the bootstrap identity), two accepted clusters whose namespaces and grants the
-// registration hub made, and the built-in add-ons' Roles their registration controllers made. Each
-// identity (user and groups) is impersonated in a SelfSubjectRulesReview in each namespace that
-// matters — its own cluster's, another cluster's, an unrelated one, kube-system and the hub's
-// namespaces — and what comes back, less what every authenticated user holds, must be its list:
-// a right not listed fails, and so does a listed right it does not hold.
+// registration hub made (and one it has not accepted), and the built-in add-ons' Roles their
+// registration controllers made. Each identity (user and groups) is impersonated in a
+// SelfSubjectRulesReview in each namespace that matters — its own cluster's, another cluster's, an
+// unrelated one, kube-system and the hub's namespaces — and what comes back, less what every
+// authenticated user holds, must be its list: a right not listed fails, and so does a listed right
+// it does not hold.
 import { type KubeConfig, type KubernetesObject, KubernetesObjectApi } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { builtinAddon, builtinAddonNames } from '../../src/addon/builtin/index.ts';
@@ -16,7 +17,7 @@ import { hubManifests } from '../../src/install/hub.ts';
 import { hubNamespace } from '../../src/install/names.ts';
 import { findCondition, isNotFound, ResourceClient } from '../../src/kube/index.ts';
 import { BOOTSTRAP_NAMESPACE, bootstrapIdentityObjects } from '../../src/registration/bootstrap.ts';
-import { namespaceGrants, namespaceRbacName } from '../../src/registration/hub/resources.ts';
+import { clusterRbacName, namespaceGrants, namespaceRbacName } from '../../src/registration/hub/resources.ts';
 import {
   admin,
   Cleanups,
@@ -26,7 +27,13 @@ import {
   waitFor,
 } from '../registration/hub/e2e-fixtures.ts';
 import { uniqueName } from './helpers.ts';
-import { credentialNamespace, type HubSubject, hubRights, rightsTestName } from './hub-rights.ts';
+import {
+  credentialNamespace,
+  type HubSubject,
+  hubRights,
+  type IdentityRights,
+  rightsTestName,
+} from './hub-rights.ts';
 import {
   baselineRights,
   describeProblems,
@@ -44,6 +51,7 @@ const cleanups = new Cleanups();
 const addons = new ResourceClient<ManagedClusterAddOn>(hub, managedClusterAddOnResource);
 let ownCluster = '';
 let otherCluster = '';
+let notAcceptedCluster = '';
 
 /** What `tether init` applies that decides hub rights: its namespaces, ServiceAccounts and RBAC. */
 function initRbacObjects(): KubernetesObject[] {
@@ -122,6 +130,11 @@ beforeAll(async () => {
     }
     ownCluster = await acceptedClusterWithAddons(scope);
     otherCluster = await acceptedClusterWithAddons(scope);
+    notAcceptedCluster = await createCluster(cleanups, scope, { hubAcceptsClient: false });
+    await waitFor(
+      () => admin.clusterRoles.get(clusterRbacName(notAcceptedCluster)),
+      `the registration hub's ClusterRole of ${notAcceptedCluster}`,
+    );
   } catch (err) {
     await cleanups.run().catch(() => undefined);
     throw err;
@@ -130,13 +143,19 @@ beforeAll(async () => {
 
 afterAll(() => cleanups.run(), 120_000);
 
+/** The cluster `identity` belongs to (a per-cluster identity's own; any for the others). */
+function clusterOf(identity?: IdentityRights): string {
+  return identity?.notAccepted ? notAcceptedCluster : ownCluster;
+}
+
 /** The namespaces every identity is looked at in, each with what it is to the identity. */
-function namespaces(perCluster = false): Array<{ label: string; namespace: string }> {
+function namespaces(identity?: IdentityRights): Array<{ label: string; namespace: string }> {
+  const perCluster = identity?.perCluster === true;
   return [
-    { label: perCluster ? 'its cluster namespace' : 'a cluster namespace', namespace: ownCluster },
+    { label: perCluster ? 'its cluster namespace' : 'a cluster namespace', namespace: clusterOf(identity) },
     {
       label: perCluster ? "another cluster's namespace" : 'another cluster namespace',
-      namespace: otherCluster,
+      namespace: identity?.notAccepted ? ownCluster : otherCluster,
     },
     { label: 'an unrelated namespace', namespace: unrelated.namespace },
     { label: 'kube-system', namespace: 'kube-system' },
@@ -189,11 +208,12 @@ describe('hub credentials', () => {
   for (const identity of hubRights)
     it(rightsTestName(identity), async () => {
       const lines: string[] = [];
-      for (const subject of identity.subjects(ownCluster)) {
+      const cluster = clusterOf(identity);
+      for (const subject of identity.subjects(cluster)) {
         const who = `${identity.key} (${subject.label} ${subject.user})`;
-        const listed = (namespace: string) => expectedRights(identity, namespace, ownCluster);
+        const listed = (namespace: string) => expectedRights(identity, namespace, cluster);
         const base = baselineRights(isServiceAccount(subject));
-        lines.push(...(await findings(who, subject, namespaces(identity.perCluster), listed, base)));
+        lines.push(...(await findings(who, subject, namespaces(identity), listed, base)));
       }
       expect(lines).toEqual([]);
     });

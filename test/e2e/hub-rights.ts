@@ -45,6 +45,8 @@ export interface IdentityRights {
   holder: string;
   /** whether the identity belongs to one managed cluster (then `<cluster>` means that cluster) */
   perCluster: boolean;
+  /** for a per-cluster identity: its cluster exists but is not accepted (never, or denied) */
+  notAccepted?: true;
   subjects(cluster: string): HubSubject[];
   everywhere: Grant[];
   ownClusterNamespace?: Grant[];
@@ -77,6 +79,14 @@ const serviceAccount = (namespace: string, name: string, label: string): HubSubj
   user: `system:serviceaccount:${namespace}:${name}`,
   groups: ['system:serviceaccounts', `system:serviceaccounts:${namespace}`, 'system:authenticated'],
 });
+
+const clusterSubject = (c: string): HubSubject[] => [
+  {
+    label: 'registration/work agent',
+    user: clusterAgentUser(c, 'agent'),
+    groups: [...clusterAgentGroups(c), 'system:authenticated'],
+  },
+];
 
 const addonSubject = (name: string) => (c: string) => [
   {
@@ -119,13 +129,7 @@ export const hubRights: IdentityRights[] = [
     holder:
       "The cluster's registration identity (`hub-kubeconfig-secret`), which tether's registration, work and in-process ManagedServiceAccount agents share, as OCM's klusterlet does: every grant is bound to the group `system:open-cluster-management:<cluster>` (src/registration/hub/rbac.ts).",
     perCluster: true,
-    subjects: (c) => [
-      {
-        label: 'registration/work agent',
-        user: clusterAgentUser(c, 'agent'),
-        groups: [...clusterAgentGroups(c), 'system:authenticated'],
-      },
-    ],
+    subjects: clusterSubject,
     everywhere: [
       grant(cluster, 'managedclusters', 'get list watch update patch', ['<cluster>']),
       grant(cluster, 'managedclusters/status', 'patch update', ['<cluster>']),
@@ -147,6 +151,16 @@ export const hubRights: IdentityRights[] = [
       grant(msa, 'managedserviceaccounts/status', 'get update patch'),
       grant(core, 'secrets', readWrite),
     ],
+  },
+  {
+    key: 'cluster:not-accepted',
+    credential: "a managed cluster's hub credential while its cluster is not accepted",
+    holder:
+      'The same credential before the hub accepts its cluster, or after a deny: the hub shrinks its ClusterRole to reading its own ManagedCluster (so the agent sees it is not accepted) and removes its namespace grants (after a deny the work grant stays until its ManifestWorks are gone).',
+    perCluster: true,
+    notAccepted: true,
+    subjects: clusterSubject,
+    everywhere: [grant(cluster, 'managedclusters', 'get list watch', ['<cluster>'])],
   },
   {
     key: 'addon:managed-serviceaccount',
