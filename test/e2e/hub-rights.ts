@@ -10,6 +10,7 @@
 //   - `inNamespace`: in addition, in the named namespaces;
 //   - another cluster's namespace and any unrelated namespace: nothing more than `everywhere`.
 // Verbs and resources are space-separated; `<cluster>` in a name stands for the identity's cluster.
+// After editing a list, `node test/docs/hub-rights-table.ts` rewrites docs/security.md's tables.
 import { addonAgentUser, addonDefaultGroups } from '../../src/addon/hub/registration-subject.ts';
 import { clusterAgentGroups, clusterAgentUser } from '../../src/api/index.ts';
 import { defaultCredentialNamespace } from '../../src/gateway/index.ts';
