@@ -1,4 +1,4 @@
-// docs/security.md shows each hub credential's rights exactly as test/e2e/hub-rights.ts lists them.
+// docs/security.md shows each hub credential's rights exactly as test/e2e/fixtures/hub-rights.ts lists them.
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { renderHubRights, securityDoc, withSection } from './hub-rights-table.ts';

@@ -18,22 +18,14 @@ import { hubNamespace } from '../../src/install/names.ts';
 import { findCondition, isNotFound, ResourceClient } from '../../src/kube/index.ts';
 import { BOOTSTRAP_NAMESPACE, bootstrapIdentityObjects } from '../../src/registration/bootstrap.ts';
 import { clusterRbacName, namespaceGrants, namespaceRbacName } from '../../src/registration/hub/resources.ts';
-import {
-  admin,
-  Cleanups,
-  createCluster,
-  hub,
-  startScopedHub,
-  waitFor,
-} from '../registration/hub/e2e-fixtures.ts';
-import { uniqueName } from './helpers.ts';
+import { uniqueName } from './fixtures/helpers.ts';
 import {
   credentialNamespace,
   type HubSubject,
   hubRights,
   type IdentityRights,
   rightsTestName,
-} from './hub-rights.ts';
+} from './fixtures/hub-rights.ts';
 import {
   baselineRights,
   describeProblems,
@@ -42,8 +34,9 @@ import {
   type RightsProblem,
   rightsProblems,
   rulesReview,
-} from './hub-rights-review.ts';
-import { scratchNamespace } from './scratch-namespace.ts';
+} from './fixtures/hub-rights-review.ts';
+import { admin, Cleanups, createCluster, hub, startScopedHub, waitFor } from './fixtures/registration-hub.ts';
+import { scratchNamespace } from './fixtures/scratch-namespace.ts';
 
 const rbacKinds = ['Namespace', 'ServiceAccount', 'ClusterRole', 'ClusterRoleBinding', 'Role', 'RoleBinding'];
 const unrelated = scratchNamespace(hub, 'rights-unrelated');
