@@ -1,7 +1,14 @@
 // Public surface of src/kube: client-node helpers every tether component uses to talk to a
 // kube-apiserver. Import from here, not from the files behind it.
 
-export { impersonating, type ProbeRule, withProbeUser } from './admission-probe.ts';
+export {
+  admissionPolicy,
+  impersonating,
+  type ProbeRule,
+  type RefusalProbe,
+  waitUntilEnforced,
+  withProbeUser,
+} from './admission-policy.ts';
 export {
   isAlreadyExists,
   isApplyConflict,

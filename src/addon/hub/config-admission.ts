@@ -27,8 +27,7 @@ import {
   managedClusterAddOnResource,
 } from '../../api/addon.ts';
 import { addonAgentNamespace } from '../../api/cluster.ts';
-import { applyObjects, isForbidden, ResourceClient, withProbeUser } from '../../kube/index.ts';
-import { pollUntil } from '../../wait.ts';
+import { admissionPolicy, applyObjects, ResourceClient, waitUntilEnforced } from '../../kube/index.ts';
 
 /** The verb that lets a user decide what and where an add-on agent runs. */
 export const configureVerb = 'configure';
@@ -41,23 +40,6 @@ const fieldManager = 'tether';
 
 export function addonConfigAdmissionPolicyNames(): string[] {
   return [deploymentConfigPolicyName, managedClusterAddOnPolicyName, clusterManagementAddOnPolicyName];
-}
-
-function policy(name: string, spec: Record<string, unknown>): KubernetesObject[] {
-  return [
-    {
-      apiVersion: 'admissionregistration.k8s.io/v1',
-      kind: 'ValidatingAdmissionPolicy',
-      metadata: { name },
-      spec: { failurePolicy: 'Fail', ...spec },
-    },
-    {
-      apiVersion: 'admissionregistration.k8s.io/v1',
-      kind: 'ValidatingAdmissionPolicyBinding',
-      metadata: { name },
-      spec: { policyName: name, validationActions: ['Deny'] },
-    },
-  ] as unknown as KubernetesObject[];
 }
 
 /** CREATE and UPDATE of `plural` at v1alpha1; writes at v1beta1 are converted to it. */
@@ -94,7 +76,7 @@ const before = (expr: (o: string) => string, empty: string): string =>
 
 function deploymentConfigPolicy(): KubernetesObject[] {
   const plural = addOnDeploymentConfigResource.plural;
-  return policy(deploymentConfigPolicyName, {
+  return admissionPolicy(deploymentConfigPolicyName, {
     matchConstraints: writesOf(plural),
     validations: [
       {
@@ -116,7 +98,7 @@ function managedClusterAddOnPolicy(): KubernetesObject[] {
   // unset and OCM's default namespace are the same choice: the hub's
   const installNamespace = (o: string) =>
     `${o}.spec.?installNamespace.orValue('') == '' ? '${addonAgentNamespace}' : ${o}.spec.installNamespace`;
-  return policy(managedClusterAddOnPolicyName, {
+  return admissionPolicy(managedClusterAddOnPolicyName, {
     matchConstraints: writesOf(plural),
     variables: [
       { name: 'configs', expression: configs('object') },
@@ -146,7 +128,7 @@ function clusterManagementAddOnPolicy(): KubernetesObject[] {
   const placements = (o: string) =>
     `${o}.spec.?installStrategy.?type.orValue('Manual') == 'Placements' ? ` +
     `${o}.spec.installStrategy.?placements.orValue([]).filter(p, size(p.?configs.orValue([])) > 0) : []`;
-  return policy(clusterManagementAddOnPolicyName, {
+  return admissionPolicy(clusterManagementAddOnPolicyName, {
     matchConstraints: writesOf(plural),
     variables: [
       { name: 'defaults', expression: defaults('object') },
@@ -184,37 +166,19 @@ export function addonConfigAdmissionObjects(): KubernetesObject[] {
  */
 export async function installAddonConfigAdmission(kc: KubeConfig, timeoutMs = 60_000): Promise<void> {
   await applyObjects(kc, addonConfigAdmissionObjects(), fieldManager);
-  const rules = [
-    { apiGroups: [addonApiGroup], resources: [addOnDeploymentConfigResource.plural], verbs: ['create'] },
-  ];
-  await withProbeUser(
-    kc,
-    'tether:addon-config-admission-probe',
-    rules,
-    async (asProbe) => {
-      const configs = new ResourceClient<AddOnDeploymentConfig>(asProbe, addOnDeploymentConfigResource);
-      await pollUntil(
-        async () => {
-          try {
-            await configs.create(
-              { metadata: { name: 'tether-admission-probe', namespace: 'default' }, spec: {} },
-              { dryRun: true },
-            );
-            return false;
-          } catch (err) {
-            const refused = isForbidden(err) && String((err as Error).message).includes(configureVerb);
-            if (refused) return true;
-            if (isForbidden(err)) return false; // the probe grant is not visible yet
-            throw err;
-          }
-        },
-        {
-          timeoutMs,
-          intervalMs: 100,
-          description: 'the add-on configuration admission policies to be enforced',
-        },
-      );
-    },
+  await waitUntilEnforced(kc, {
+    user: 'tether:addon-config-admission-probe',
+    rules: [
+      { apiGroups: [addonApiGroup], resources: [addOnDeploymentConfigResource.plural], verbs: ['create'] },
+    ],
+    write: (asProbe) =>
+      new ResourceClient<AddOnDeploymentConfig>(asProbe, addOnDeploymentConfigResource).create(
+        { metadata: { name: 'tether-admission-probe', namespace: 'default' }, spec: {} },
+        { dryRun: true },
+      ),
+    refusal: `needs ${configureVerb} on`,
+    description: 'the add-on configuration admission policies to be enforced',
+    timeoutMs,
     fieldManager,
-  );
+  });
 }

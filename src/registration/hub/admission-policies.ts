@@ -10,8 +10,7 @@
 // Owns installing and waiting for these objects; it must not touch RBAC.
 import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
 import { type ManagedCluster, managedClusterResource, managedClustersGroup } from '../../api/index.ts';
-import { applyObjects, isForbidden, ResourceClient, withProbeUser } from '../../kube/index.ts';
-import { pollUntil } from '../../wait.ts';
+import { applyObjects, ResourceClient, waitUntilEnforced } from '../../kube/index.ts';
 
 const FIELD_MANAGER = 'tether';
 
@@ -142,32 +141,23 @@ export function hubAdmissionObjects(): KubernetesObject[] {
  */
 export async function installHubAdmission(kc: KubeConfig, timeoutMs = 60_000): Promise<void> {
   await applyObjects(kc, hubAdmissionObjects(), FIELD_MANAGER);
-  const rules = [
-    { apiGroups: ['cluster.open-cluster-management.io'], resources: ['managedclusters'], verbs: ['create'] },
-  ];
-  await withProbeUser(
-    kc,
-    'tether:admission-probe',
-    rules,
-    async (asProbe) => {
-      const clusters = new ResourceClient<ManagedCluster>(asProbe, managedClusterResource);
-      await pollUntil(
-        async () => {
-          try {
-            await clusters.create(
-              { metadata: { name: 'tether-admission-probe' }, spec: { hubAcceptsClient: true } },
-              { dryRun: true },
-            );
-            return false;
-          } catch (err) {
-            if (isForbidden(err) && String((err as Error).message).includes('hubAcceptsClient')) return true;
-            if (isForbidden(err)) return false; // the probe grant is not visible yet
-            throw err;
-          }
-        },
-        { timeoutMs, intervalMs: 100, description: 'the hub admission policies to be enforced' },
-      );
-    },
-    FIELD_MANAGER,
-  );
+  await waitUntilEnforced(kc, {
+    user: 'tether:admission-probe',
+    rules: [
+      {
+        apiGroups: ['cluster.open-cluster-management.io'],
+        resources: ['managedclusters'],
+        verbs: ['create'],
+      },
+    ],
+    write: (asProbe) =>
+      new ResourceClient<ManagedCluster>(asProbe, managedClusterResource).create(
+        { metadata: { name: 'tether-admission-probe' }, spec: { hubAcceptsClient: true } },
+        { dryRun: true },
+      ),
+    refusal: 'hubAcceptsClient',
+    description: 'the hub admission policies to be enforced',
+    timeoutMs,
+    fieldManager: FIELD_MANAGER,
+  });
 }
