@@ -7,6 +7,10 @@
 import { writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { type Command, Option } from 'commander';
+import {
+  addonConfigAdmissionPolicyNames,
+  installAddonConfigAdmission,
+} from '../addon/hub/config-admission.ts';
 import { hubCrds } from '../api/index.ts';
 import { InvalidArgumentError } from '../errors.ts';
 import { toYaml } from '../install/apply.ts';
@@ -191,7 +195,9 @@ async function installBootstrapOnly(kc: ReturnType<typeof loadKubeconfig>): Prom
   await installCrds(kc, crds);
   process.stdout.write(`Installed ${crds.length} CRDs: ${crds.map((c) => c.metadata?.name).join(', ')}\n`);
   await installHubAdmission(kc);
-  process.stdout.write(`Installed the hub admission policies: ${hubAdmissionPolicyNames().join(', ')}\n`);
+  await installAddonConfigAdmission(kc);
+  const policies = [...hubAdmissionPolicyNames(), ...addonConfigAdmissionPolicyNames()];
+  process.stdout.write(`Installed the hub admission policies: ${policies.join(', ')}\n`);
   await ensureBootstrapIdentity(kc);
 }
 

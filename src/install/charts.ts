@@ -16,6 +16,7 @@ import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { stringify } from 'yaml';
+import { addonConfigAdmissionObjects } from '../addon/hub/config-admission.ts';
 import { type CrdManifest, hubCrdManifests, managedCrdManifests } from '../api/index.ts';
 import { defaultImage, packageVersion } from '../cli/image-ref.ts';
 import { placementAdmissionObjects } from '../placement/hub/clustersets-admission.ts';
@@ -220,10 +221,12 @@ async function hubChartObjects(): Promise<{
       ...(combo[1] ? { clusterProxyServer: s.clusterProxyServer } : {}),
     });
     return [
-      ...[...hubAdmissionObjects(), ...placementAdmissionObjects()].map((object) => ({
-        object,
-        file: 'admission',
-      })),
+      ...[...hubAdmissionObjects(), ...placementAdmissionObjects(), ...addonConfigAdmissionObjects()].map(
+        (object) => ({
+          object,
+          file: 'admission',
+        }),
+      ),
       ...bootstrapIdentityObjects().map((object) => ({ object, file: 'bootstrap-identity' })),
       ...pkiObjects.map((object) => ({ object, file: 'certificates' })),
       ...manifests.map((object) => ({

@@ -2,6 +2,7 @@
 // identity, then hub.ts's namespace, RBAC, certificates and Deployments), applied or returned for
 // printing, and the wait for the Deployments and the APIService to become Available.
 import { AppsV1Api, CoreV1Api, type KubeConfig, type KubernetesObject } from '@kubernetes/client-node';
+import { addonConfigAdmissionObjects, installAddonConfigAdmission } from '../addon/hub/config-admission.ts';
 import { type AddonConversionWebhook, hubCrdManifests, hubCrds } from '../api/index.ts';
 import { isNotFound } from '../kube/index.ts';
 import { installCrds } from '../localenv/crds.ts';
@@ -79,6 +80,7 @@ export async function planHubInstall(
       ...(hubCrdManifests({ addonConversionWebhook }) as unknown as KubernetesObject[]),
       ...hubAdmissionObjects(),
       ...placementAdmissionObjects(),
+      ...addonConfigAdmissionObjects(),
       ...bootstrapIdentityObjects(),
       ...namespaces,
       ...pki.objects,
@@ -94,6 +96,7 @@ export async function applyHubInstall(kc: KubeConfig, plan: HubInstallPlan): Pro
   await installCrds(kc, hubCrds({ addonConversionWebhook: plan.addonConversionWebhook }));
   await installHubAdmission(kc);
   await installPlacementAdmission(kc);
+  await installAddonConfigAdmission(kc);
   const rest = plan.objects.filter(
     (o) =>
       o.kind !== 'CustomResourceDefinition' &&

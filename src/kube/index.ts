@@ -2,6 +2,14 @@
 // kube-apiserver. Import from here, not from the files behind it.
 
 export {
+  admissionPolicy,
+  impersonating,
+  type ProbeRule,
+  type RefusalProbe,
+  waitUntilEnforced,
+  withProbeUser,
+} from './admission-policy.ts';
+export {
   isAlreadyExists,
   isApplyConflict,
   isConflict,

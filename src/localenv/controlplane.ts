@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { KubeConfig, type V1CustomResourceDefinition } from '@kubernetes/client-node';
 import { Agent, request } from 'undici';
+import { installAddonConfigAdmission } from '../addon/hub/config-admission.ts';
 import { ProcessFailedError, TetherError } from '../errors.ts';
 import { createCertificateAuthority, issueCertificate } from '../pki/index.ts';
 import { installHubAdmission } from '../registration/hub/admission-policies.ts';
@@ -49,7 +50,7 @@ export interface StartControlPlaneOptions {
    * their kinds from the first discovery pass (otherwise up to 30 s later).
    */
   crds?: V1CustomResourceDefinition[];
-  /** install the hub admission policies after the CRDs (the hub control plane) */
+  /** install the hub admission policies (registration's, add-on configuration's) after the CRDs (the hub control plane) */
   hubAdmission?: boolean;
   /** keep the directory on stop (logs for debugging) */
   keepDir?: boolean;
@@ -334,7 +335,10 @@ export async function startControlPlane(
       const kc = new KubeConfig();
       kc.loadFromFile(kubeconfigPath);
       await installCrds(kc, opts.crds);
-      if (opts.hubAdmission) await installHubAdmission(kc);
+      if (opts.hubAdmission) {
+        await installHubAdmission(kc);
+        await installAddonConfigAdmission(kc);
+      }
     }
     signal?.throwIfAborted();
     const kcmKubeconfig = join(dir, 'kcm.kubeconfig');

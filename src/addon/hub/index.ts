@@ -3,7 +3,8 @@
 // strategy (Manual / Placements with rollout), the config references and the Configured condition
 // of its ManagedClusterAddOns, and its own status (install-strategy-controller.ts); and `Available`
 // Unknown for the add-ons of a cluster whose agent is gone (src/addon/agent/lease-health-hub.ts,
-// OCM's add-on health check on the hub). Replicas elect
+// OCM's add-on health check on the hub); at start, when its identity may, the add-on
+// configuration admission policies (config-admission.ts). Replicas elect
 // one leader on their own Lease (`addon-manager-controller-lock`, next to the other hub
 // controllers'); only the leader reconciles. Rendering and delivering agents (AddonManager,
 // src/addon/sdk) and addon registration are other parts; this one never touches their fields.
@@ -12,11 +13,19 @@
 // get/list/watch on every config kind other than AddOnDeploymentConfig that add-ons list in
 // supportedConfigs.
 import type { KubeConfig } from '@kubernetes/client-node';
+import { errorMessage } from '../../errors.ts';
 import { type Logger, logger } from '../../log.ts';
 import { startAddonClusterHealth } from '../agent/lease-health-hub.ts';
+import { installAddonConfigAdmission } from './config-admission.ts';
 import { startAddonInstallController } from './install-strategy-controller.ts';
 import { type AddonLeaderElectionOptions, replicaIdentity, runLeadingOrAlone } from './leading.ts';
 
+export {
+  addonConfigAdmissionObjects,
+  addonConfigAdmissionPolicyNames,
+  configureVerb,
+  installAddonConfigAdmission,
+} from './config-admission.ts';
 export {
   ConfiguredReason,
   configSpecHash,
@@ -47,6 +56,8 @@ export interface AddonHubOptions {
   resyncPeriodMs?: number;
   /** leader election on a Lease (default on); false runs the controller at once, alone */
   leaderElection?: AddonHubLeaderElectionOptions | false;
+  /** apply the add-on configuration admission policies (config-admission.ts) at start (default true) */
+  installAdmission?: boolean;
 }
 
 export interface AddonHub {
@@ -59,6 +70,18 @@ export interface AddonHub {
 /** Start the add-on manager; resolves once it campaigns (or, alone, once its controller starts). */
 export async function startAddonHub(opts: AddonHubOptions): Promise<AddonHub> {
   const log = opts.log ?? logger('addon-hub');
+  if (opts.installAdmission ?? true) {
+    try {
+      await installAddonConfigAdmission(opts.hubKubeConfig, 30_000);
+    } catch (err) {
+      // The installed hub's role may not write admission policies: `tether init` and the hub
+      // chart install them, so this is expected there, not a fault.
+      log.info(
+        { reason: errorMessage(err) },
+        'add-on configuration admission policies (configure) not applied by the hub itself; tether init and the hub chart install them',
+      );
+    }
+  }
   const election = opts.leaderElection;
   const identity = replicaIdentity(election);
   const leading = await runLeadingOrAlone({

@@ -16,7 +16,7 @@ import {
   managedClusterResource,
   managedClusterSetBindingResource,
 } from '../../api/index.ts';
-import { applyObjects, isAlreadyExists, ResourceClient } from '../../kube/index.ts';
+import { admissionPolicy, applyObjects, isAlreadyExists, ResourceClient } from '../../kube/index.ts';
 import { pollUntil } from '../../wait.ts';
 import { gitOpsClusterAdmissionObjects } from '../argocd/admission.ts';
 
@@ -29,23 +29,6 @@ export const bindingNameMessage =
 
 const fieldManager = 'tether';
 
-function policy(name: string, spec: Record<string, unknown>): KubernetesObject[] {
-  return [
-    {
-      apiVersion: 'admissionregistration.k8s.io/v1',
-      kind: 'ValidatingAdmissionPolicy',
-      metadata: { name },
-      spec: { failurePolicy: 'Fail', ...spec },
-    },
-    {
-      apiVersion: 'admissionregistration.k8s.io/v1',
-      kind: 'ValidatingAdmissionPolicyBinding',
-      metadata: { name },
-      spec: { policyName: name, validationActions: ['Deny'] },
-    },
-  ] as unknown as KubernetesObject[];
-}
-
 const mayOnSet = (subresource: 'bind' | 'join', set: string): string =>
   "authorizer.group('cluster.open-cluster-management.io').resource('managedclustersets')" +
   `.subresource('${subresource}').name(${set}).check('create').allowed()`;
@@ -53,7 +36,7 @@ const mayOnSet = (subresource: 'bind' | 'join', set: string): string =>
 /** The policies and their bindings, in install order. */
 export function placementAdmissionObjects(): KubernetesObject[] {
   const bindingSet = "object.?spec.?clusterSet.orValue('')";
-  const bindingPolicy = policy(bindingPolicyName, {
+  const bindingPolicy = admissionPolicy(bindingPolicyName, {
     matchConstraints: {
       resourceRules: [
         {
@@ -77,7 +60,7 @@ export function placementAdmissionObjects(): KubernetesObject[] {
   });
   const label = (obj: string) => `${obj}.metadata.?labels[?'${clusterSetLabel}'].orValue('')`;
   const oldSet = `(request.operation == 'UPDATE' ? ${label('oldObject')} : '')`;
-  const joinPolicy = policy(joinPolicyName, {
+  const joinPolicy = admissionPolicy(joinPolicyName, {
     matchConstraints: {
       resourceRules: [
         {

@@ -8,10 +8,9 @@
 //     ServiceAccount in the work's namespace (OCM's permission boundary for executors).
 // Taint keys and effects are validated by the ManagedCluster CRD schema (src/api/cluster.ts).
 // Owns installing and waiting for these objects; it must not touch RBAC.
-import { KubeConfig, type KubernetesObject, KubernetesObjectApi } from '@kubernetes/client-node';
+import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
 import { type ManagedCluster, managedClusterResource, managedClustersGroup } from '../../api/index.ts';
-import { applyObjects, isForbidden, ResourceClient } from '../../kube/index.ts';
-import { pollUntil } from '../../wait.ts';
+import { applyObjects, ResourceClient, waitUntilEnforced } from '../../kube/index.ts';
 
 const FIELD_MANAGER = 'tether';
 
@@ -141,71 +140,24 @@ export function hubAdmissionObjects(): KubernetesObject[] {
  * (granted for the wait only) dry-runs a self-accepting create until the accept policy refuses it.
  */
 export async function installHubAdmission(kc: KubeConfig, timeoutMs = 60_000): Promise<void> {
-  const api = KubernetesObjectApi.makeApiClient(kc);
   await applyObjects(kc, hubAdmissionObjects(), FIELD_MANAGER);
-  const grant = probeGrant();
-  await applyObjects(kc, grant, FIELD_MANAGER);
-  try {
-    const clusters = new ResourceClient<ManagedCluster>(asProbeUser(kc), managedClusterResource);
-    await pollUntil(
-      async () => {
-        try {
-          await clusters.create(
-            { metadata: { name: 'tether-admission-probe' }, spec: { hubAcceptsClient: true } },
-            { dryRun: true },
-          );
-          return false;
-        } catch (err) {
-          if (isForbidden(err) && String((err as Error).message).includes('hubAcceptsClient')) return true;
-          if (isForbidden(err)) return false; // the probe grant is not visible yet
-          throw err;
-        }
+  await waitUntilEnforced(kc, {
+    user: 'tether:admission-probe',
+    rules: [
+      {
+        apiGroups: ['cluster.open-cluster-management.io'],
+        resources: ['managedclusters'],
+        verbs: ['create'],
       },
-      { timeoutMs, intervalMs: 100, description: 'the hub admission policies to be enforced' },
-    );
-  } finally {
-    for (const obj of grant.reverse()) await api.delete(obj).catch(() => undefined);
-  }
-}
-
-const probeUser = 'tether:admission-probe';
-
-/** `kc` with its current user impersonating the probe user (client-node sends Impersonate-User). */
-function asProbeUser(kc: KubeConfig): KubeConfig {
-  const user = kc.getCurrentUser();
-  const context = kc.getContextObject(kc.getCurrentContext());
-  if (!user || !context) throw new Error('the hub kubeconfig has no current user or context');
-  const probe = new KubeConfig();
-  probe.loadFromOptions({
-    clusters: kc.getClusters(),
-    users: [{ ...user, impersonateUser: probeUser }],
-    contexts: [context],
-    currentContext: context.name,
+    ],
+    write: (asProbe) =>
+      new ResourceClient<ManagedCluster>(asProbe, managedClusterResource).create(
+        { metadata: { name: 'tether-admission-probe' }, spec: { hubAcceptsClient: true } },
+        { dryRun: true },
+      ),
+    refusal: 'hubAcceptsClient',
+    description: 'the hub admission policies to be enforced',
+    timeoutMs,
+    fieldManager: FIELD_MANAGER,
   });
-  return probe;
-}
-
-function probeGrant(): KubernetesObject[] {
-  const name = 'tether:admission-probe';
-  return [
-    {
-      apiVersion: 'rbac.authorization.k8s.io/v1',
-      kind: 'ClusterRole',
-      metadata: { name },
-      rules: [
-        {
-          apiGroups: ['cluster.open-cluster-management.io'],
-          resources: ['managedclusters'],
-          verbs: ['create'],
-        },
-      ],
-    } as KubernetesObject,
-    {
-      apiVersion: 'rbac.authorization.k8s.io/v1',
-      kind: 'ClusterRoleBinding',
-      metadata: { name },
-      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name },
-      subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: probeUser }],
-    } as KubernetesObject,
-  ];
 }
