@@ -26,7 +26,6 @@ import {
   roleBindingResource,
   roleResource,
 } from '../../src/registration/hub/resources.ts';
-import { Cleanups, hub, kubeconfigAs } from '../registration/hub/e2e-fixtures.ts';
 import {
   type AddonTestCluster,
   adcs,
@@ -36,7 +35,8 @@ import {
   setUpAddonCluster,
   unique,
   waitFor,
-} from './addon-deploy-fixtures.ts';
+} from './fixtures/addon-deploy.ts';
+import { Cleanups, hub, kubeconfigAs } from './fixtures/registration-hub.ts';
 
 const group = 'addon.open-cluster-management.io';
 const adcRef = { group, resource: 'addondeploymentconfigs' };
