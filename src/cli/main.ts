@@ -64,7 +64,7 @@ const VERB_MODULES: Array<{
   },
   {
     verbs: ['get', 'addon', 'install'],
-    register: async (p, g) => (await import('./addon.ts')).registerAddonCommands(p, g.get),
+    register: async (p, g) => (await import('./addon/index.ts')).registerAddonCommands(p, g.get),
   },
   {
     verbs: ['credentials'],

@@ -12,8 +12,8 @@ import {
   parseConfigRef,
   parseConfigRefs,
   parseLabels,
-} from '../../src/cli/addon-flags.ts';
-import { hubAddonDefinitions } from '../../src/cli/addon-install.ts';
+} from '../../src/cli/addon/flags.ts';
+import { hubAddonDefinitions } from '../../src/cli/addon/install.ts';
 
 describe('addon names, labels and annotations', () => {
   it('--names splits on commas, trims, drops duplicates and refuses what is not an addon name', () => {

@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import type { ManagedClusterAddOn } from '../../src/api/index.ts';
-import { formatAddons } from '../../src/cli/addon-list.ts';
+import { formatAddons } from '../../src/cli/addon/list.ts';
 
 const now = Date.parse('2026-01-01T01:00:00Z');
 

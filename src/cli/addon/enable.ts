@@ -7,19 +7,19 @@
 // ManagedClusterAddOns. Unlike clusteradm, --dry-run writes nothing: each write goes to the
 // apiserver as a server-side dry run, so what is printed was also validated.
 import type { KubeConfig } from '@kubernetes/client-node';
-import { LifecycleValue, lifecycleAnnotation } from '../addon/hub/install-strategy.ts';
+import { LifecycleValue, lifecycleAnnotation } from '../../addon/hub/install-strategy.ts';
 import {
   type AddOnConfig,
   addOnDeploymentConfigResource,
   addonApiGroup,
   type ClusterManagementAddOn,
   type ManagedClusterAddOn,
-} from '../api/index.ts';
-import { InvalidArgumentError, TetherError } from '../errors.ts';
-import { canonicalJson } from '../kube/canonical-json.ts';
-import { isNotFound } from '../kube/index.ts';
-import type { PlacementRef } from '../placement/cli/work-by-placement.ts';
-import type { EnableTarget } from './addon-flags.ts';
+} from '../../api/index.ts';
+import { InvalidArgumentError, TetherError } from '../../errors.ts';
+import { canonicalJson } from '../../kube/canonical-json.ts';
+import { isNotFound } from '../../kube/index.ts';
+import type { PlacementRef } from '../../placement/cli/work-by-placement.ts';
+import type { EnableTarget } from './flags.ts';
 import {
   type AddonChange,
   type AddonClients,
@@ -30,7 +30,7 @@ import {
   replaceWithRetry,
   requireClusterManagementAddOns,
   requireManagedClusters,
-} from './addon-hub.ts';
+} from './hub.ts';
 
 export interface EnableAddonsOptions {
   names: readonly string[];

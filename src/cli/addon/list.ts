@@ -5,12 +5,12 @@
 // `-o yaml|json` prints the objects as a kubectl List. Reads only.
 import type { KubeConfig } from '@kubernetes/client-node';
 import { stringify } from 'yaml';
-import type { ManagedClusterAddOn } from '../api/index.ts';
-import { InvalidArgumentError } from '../errors.ts';
-import { formatAge } from '../kube/human-duration.ts';
-import { findCondition } from '../kube/index.ts';
-import { addonClients } from './addon-hub.ts';
-import { formatTable } from './table.ts';
+import type { ManagedClusterAddOn } from '../../api/index.ts';
+import { InvalidArgumentError } from '../../errors.ts';
+import { formatAge } from '../../kube/human-duration.ts';
+import { findCondition } from '../../kube/index.ts';
+import { formatTable } from '../table.ts';
+import { addonClients } from './hub.ts';
 
 export type AddonOutput = 'table' | 'wide' | 'yaml' | 'json';
 

@@ -2,9 +2,9 @@
 // parsed and checked before anything talks to the hub: addon names, `k=v` labels and annotations,
 // `--config group/resource:ns/name` references, and which target (clusters, all clusters or a
 // Placement) a command names. Every refusal says what to change on the command line. Pure: no I/O.
-import type { AddOnConfig } from '../api/addon.ts';
-import { InvalidArgumentError } from '../errors.ts';
-import { type PlacementRef, parsePlacementRef } from '../placement/cli/work-by-placement.ts';
+import type { AddOnConfig } from '../../api/addon.ts';
+import { InvalidArgumentError } from '../../errors.ts';
+import { type PlacementRef, parsePlacementRef } from '../../placement/cli/work-by-placement.ts';
 
 const dnsLabel = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
 const dnsSubdomain = /^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/;

@@ -14,9 +14,9 @@ import {
   managedClusterResource,
   type Placement,
   placementResource,
-} from '../api/index.ts';
-import { TetherError } from '../errors.ts';
-import { isConflict, type KubeObject, ResourceClient } from '../kube/index.ts';
+} from '../../api/index.ts';
+import { TetherError } from '../../errors.ts';
+import { isConflict, type KubeObject, ResourceClient } from '../../kube/index.ts';
 
 export function addonClients(hub: KubeConfig) {
   return {

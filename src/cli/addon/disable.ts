@@ -6,10 +6,10 @@
 // and the agents remove the ManifestWorks, RBAC and credentials that hang off it. --dry-run
 // reports what would go and deletes nothing.
 import type { KubeConfig } from '@kubernetes/client-node';
-import type { ClusterManagementAddOn } from '../api/index.ts';
-import { InvalidArgumentError } from '../errors.ts';
-import type { PlacementRef } from '../placement/cli/work-by-placement.ts';
-import type { DisableTarget } from './addon-flags.ts';
+import type { ClusterManagementAddOn } from '../../api/index.ts';
+import { InvalidArgumentError } from '../../errors.ts';
+import type { PlacementRef } from '../../placement/cli/work-by-placement.ts';
+import type { DisableTarget } from './flags.ts';
 import {
   type AddonChange,
   type AddonClients,
@@ -18,7 +18,7 @@ import {
   cmaObject,
   mcaObject,
   replaceWithRetry,
-} from './addon-hub.ts';
+} from './hub.ts';
 
 export interface DisableAddonsOptions {
   names: readonly string[];

@@ -4,13 +4,13 @@
 // disable also take a Placement (the ClusterManagementAddOn's installStrategy), and --dry-run is
 // honoured: nothing is written.
 import { type Command, Option } from 'commander';
-import { disableAddons } from './addon-disable.ts';
-import { enableAddons } from './addon-enable.ts';
-import { addonNameList, disableTarget, enableTarget, parseConfigRefs } from './addon-flags.ts';
-import { type AddonResult, formatChange } from './addon-hub.ts';
-import { type AddonOutput, formatAddons, listManagedClusterAddOns } from './addon-list.ts';
-import { kubeconfigFlag } from './kubeconfig-flag.ts';
-import { clusterList, collect } from './options.ts';
+import { kubeconfigFlag } from '../kubeconfig-flag.ts';
+import { clusterList, collect } from '../options.ts';
+import { disableAddons } from './disable.ts';
+import { enableAddons } from './enable.ts';
+import { addonNameList, disableTarget, enableTarget, parseConfigRefs } from './flags.ts';
+import { type AddonResult, formatChange } from './hub.ts';
+import { type AddonOutput, formatAddons, listManagedClusterAddOns } from './list.ts';
 
 const kubeconfigOption = () => new Option('--kubeconfig <path>', 'kubeconfig of the hub').env('KUBECONFIG');
 const dryRunOption = () =>
@@ -126,7 +126,7 @@ export function registerAddonCommands(program: Command, get: Command): void {
     .addOption(kubeconfigOption())
     .action(async (opts: { names: string[]; dryRun?: boolean; kubeconfig?: string }) => {
       // Loaded here: the built-in addon definitions are needed by this verb only, not by every `tether get`.
-      const { hubAddonDefinitions, installHubAddons } = await import('./addon-install.ts');
+      const { hubAddonDefinitions, installHubAddons } = await import('./install.ts');
       const definitions = hubAddonDefinitions(opts.names);
       const result = await installHubAddons(kubeconfigFlag(opts.kubeconfig, 'hub'), definitions, {
         dryRun: opts.dryRun === true,

@@ -6,11 +6,11 @@
 // annotation says so as OCM's addon-manager expects. An existing ClusterManagementAddOn
 // is left as it is (its installStrategy may already hold placements). --dry-run writes nothing.
 import type { KubeConfig } from '@kubernetes/client-node';
-import { type BuiltinAddonMeta, builtinAddonMetas } from '../addon/builtin/index.ts';
-import { LifecycleValue, lifecycleAnnotation } from '../addon/hub/install-strategy.ts';
-import { InvalidArgumentError } from '../errors.ts';
-import { isAlreadyExists } from '../kube/index.ts';
-import { type AddonResult, addonClients, cmaObject } from './addon-hub.ts';
+import { type BuiltinAddonMeta, builtinAddonMetas } from '../../addon/builtin/index.ts';
+import { LifecycleValue, lifecycleAnnotation } from '../../addon/hub/install-strategy.ts';
+import { InvalidArgumentError } from '../../errors.ts';
+import { isAlreadyExists } from '../../kube/index.ts';
+import { type AddonResult, addonClients, cmaObject } from './hub.ts';
 
 /** The definitions of `names`; an unknown name stops before anything is written, listing the known ones. */
 export function hubAddonDefinitions(
