@@ -74,10 +74,13 @@ export interface GatewayFixture {
   gateway: LocalGateway;
   dir: string;
   clusters: Map<string, FixtureCluster>;
-  /** registers a managed cluster (ManagedCluster, MSA Secret with `token`) and starts its agent */
+  /**
+   * registers a managed cluster (ManagedCluster, MSA Secret with `token`) and starts its agent;
+   * without a token the Secret is left to a real ManagedServiceAccount
+   */
   addCluster(
     c: Omit<FixtureCluster, 'agent'>,
-    token: string,
+    token: string | undefined,
     annotations?: Record<string, string>,
   ): Promise<void>;
   startAgent(name: string): Promise<void>;
@@ -296,7 +299,7 @@ export async function startGatewayFixture(
 
   const addCluster = async (
     c: Omit<FixtureCluster, 'agent'>,
-    token: string,
+    token: string | undefined,
     annotations: Record<string, string> = {},
   ): Promise<void> => {
     clusters.set(c.name, { ...c });
@@ -311,6 +314,7 @@ export async function startGatewayFixture(
     cleanups.push(() => managedClusters.delete(c.name, undefined, { ignoreNotFound: true }));
     await hubCore.createNamespace({ body: { metadata: { name: c.name } } }).catch(() => {});
     cleanups.push(() => hubCore.deleteNamespace({ name: c.name }).catch(() => {}));
+    if (token === undefined) return;
     await hubCore.createNamespacedSecret({
       namespace: c.name,
       body: {
