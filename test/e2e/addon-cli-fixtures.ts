@@ -70,7 +70,7 @@ export function cleanUpAddon(cleanups: Cleanups, cluster: string, name: string):
  * registration hub runs here); both deleted by `cleanups`.
  */
 export async function createAcceptedCluster(cleanups: Cleanups): Promise<string> {
-  const name = await createBareCluster(cleanups, {}, 'addon-cl');
+  const name = await createBareCluster(cleanups, {}, 'addon-cl', true);
   cleanups.add(() => admin.namespaces.delete(name, undefined, { ignoreNotFound: true }));
   await admin.namespaces.create({ metadata: { name } });
   return name;

@@ -64,15 +64,19 @@ export async function startTestPlacementHub(
   return running;
 }
 
-/** A ManagedCluster without an agent, with `labels`; deleted by `cleanups`. */
+/**
+ * A ManagedCluster without an agent, with `labels`, accepted when `accepted` (a Placement decides
+ * only accepted clusters); deleted by `cleanups`.
+ */
 export async function createBareCluster(
   cleanups: Cleanups,
   labels: Record<string, string> = {},
   prefix = 'pl',
+  accepted = false,
 ): Promise<string> {
   const name = uniqueName(prefix);
   cleanups.add(() => admin.clusters.delete(name, undefined, { ignoreNotFound: true }));
-  await admin.clusters.create({ metadata: { name, labels }, spec: { hubAcceptsClient: false } });
+  await admin.clusters.create({ metadata: { name, labels }, spec: { hubAcceptsClient: accepted } });
   return name;
 }
 
