@@ -4,8 +4,11 @@
 // ClusterRoleBinding `cluster-bootstrap`, binding that ServiceAccount and the bootstrap-token group
 // `system:bootstrappers:managedcluster` (clusteradm's `--use-bootstrap-token`). The role is OCM's
 // bootstrap role, narrowed where OCM's agents do not need more: ManagedClusters get/list/watch/create
-// (no update), CSRs create/get/list/watch, `managedclustersets/join`, and `get` of only the
-// ConfigMaps a joining agent reads (cluster-info, kube-root-ca.crt, ca-bundle-configmap).
+// (no update), CSRs create/get/list/watch, and `get` of only the ConfigMaps a joining agent reads
+// (cluster-info, kube-root-ca.crt, ca-bundle-configmap). Unlike OCM's, no `managedclustersets/join`:
+// a cluster is put into a set by the hub (the default-set controller, with the hub's rights) or a
+// hub user, never by whoever holds a bootstrap token; the hub admission policy
+// managedcluster-bootstrap-labels refuses any label such a holder writes.
 // Plus building and storing the bootstrap kubeconfig on the managed side (`tether join`).
 import { CoreV1Api, type KubeConfig, type KubernetesObject } from '@kubernetes/client-node';
 import { agentNamespace, bootstrapHubKubeconfigSecretName } from '../api/index.ts';
@@ -34,11 +37,6 @@ export function bootstrapClusterRoleRules() {
       apiGroups: ['cluster.open-cluster-management.io'],
       resources: ['managedclusters'],
       verbs: ['get', 'list', 'watch', 'create'],
-    },
-    {
-      apiGroups: ['cluster.open-cluster-management.io'],
-      resources: ['managedclustersets/join'],
-      verbs: ['create'],
     },
     {
       apiGroups: [''],

@@ -61,7 +61,7 @@ describe('placement hub', () => {
     expect(lease?.spec?.holderIdentity).toBe(running.identity);
 
     const set = await createClusterSet(cleanups);
-    const cluster = await createBareCluster(cleanups, { [clusterSetLabel]: set });
+    const cluster = await createBareCluster(cleanups, { [clusterSetLabel]: set }, 'pl', true);
     const namespace = await createNamespace(cleanups);
     await admin.bindings.create({ metadata: { name: set, namespace }, spec: { clusterSet: set } });
     await admin.placements.create({ metadata: { name: 'pick', namespace }, spec: { clusterSets: [set] } });

@@ -3,7 +3,9 @@
 // with (`tether-gateway` in the cluster namespace), owned by the ManagedClusterAddOn so the hub's
 // garbage collector deletes it when the addon is disabled (the agent then deletes the
 // ServiceAccount, the token Secret goes with its ManagedServiceAccount). An existing one — `tether
-// up` creates it directly today — is adopted the same way. The addon's health is Customized: this
+// up` creates it directly today — is adopted the same way. It watches the ManagedServiceAccounts
+// too, so one deleted while the addon is enabled is recreated at once (the gateway dials with the
+// new token as soon as the agent reports it). The addon's health is Customized: this
 // controller writes the ManagedClusterAddOn's `Available` from the ManagedServiceAccount's
 // `TokenReported`, and touches no other status field or condition (read, change Available only,
 // update with resourceVersion; a 409 is retried by the work queue).

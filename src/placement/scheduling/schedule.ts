@@ -1,5 +1,7 @@
-// One scheduling pass for one Placement, OCM's pipeline: filter the eligible clusters by the
-// predicates (a cluster passes when it matches any predicate: label AND claim AND CEL selector; no
+// One scheduling pass for one Placement, OCM's pipeline: drop the clusters the hub has not accepted
+// (spec.hubAcceptsClient not true — tether's rule, not OCM's, which only taints them unreachable: a
+// Placement tolerating that taint would otherwise hand a cluster anyone with a bootstrap token can
+// create to everything that follows decisions), filter the eligible clusters by the predicates (a cluster passes when it matches any predicate: label AND claim AND CEL selector; no
 // predicates pass everything) and by taints/tolerations; score the rest with the policy's
 // prioritizers (sum of score × weight); sort by total score, highest first, ties by name; take
 // numberOfClusters of them (all when unset); group them and lay out the PlacementDecisions; and say
@@ -79,6 +81,15 @@ function compareByScore(scores: Map<string, number>) {
   };
 }
 
+/**
+ * Whether the hub accepted `cluster`. Only accepted clusters are ever decided, so nothing that
+ * follows decisions (ManifestWorkReplicaSets, GitOpsClusters, add-on install strategies) reaches a
+ * cluster a hub admin has not accepted; one that loses acceptance leaves the decisions.
+ */
+export function hubAccepted(cluster: ManagedCluster): boolean {
+  return cluster.spec?.hubAcceptsClient === true;
+}
+
 /** The feasible clusters, or the misconfiguration that prevents filtering. */
 function filterClusters(
   placement: SchedulingPlacement,
@@ -86,6 +97,7 @@ function filterClusters(
 ): { feasible: ManagedCluster[]; requeueAt?: number } | ScheduleStatus {
   // OCM checks a placement's selectors only when there are clusters to filter
   if (inputs.eligible.clusters.length === 0) return { feasible: [] };
+  const accepted = inputs.eligible.clusters.filter(hubAccepted);
   const scoreLookup: ScoreLookup = (cluster, resource) => inputs.addOnScore(cluster, resource)?.scores;
   let matchers: ClusterMatcher[];
   try {
@@ -94,7 +106,7 @@ function filterClusters(
     if (err instanceof SelectorError) return misconfigured('Predicate', err);
     throw err;
   }
-  let feasible = inputs.eligible.clusters.filter(
+  let feasible = accepted.filter(
     (cluster) => matchers.length === 0 || matchers.some((matches) => matches(cluster)),
   );
   const tolerations = placement.spec?.tolerations;

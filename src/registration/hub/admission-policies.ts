@@ -4,6 +4,10 @@
 //     register.open-cluster-management.io, whoever writes it — a bootstrap token cannot accept itself;
 //   - a cluster's agent may change in its ManagedCluster only spec.managedClusterClientConfigs (what
 //     tether's agent writes): lease duration, taints, acceptance, labels and annotations are the hub's;
+//   - a bootstrap identity (the bootstrap ServiceAccount, any bootstrap token) creates a ManagedCluster
+//     without labels — labels put a cluster into sets and Placements, so they are the hub's — and
+//     with annotations only under agent.open-cluster-management.io/ (what OCM's registration agent
+//     sends from its clusterAnnotations; tether's agent sends none); it changes neither on update;
 //   - a ManifestWork that names an executor needs `execute-as` on manifestworks for that
 //     ServiceAccount in the work's namespace (OCM's permission boundary for executors).
 // Taint keys and effects are validated by the ManagedCluster CRD schema (src/api/cluster.ts).
@@ -11,12 +15,16 @@
 import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
 import { type ManagedCluster, managedClusterResource, managedClustersGroup } from '../../api/index.ts';
 import { applyObjects, ResourceClient, waitUntilEnforced } from '../../kube/index.ts';
+import { BOOTSTRAP_USER } from '../bootstrap.ts';
 
 const FIELD_MANAGER = 'tether';
 
 export const acceptPolicyName = 'managedcluster-accept.open-cluster-management.io';
 export const agentSpecPolicyName = 'managedcluster-agent-spec.open-cluster-management.io';
 export const executorPolicyName = 'manifestwork-executor.open-cluster-management.io';
+export const bootstrapLabelsPolicyName = 'managedcluster-bootstrap-labels.open-cluster-management.io';
+/** The only annotations a bootstrap identity may put on a new ManagedCluster (OCM's agent filter). */
+export const agentAnnotationPrefix = 'agent.open-cluster-management.io/';
 
 const clusterRule = {
   apiGroups: ['cluster.open-cluster-management.io'],
@@ -46,7 +54,7 @@ function binding(policyName: string): KubernetesObject {
 const accepted = (o: string): string => `${o}.spec.?hubAcceptsClient.orValue(false)`;
 
 export function hubAdmissionPolicyNames(): string[] {
-  return [acceptPolicyName, agentSpecPolicyName, executorPolicyName];
+  return [acceptPolicyName, agentSpecPolicyName, bootstrapLabelsPolicyName, executorPolicyName];
 }
 
 /** The policies and their bindings, in install order. */
@@ -94,6 +102,40 @@ export function hubAdmissionObjects(): KubernetesObject[] {
       },
     ],
   });
+  const bootstrapPolicy = policy(bootstrapLabelsPolicyName, {
+    matchConstraints: { resourceRules: [clusterRule] },
+    matchConditions: [
+      {
+        // The bootstrap ServiceAccount, and every bootstrap token (system:bootstrappers[:…] groups).
+        name: 'is-a-bootstrap-identity',
+        expression:
+          `request.userInfo.username == '${BOOTSTRAP_USER}' || ` +
+          "request.userInfo.groups.exists(g, g == 'system:bootstrappers' || g.startsWith('system:bootstrappers:'))",
+      },
+    ],
+    validations: [
+      {
+        expression:
+          "request.operation == 'CREATE' ? object.metadata.?labels.orValue({}).size() == 0 : " +
+          unchanged('metadata.?labels', '{}'),
+        messageExpression:
+          "'a bootstrap identity (' + request.userInfo.username + ') may not set labels on ManagedCluster ' + " +
+          "object.metadata.name + ': labels put a cluster into cluster sets and Placements, so the hub sets them'",
+        reason: 'Forbidden',
+      },
+      {
+        expression:
+          "request.operation == 'CREATE' ? object.metadata.?annotations.orValue({}).all(k, " +
+          `k.startsWith('${agentAnnotationPrefix}')) : ` +
+          unchanged('metadata.?annotations', '{}'),
+        messageExpression:
+          "'a bootstrap identity (' + request.userInfo.username + ') may set only " +
+          `${agentAnnotationPrefix}* annotations on a new ManagedCluster (' + object.metadata.name + '), ` +
+          "and change none'",
+        reason: 'Forbidden',
+      },
+    ],
+  });
   const executor = 'object.spec.executor.subject.serviceAccount';
   const executorPolicy = policy(executorPolicyName, {
     matchConstraints: {
@@ -131,7 +173,10 @@ export function hubAdmissionObjects(): KubernetesObject[] {
       },
     ],
   });
-  return [acceptPolicy, agentPolicy, executorPolicy].flatMap((p) => [p, binding(p.metadata?.name ?? '')]);
+  return [acceptPolicy, agentPolicy, bootstrapPolicy, executorPolicy].flatMap((p) => [
+    p,
+    binding(p.metadata?.name ?? ''),
+  ]);
 }
 
 /**

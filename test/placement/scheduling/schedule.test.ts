@@ -108,6 +108,35 @@ describe('fields tether does not act on', () => {
   });
 });
 
+describe('acceptance', () => {
+  const unaccepted = (name: string, accepted?: boolean) => {
+    const c = cluster(name, {
+      taints: [{ key: 'cluster.open-cluster-management.io/unreachable', effect: 'NoSelect' }],
+    });
+    return { ...c, spec: { ...c.spec, hubAcceptsClient: accepted } };
+  };
+
+  it('a Placement tolerating every taint never decides a cluster the hub has not accepted', () => {
+    const tolerateAll = placement({ tolerations: [{ operator: 'Exists' }] });
+    const result = schedule(
+      tolerateAll,
+      inputs([cluster('accepted'), unaccepted('pending', false), unaccepted('unset')]),
+    );
+    expect(names(result.selected)).toEqual(['accepted']);
+    const none = schedule(tolerateAll, inputs([unaccepted('pending', false)]));
+    expect(none.selected).toEqual([]);
+    expect(none.conditions[1]).toMatchObject({ status: 'False', reason: 'NoManagedClusterMatched' });
+  });
+
+  it('a cluster in the decisions that loses acceptance leaves them', () => {
+    const result = schedule(placement({ tolerations: [{ operator: 'Exists' }] }), {
+      ...inputs([cluster('a'), unaccepted('b', false)]),
+      ownDecisions: new Set(['a', 'b']),
+    });
+    expect(names(result.selected)).toEqual(['a']);
+  });
+});
+
 describe('taints and tolerations', () => {
   const taint = (
     key: string,
