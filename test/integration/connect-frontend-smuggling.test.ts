@@ -4,6 +4,7 @@
 // body), never open the hidden tunnel: the managed cluster's target here records every connection
 // and byte it sees, and must see only the honest client that comes right after. Hub RBAC is an
 // authorizer that admits everyone (the real one: test/e2e/tunnel-trust.test.ts).
+import { readFileSync } from 'node:fs';
 import { createServer, type Server, type Socket } from 'node:net';
 import { type TLSSocket, connect as tlsConnect } from 'node:tls';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -13,6 +14,7 @@ import { ConnectFrontend } from '../../src/proxy-server/connect-frontend.ts';
 import type { ProxyServer } from '../../src/proxy-server/server.ts';
 import { type RawExchange, type SmugglingAttack, sendRaw, smugglingAttacks } from '../http-smuggling.ts';
 import { type HubPki, hubPki, roundTrip, startAgent, startServer } from './tunnel-fixtures.ts';
+import { TunnelProcesses } from './tunnel-process-fixtures.ts';
 
 /** The managed cluster's kube-apiserver:443 stand-in: echoes, and keeps what each connection sent. */
 interface RecordingTarget {
@@ -203,5 +205,42 @@ describe('request smuggling through the CONNECT frontend', () => {
     );
     expect([refused.statuses, refused.closedByServer]).toEqual([[407], true]);
     await expectOnlyTheHonestClientReachedTheCluster('in-body');
+  });
+});
+
+describe('request smuggling through a proxy-server process', () => {
+  it('a hub service cannot smuggle a second request through the CONNECT frontend even when the proxy-server runs with NODE_OPTIONS=--insecure-http-parser', async () => {
+    // The process-wide flag makes every Node HTTP server lenient unless the server says otherwise.
+    const procs = await TunnelProcesses.create();
+    try {
+      const { ports } = await procs.startServer([], { NODE_OPTIONS: '--insecure-http-parser' });
+      await procs.startAgent({
+        cluster: 'cluster1',
+        agent: 'agent-1',
+        server: `127.0.0.1:${ports.agent}`,
+        targetPort: target.port,
+      });
+      await procs.agentHeld(ports.ops, 'cluster1');
+      const tls = {
+        host: '127.0.0.1',
+        port: ports.connect,
+        ca: procs.pki.ca.certPem,
+        cert: readFileSync(procs.files.clientCert as string),
+        key: readFileSync(procs.files.clientKey as string),
+      };
+      const head = 'POST / HTTP/1.1\r\nHost: proxy-server.tether.test\r\n';
+      for (const name of ['contentLengthWithChunked', 'foldedHeader', 'bareLineFeeds'] as const) {
+        expectRefused(
+          name,
+          await sendRaw(tls, smugglingAttacks[name](head, smuggledConnect(`process ${name}`))),
+        );
+      }
+      const honest = await procs.connect(ports.connect, 'cluster1:443');
+      expect(honest.status).toBe(200);
+      expect((await roundTrip(honest.socket, Buffer.from('honest'))).bytes).toBe(6);
+      expect(target.received.filter((r) => r.includes('SMUGGLED'))).toEqual([]);
+    } finally {
+      await procs.cleanup();
+    }
   });
 });
