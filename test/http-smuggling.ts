@@ -44,9 +44,12 @@ export const smugglingAttacks = {
   /** a chunk extension ended by a bare LF */
   chunkExtensionBareLineFeed: (head: string, smuggled: string) =>
     `${head}Transfer-Encoding: chunked\r\n\r\n5;ext=x\nhello\r\n0\r\n\r\n${smuggled}`,
-  /** no ambiguity at all: the second request is the first one's body, as Content-Length says */
+  /**
+   * no ambiguity at all: the second request is the first one's body, as Content-Length says (and
+   * the connection ends with the answer, so nothing after the body is even read)
+   */
   requestInBody: (head: string, smuggled: string) =>
-    `${head}Content-Length: ${smuggled.length}\r\n\r\n${smuggled}`,
+    `${head}Connection: close\r\nContent-Length: ${smuggled.length}\r\n\r\n${smuggled}`,
 } satisfies Record<string, (head: string, smuggled: string) => string>;
 
 export type SmugglingAttack = keyof typeof smugglingAttacks;
@@ -60,15 +63,11 @@ export interface RawExchange {
 }
 
 /**
- * Opens a TLS connection, writes `payload` (and ends its side if `end`), and collects everything
- * until the server closes, or for at most `waitMs`: a server that refuses closes at once, so the
- * wait runs out only when something was served (a tunnel, a kept-alive connection).
+ * Opens a TLS connection, writes `payload` and collects everything until the server closes, or for
+ * at most `waitMs`: a server that refuses closes at once, so the wait runs out only when something
+ * was served (a tunnel, a kept-alive connection).
  */
-export function sendRaw(
-  tls: ConnectionOptions,
-  payload: string,
-  opts: { end?: boolean; waitMs?: number } = {},
-): Promise<RawExchange> {
+export function sendRaw(tls: ConnectionOptions, payload: string, waitMs = 3000): Promise<RawExchange> {
   return new Promise((resolve) => {
     const socket = tlsConnect({ servername: 'localhost', ALPNProtocols: ['http/1.1'], ...tls });
     let raw = '';
@@ -76,13 +75,9 @@ export function sendRaw(
     const timer = setTimeout(() => {
       closedByServer = false;
       socket.destroy();
-    }, opts.waitMs ?? 3000);
+    }, waitMs);
     socket.on('error', () => {});
-    socket.once('secureConnect', () => {
-      const bytes = Buffer.from(payload, 'latin1');
-      if (opts.end) socket.end(bytes);
-      else socket.write(bytes);
-    });
+    socket.once('secureConnect', () => socket.write(Buffer.from(payload, 'latin1')));
     socket.on('data', (d: Buffer) => {
       raw += d.toString('latin1');
     });

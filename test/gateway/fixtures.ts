@@ -3,6 +3,7 @@
 // hand-made ManagedServiceAccount token Secret, since the MSA agent is not part of this test), and
 // the gateway itself, registered with the hub aggregator. Every file starts its own and cleans up.
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import type { IncomingMessage } from 'node:http';
 import { createServer as createHttpsServer, request } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -17,6 +18,8 @@ import {
   managedServiceAccountLabel,
 } from '../../src/api/index.ts';
 import {
+  credentialTypeLabel,
+  defaultCredentialNamespace,
   gatewayApiServiceName,
   gatewayManagedClusterRbac,
   kubeConfigForCluster,
@@ -384,11 +387,22 @@ export function hubAdminTls(): { ca: string; cert: string; key: string; host: st
   };
 }
 
+/** A request the stand-in apiserver parsed (health probes left out). */
+export interface SeenRequest {
+  method: string;
+  url: string;
+  headers: Record<string, string[]>;
+  /** CN of a verified client certificate (the gateway's X.509 credential) */
+  clientCN?: string;
+}
+
 export interface TestUpstream {
   port: number;
   caPem: string;
   /** CA that signs client certificates the upstream accepts */
   clientCa: CertificateAuthority;
+  /** every request it parsed, in order */
+  seen: SeenRequest[];
   close(): Promise<void>;
 }
 
@@ -396,8 +410,10 @@ export interface TestUpstream {
  * A stand-in managed apiserver: `/healthz` → ok; any other request → JSON echo of method, URL,
  * headers (distinct) and client-certificate CN; Upgrade `websocket` → a WebSocket echo (any
  * subprotocol offered first is accepted); any other Upgrade (SPDY/3.1) → 101 and a raw byte echo.
+ * With `refuseUpgrades`, every Upgrade is answered 403 on a connection kept alive for more requests,
+ * as kube-apiserver answers an exec the caller may not run.
  */
-export async function startTestUpstream(): Promise<TestUpstream> {
+export async function startTestUpstream(opts: { refuseUpgrades?: boolean } = {}): Promise<TestUpstream> {
   const ca = await createCertificateAuthority('gateway-e2e-upstream-ca');
   const clientCa = await createCertificateAuthority('gateway-e2e-upstream-client-ca');
   const serving = await issueCertificate(ca, {
@@ -409,6 +425,19 @@ export async function startTestUpstream(): Promise<TestUpstream> {
   const wss = new WebSocketServer({ noServer: true, handleProtocols: (p) => [...p][0] ?? false });
   wss.on('connection', (ws) => ws.on('message', (data, isBinary) => ws.send(data, { binary: isBinary })));
   const sockets = new Set<Duplex>();
+  const seen: SeenRequest[] = [];
+  const record = (req: IncomingMessage): string | undefined => {
+    const socket = req.socket as TLSSocket;
+    const cn = socket.authorized ? socket.getPeerCertificate().subject?.CN : undefined;
+    const clientCN = Array.isArray(cn) ? cn[0] : cn;
+    seen.push({
+      method: req.method ?? '',
+      url: req.url ?? '',
+      headers: req.headersDistinct as Record<string, string[]>,
+      clientCN,
+    });
+    return clientCN;
+  };
   const server = createHttpsServer(
     {
       cert: serving.certPem,
@@ -422,8 +451,11 @@ export async function startTestUpstream(): Promise<TestUpstream> {
         res.end('ok');
         return;
       }
-      const socket = req.socket as TLSSocket;
-      const cn = socket.authorized ? socket.getPeerCertificate().subject?.CN : undefined;
+      const cn = record(req);
+      if (req.headers.upgrade) {
+        res.writeHead(403, { 'content-type': 'application/json' }).end('{"kind":"Status","code":403}');
+        return;
+      }
       let body = '';
       req.on('data', (d: Buffer) => {
         body += d.toString();
@@ -446,7 +478,9 @@ export async function startTestUpstream(): Promise<TestUpstream> {
     sockets.add(s);
     s.once('close', () => sockets.delete(s));
   });
-  server.on('upgrade', (req, socket: Duplex, head: Buffer) => {
+  // Without an upgrade listener Node serves an Upgrade request as any other and keeps parsing.
+  const upgrade = (req: IncomingMessage, socket: Duplex, head: Buffer): void => {
+    record(req);
     if ((req.headers.upgrade ?? '').toLowerCase() === 'websocket') {
       wss.handleUpgrade(req, socket, head, (ws) => wss.emit('connection', ws, req));
       return;
@@ -457,18 +491,57 @@ export async function startTestUpstream(): Promise<TestUpstream> {
     );
     if (head.length > 0) socket.write(head);
     socket.pipe(socket);
-  });
+  };
+  if (!opts.refuseUpgrades) server.on('upgrade', upgrade);
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   return {
     port: (server.address() as AddressInfo).port,
     caPem: ca.certPem,
     clientCa,
+    seen,
     close: () =>
       new Promise<void>((r) => {
         for (const s of sockets) s.destroy();
         wss.close();
         server.close(() => r());
       }),
+  };
+}
+
+/**
+ * A cluster-gateway credential Secret (Const endpoint) in open-cluster-management-credentials,
+ * deleted by the fixture's cleanups.
+ */
+export async function credentialSecret(
+  name: string,
+  type: string,
+  data: Record<string, string>,
+): Promise<void> {
+  await hubCore.createNamespace({ body: { metadata: { name: defaultCredentialNamespace } } }).catch(() => {});
+  await hubCore.createNamespacedSecret({
+    namespace: defaultCredentialNamespace,
+    body: { metadata: { name, labels: { [credentialTypeLabel]: type } }, stringData: data },
+  });
+  cleanups.push(() =>
+    hubCore.deleteNamespacedSecret({ name, namespace: defaultCredentialNamespace }).catch(() => {}),
+  );
+}
+
+/** TLS options to dial the gateway port straight, as the aggregator does (front-proxy client certificate). */
+export function frontProxyTls(f: GatewayFixture): {
+  host: string;
+  port: number;
+  ca: string;
+  cert: Buffer;
+  key: Buffer;
+} {
+  const pki = dirname(env.hub.frontProxyCaCertPath);
+  return {
+    host: '127.0.0.1',
+    port: f.gateway.port,
+    ca: f.gateway.caPem,
+    cert: readFileSync(join(pki, 'front-proxy-client.crt')),
+    key: readFileSync(join(pki, 'front-proxy-client.key')),
   };
 }
 
@@ -481,7 +554,7 @@ export function direct(
   path: string,
   opts: { frontProxy: boolean; user?: string; groups?: string[]; headers?: Record<string, string> },
 ): Promise<{ status: number; body: string }> {
-  const pki = dirname(env.hub.frontProxyCaCertPath);
+  const tls = frontProxyTls(f);
   return new Promise((resolve, reject) => {
     const headers: Record<string, string | string[]> = { ...opts.headers };
     if (opts.user) headers['X-Remote-User'] = opts.user;
@@ -494,12 +567,7 @@ export function direct(
         ca: f.gateway.caPem,
         servername: 'localhost',
         headers,
-        ...(opts.frontProxy
-          ? {
-              cert: readFileSync(join(pki, 'front-proxy-client.crt')),
-              key: readFileSync(join(pki, 'front-proxy-client.key')),
-            }
-          : {}),
+        ...(opts.frontProxy ? { cert: tls.cert, key: tls.key } : {}),
       },
       (res) => {
         let body = '';
