@@ -5,8 +5,12 @@
 // that would run on the gateway's own upstream connection (authenticated by its X.509 credential,
 // without the caller's impersonation). The managed apiserver is a stand-in that records every
 // request it parses; it must never see a hidden one, and an honest request right after is served.
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { issueCertificate } from '../../src/pki/index.ts';
+import { createCertificateAuthority, issueCertificate } from '../../src/pki/index.ts';
 import { pollUntil } from '../../src/wait.ts';
 import {
   credentialSecret,
@@ -174,5 +178,54 @@ describe('request smuggling against the gateway', () => {
     expect(got.raw).toContain('an Upgrade request carries no body');
     expect(seenWith('chunked-upgrade')).toEqual([]);
     await expectOnlyTheHonestClientReachedTheCluster('chunked-upgrade');
+  });
+});
+
+describe('the gateway listener in a process of its own', () => {
+  it('a hub user cannot smuggle a second request through the gateway even when it runs with NODE_OPTIONS=--insecure-http-parser', async () => {
+    // The process-wide flag makes every Node HTTP server lenient unless the server says otherwise.
+    const dir = mkdtempSync(join(tmpdir(), 'tether-gw-listener-'));
+    const ca = await createCertificateAuthority('gateway-listener-test-ca');
+    const serving = await issueCertificate(ca, {
+      commonName: 'localhost',
+      usage: 'server',
+      dnsNames: ['localhost'],
+    });
+    writeFileSync(join(dir, 'tls.crt'), serving.certPem);
+    writeFileSync(join(dir, 'tls.key'), serving.keyPem);
+    writeFileSync(join(dir, 'ca.crt'), ca.certPem);
+    const child = spawn(process.execPath, ['test/gateway/listener-process.ts', dir], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, NODE_OPTIONS: '--insecure-http-parser' },
+    });
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => {
+      out += d.toString();
+    });
+    child.stderr.on('data', (d: Buffer) => {
+      out += d.toString();
+    });
+    try {
+      const port = await pollUntil(() => Number(/^port (\d+)$/m.exec(out)?.[1]) || undefined, {
+        timeoutMs: 15_000,
+        description: `the gateway listener to listen (output: ${out})`,
+      });
+      const tls = { host: '127.0.0.1', port, ca: ca.certPem };
+      const head = 'POST /apis/x HTTP/1.1\r\nHost: gateway\r\n';
+      const hidden = 'GET /smuggled HTTP/1.1\r\nHost: gateway\r\n\r\n';
+      for (const name of ['contentLengthWithChunked', 'foldedHeader', 'bareLineFeeds'] as const) {
+        expectRefused(name, await sendRaw(tls, smugglingAttacks[name](head, hidden)));
+      }
+      const honest = await sendRaw(tls, 'GET /honest HTTP/1.1\r\nHost: gateway\r\nConnection: close\r\n\r\n');
+      expect(honest.statuses).toEqual([200]);
+      expect(out.match(/^request .*$/gm)).toEqual(['request GET /honest']);
+    } finally {
+      const exited = new Promise((r) => child.once('exit', r));
+      if (child.exitCode === null && child.signalCode === null) {
+        child.kill('SIGKILL');
+        await exited;
+      }
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
