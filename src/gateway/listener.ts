@@ -82,6 +82,9 @@ export function createGatewayListener(opts: GatewayListenerOptions): GatewayList
     settings: { maxConcurrentStreams: http2MaxStreamsPerConnection },
     maxSessionMemory: http2MaxSessionMemoryMb,
   });
+  // Strict HTTP/1.1 parsing whatever NODE_OPTIONS says: Node reads this from the server object (not
+  // from http1Options) and otherwise falls back to the process-wide --insecure-http-parser.
+  (server as Http2SecureServer & { insecureHTTPParser?: boolean }).insecureHTTPParser = false;
   const sockets = new Set<Socket>();
   const sessions = new Set<ServerHttp2Session>();
   server.on('session', (session: ServerHttp2Session) => {

@@ -3,11 +3,9 @@
 // Impersonate-* and identity headers never leave the gateway; the cluster's credential goes in
 // instead, plus Impersonate-User/-Group of the hub caller under the `cluster:hub:` prefix
 // (identity.ts) unless the gateway runs in shared mode and the ClusterGateway does not ask for it. Responses stream through as bytes arrive (watch, logs -f):
-// no buffering and no deadline once headers are in. Upgrade requests (SPDY/3.1, WebSocket) get a
-// connection of their own: request head written raw, then bytes piped both ways with backpressure.
+// no buffering and no deadline once headers are in. Upgrade requests (SPDY/3.1, WebSocket) are
+// upgrade.ts's.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Duplex } from 'node:stream';
-import type { TLSSocket } from 'node:tls';
 import type { Dispatcher } from 'undici';
 import { errorMessage } from '../errors.ts';
 import type { Logger } from '../log.ts';
@@ -16,7 +14,7 @@ import type { HealthMonitor } from './health.ts';
 import { distinctHeaders, requestHasBody, responseGone } from './http.ts';
 import { type GatewayIdentityMode, impersonationHeaders } from './identity.ts';
 import type { GatewayMetrics } from './metrics.ts';
-import { sendStatus, sendStatusOnSocket, statusForUpstreamError } from './status.ts';
+import { sendStatus, statusForUpstreamError } from './status.ts';
 import type { Upstream } from './store.ts';
 import { credentialHeaders, type UpstreamPools, upstreamBasePath } from './upstream.ts';
 
@@ -177,68 +175,4 @@ export async function proxyRequest(
     gauge?.dec();
     res.off('close', onClose);
   }
-}
-
-/** Forwards an Upgrade request: its own upstream connection, then raw bytes both ways. */
-export async function proxyUpgrade(
-  ctx: ProxyContext,
-  req: IncomingMessage,
-  client: Duplex,
-  head: Buffer,
-  up: Upstream,
-  caller: Caller,
-  path: string,
-  query: string,
-): Promise<void> {
-  const cluster = up.cluster;
-  const started = process.hrtime.bigint();
-  let upstream: TLSSocket;
-  try {
-    upstream = await ctx.pools.connect(up);
-  } catch (err) {
-    const status = statusForUpstreamError(err, cluster);
-    if (status.code === 503 || status.code === 504) ctx.health.reportFailure(cluster, err);
-    ctx.metrics.requests.inc({ cluster, verb: 'CONNECT', code: String(status.code) });
-    sendStatusOnSocket(client, status);
-    return;
-  }
-  if (client.destroyed) {
-    upstream.destroy();
-    return;
-  }
-  const headers = upstreamHeaders(distinctHeaders(req), up, caller, ctx, true);
-  headers.host = up.url.host;
-  let headText = `${req.method ?? 'GET'} ${upstreamBasePath(up)}${path}${query ? `?${query}` : ''} HTTP/1.1\r\n`;
-  for (const [name, value] of Object.entries(headers)) {
-    for (const v of Array.isArray(value) ? value : [value]) {
-      headText += `${name}: ${v.replace(/[\r\n]/g, ' ')}\r\n`;
-    }
-  }
-  upstream.write(`${headText}\r\n`);
-  if (head.length > 0) upstream.write(head);
-  const gauge = ctx.metrics.longRunning.labels({ cluster, kind: 'upgrade' });
-  gauge.inc();
-  upstream.once('data', (chunk: Buffer) => {
-    const code = /^HTTP\/1\.[01] (\d{3})/.exec(chunk.toString('latin1', 0, 16))?.[1] ?? '502';
-    ctx.metrics.requests.inc({ cluster, verb: 'CONNECT', code });
-    ctx.metrics.latency.observe(
-      { cluster, verb: 'CONNECT' },
-      Number(process.hrtime.bigint() - started) / 1e9,
-    );
-  });
-  let done = false;
-  const finish = (): void => {
-    if (done) return;
-    done = true;
-    gauge.dec();
-    upstream.destroy();
-    client.destroy();
-  };
-  client.on('error', finish);
-  upstream.on('error', finish);
-  client.once('close', finish);
-  upstream.once('close', finish);
-  // Half-close passes through: a peer that ends its side still receives the other's bytes.
-  client.pipe(upstream);
-  upstream.pipe(client);
 }

@@ -34,7 +34,7 @@ import { HealthMonitor } from './health.ts';
 import type { GatewayIdentityMode } from './identity.ts';
 import { createGatewayListener, type GatewayListener } from './listener.ts';
 import { createGatewayMetrics, type GatewayMetrics } from './metrics.ts';
-import { type ProxyContext, proxyRequest, proxyUpgrade } from './proxy.ts';
+import { type ProxyContext, proxyRequest } from './proxy.ts';
 import {
   getClusterGateway,
   listClusterGateways,
@@ -46,6 +46,7 @@ import { selectorMatcher } from './selectors.ts';
 import { kubeStatus, sendStatus, sendStatusOnSocket } from './status.ts';
 import { ClusterGatewayStore } from './store.ts';
 import { defaultCredentialNamespace, defaultGatewayMsaName, gatewayGroup, gatewayVersion } from './types.ts';
+import { proxyUpgrade } from './upgrade.ts';
 import { type ClusterDialer, UpstreamPools } from './upstream.ts';
 
 export interface GatewayOptions {

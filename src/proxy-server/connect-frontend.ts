@@ -124,6 +124,9 @@ export class ConnectFrontend {
       ...(clientCa ? { ca: clientCa, requestCert: true } : { requestCert: false }),
       rejectUnauthorized: false,
       maxHeaderSize: opts.maxHeaderBytes ?? 8 * 1024,
+      // Strict parsing whatever NODE_OPTIONS says (--insecure-http-parser would otherwise apply):
+      // a request whose framing is ambiguous (CL with TE, obs-fold, bare LF) gets 400, never a tunnel.
+      insecureHTTPParser: false,
       ciphers: frontendCiphers(),
       honorCipherOrder: true,
       sessionTimeout: SESSION_TIMEOUT_S,

@@ -8,14 +8,13 @@ import { request } from 'node:https';
 import { type TLSSocket, connect as tlsConnect } from 'node:tls';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import { credentialTypeLabel, defaultCredentialNamespace } from '../../src/gateway/index.ts';
 import { issueCertificate } from '../../src/pki/index.ts';
 import { pollUntil } from '../../src/wait.ts';
 import {
+  credentialSecret,
   direct,
   type GatewayFixture,
   hubAdminTls,
-  hubCore,
   startGatewayFixture,
   startTestUpstream,
   type TestUpstream,
@@ -30,14 +29,6 @@ const constX509 = uniqueName('gwx');
 const tls = hubAdminTls();
 const proxyPath = (cluster: string, rest: string) =>
   `/apis/cluster.core.oam.dev/v1alpha1/clustergateways/${cluster}/proxy${rest}`;
-
-async function credentialSecret(name: string, type: string, data: Record<string, string>): Promise<void> {
-  await hubCore.createNamespace({ body: { metadata: { name: defaultCredentialNamespace } } }).catch(() => {});
-  await hubCore.createNamespacedSecret({
-    namespace: defaultCredentialNamespace,
-    body: { metadata: { name, labels: { [credentialTypeLabel]: type } }, stringData: data },
-  });
-}
 
 beforeAll(async () => {
   upstream = await startTestUpstream();
@@ -71,9 +62,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  for (const name of [constToken, constX509]) {
-    await hubCore.deleteNamespacedSecret({ name, namespace: defaultCredentialNamespace }).catch(() => {});
-  }
+  // The fixture's stop deletes the credential Secrets too.
   await f?.stop();
   await upstream?.close();
 });

@@ -90,10 +90,11 @@ export class TunnelProcesses {
     return new TunnelProcesses(pki, dir, files, client);
   }
 
-  tether(args: string[]): TetherProc {
+  /** `tether <args>` as a child process; `env` is added to ours. */
+  tether(args: string[], env: Record<string, string> = {}): TetherProc {
     const child = spawn(process.execPath, ['bin/tether.js', ...args], {
       stdio: ['ignore', 'pipe', 'pipe'],
-      env: { ...process.env, TETHER_LOG_LEVEL: 'info' },
+      env: { ...process.env, TETHER_LOG_LEVEL: 'info', ...env },
     });
     this.children.push(child);
     let out = '';
@@ -138,21 +139,27 @@ export class TunnelProcesses {
   }
 
   /** `tether proxy-server` without a hub (agents taken on their certificate), ready to serve. */
-  async startServer(extra: string[] = []): Promise<{ proc: TetherProc; ports: ServerPorts }> {
+  async startServer(
+    extra: string[] = [],
+    env: Record<string, string> = {},
+  ): Promise<{ proc: TetherProc; ports: ServerPorts }> {
     const ports = { agent: await freePort(), connect: await freePort(), ops: await freePort() };
-    const proc = this.tether([
-      'proxy-server',
-      '--bind-address=127.0.0.1',
-      `--agent-port=${ports.agent}`,
-      `--connect-port=${ports.connect}`,
-      `--ops-port=${ports.ops}`,
-      `--tls-cert-file=${this.files.serverCert}`,
-      `--tls-key-file=${this.files.serverKey}`,
-      `--agent-ca-file=${this.files.ca}`,
-      `--proxy-client-ca-file=${this.files.clientCa}`,
-      '--insecure-skip-hub-checks',
-      ...extra,
-    ]);
+    const proc = this.tether(
+      [
+        'proxy-server',
+        '--bind-address=127.0.0.1',
+        `--agent-port=${ports.agent}`,
+        `--connect-port=${ports.connect}`,
+        `--ops-port=${ports.ops}`,
+        `--tls-cert-file=${this.files.serverCert}`,
+        `--tls-key-file=${this.files.serverKey}`,
+        `--agent-ca-file=${this.files.ca}`,
+        `--proxy-client-ca-file=${this.files.clientCa}`,
+        '--insecure-skip-hub-checks',
+        ...extra,
+      ],
+      env,
+    );
     await this.ready(ports.ops);
     return { proc, ports };
   }
