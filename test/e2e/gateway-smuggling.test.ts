@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createCertificateAuthority, issueCertificate } from '../../src/pki/index.ts';
 import { pollUntil } from '../../src/wait.ts';
+import { type RawExchange, type SmugglingAttack, sendRaw, smugglingAttacks } from '../http-smuggling.ts';
 import {
   credentialSecret,
   direct,
@@ -20,9 +21,8 @@ import {
   startGatewayFixture,
   startTestUpstream,
   type TestUpstream,
-} from '../gateway/fixtures.ts';
-import { type RawExchange, type SmugglingAttack, sendRaw, smugglingAttacks } from '../http-smuggling.ts';
-import { uniqueName } from './helpers.ts';
+} from './fixtures/gateway.ts';
+import { uniqueName } from './fixtures/helpers.ts';
 
 let f: GatewayFixture;
 let upstream: TestUpstream;
