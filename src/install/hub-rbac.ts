@@ -6,7 +6,8 @@
 //     `open-cluster-management:managedcluster:*` ClusterRoles those RoleBindings point at
 //     (escalate/bind: it grants the cluster's agents rights it does not use itself, as OCM's
 //     registration controller does), cluster leases and its own leader lease, cleanup of a deleted
-//     cluster's works/addons/service accounts, ManagedServiceAccount TTLs, events;
+//     cluster's works/addons/service accounts, ManagedServiceAccount TTLs and the Role granting each
+//     cluster's agents their MSA token Secrets by name (escalate/bind again), events;
 //     and the built-in addons' managers (an AddonManager per addon: deploy and registration
 //     controllers, src/addon/hub/deploy-rbac.ts and registration-rbac.ts; cluster-gateway's hub
 //     half writes ManagedServiceAccounts, already granted);

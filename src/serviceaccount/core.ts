@@ -77,6 +77,7 @@ export interface PolicyRule {
   apiGroups: string[];
   resources: string[];
   verbs: string[];
+  resourceNames?: string[];
 }
 
 export interface Role extends KubeObject {

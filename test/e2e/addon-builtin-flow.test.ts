@@ -20,6 +20,7 @@ import { clusterManagementAddOnResource } from '../../src/api/index.ts';
 import { findCondition, type KubeObject, ResourceClient } from '../../src/kube/index.ts';
 import { freePort, SupervisedProcess, tetherBin } from '../../src/localenv/process.ts';
 import { logger } from '../../src/log.ts';
+import { startServiceAccountHub } from '../../src/serviceaccount/index.ts';
 import { containerAsProcess } from './fixtures/addon-builtin.ts';
 import { joinedClusterWithWorkAgent } from './fixtures/addon-flow.ts';
 import { writeServiceAccountKubeconfig } from './fixtures/addon-helloworld.ts';
@@ -52,6 +53,9 @@ beforeAll(async () => {
   cleanups.add(() => namespaces.delete(installNamespace, undefined, { ignoreNotFound: true }));
   joined = await joinedClusterWithWorkAgent('builtin', managed, cleanups);
   const image = 'registry.example/tether:builtin-e2e';
+  // The hub's ManagedServiceAccount controllers grant the addon identity its token Secrets by name.
+  const serviceAccountHub = await startServiceAccountHub({ hubKubeConfig: hubKc, log });
+  cleanups.add(() => serviceAccountHub.stop());
   const manager = new AddonManager({ hubKubeConfig: hubKc, leaderElection: false, log })
     .add(managedServiceAccountAddon({ image }))
     .add(

@@ -2,7 +2,8 @@
 // `tether serviceaccount-agent` runs as a process with the command line the addon renders, its
 // addon hub credential (CSR flow, OCM's default subject) and hub RBAC bound to the addon's group,
 // and on cluster1 with nothing but the ServiceAccount and RBAC the addon renders (applied here as
-// the work agent would). The cluster-gateway hub controller runs in this process.
+// the work agent would). The cluster-gateway hub controller and the ManagedServiceAccount hub
+// controllers (they grant the addon identity its token Secrets by name) run in this process.
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -28,6 +29,7 @@ import {
 import { freePort, SupervisedProcess, tetherBin } from '../../src/localenv/process.ts';
 import { waitReady } from '../../src/localenv/ready.ts';
 import { roleBindingResource, roleResource } from '../../src/registration/hub/resources.ts';
+import { startServiceAccountHub } from '../../src/serviceaccount/index.ts';
 import { pollUntil } from '../../src/wait.ts';
 import { one, type PodTemplate, renderContext } from '../addon/builtin-fixtures.ts';
 import { addonCertificate, addonSubject, writeHubKubeconfigDir } from './fixtures/addon-builtin.ts';
@@ -95,6 +97,8 @@ async function serviceAccountKubeconfig(namespace: string, sa: string): Promise<
 }
 
 beforeAll(async () => {
+  const serviceAccountHub = await startServiceAccountHub({ hubKubeConfig: hubAdmin });
+  cleanups.add(() => serviceAccountHub.stop());
   cluster = uniqueName('msa-addon');
   await hubNamespaces.create({ metadata: { name: cluster } });
   cleanups.add(() => hubNamespaces.delete(cluster, undefined, { ignoreNotFound: true }));

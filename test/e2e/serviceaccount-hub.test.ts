@@ -4,16 +4,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { InvalidArgumentError } from '../../src/errors.ts';
 import { isForbidden, ResourceClient } from '../../src/kube/index.ts';
 import { type Secret, secretResource } from '../../src/serviceaccount/core.ts';
-import {
-  createManagedServiceAccount,
-  listManagedServiceAccounts,
-  startServiceAccountHub,
-} from '../../src/serviceaccount/index.ts';
+import { createManagedServiceAccount, listManagedServiceAccounts } from '../../src/serviceaccount/index.ts';
 import { uniqueName } from './fixtures/helpers.ts';
 import {
   createMsa,
   hubAdmin,
-  hubSecrets,
   type MsaCluster,
   msaCluster,
   msas,
@@ -32,9 +27,7 @@ beforeAll(async () => {
   b = await msaCluster('msa-b');
   await startAgent(a);
   await startAgent(b);
-  const hub = await startServiceAccountHub({ hubKubeConfig: hubAdmin });
-  onCleanup(() => hub.stop());
-  expect(await hub.ready).toBe(true);
+  // msaCluster started the hub's ManagedServiceAccount controllers (TTL among them).
 });
 afterAll(runCleanups);
 
@@ -146,8 +139,10 @@ describe("the agent's hub identity", () => {
       .catch((err: unknown) => err);
     expect(isForbidden(overwrite)).toBe(true);
 
-    const own = await secretsAsA.create(secret(a.name));
-    expect(own.metadata.namespace).toBe(a.name);
-    await hubSecrets.delete(own.metadata.name ?? '', a.name);
+    // In its own namespace it reads its MSAs' token Secrets, by name (the hub's per-MSA grant).
+    const mine = await createMsa(a);
+    await waitForProjection(a, mine.metadata.name);
+    const own = await secretsAsA.get(mine.metadata.name, a.name);
+    expect(own?.metadata.namespace).toBe(a.name);
   });
 });

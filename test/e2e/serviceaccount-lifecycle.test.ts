@@ -1,17 +1,30 @@
-// ManagedServiceAccount over time: the agent puts back a deleted or altered Secret, replaces a token
-// the managed apiserver stopped accepting, rotates at the configured fraction of the real lifetime
-// (old token still valid until it expires), and cleans up ServiceAccounts of deleted MSAs — also
+// ManagedServiceAccount over time: the agent puts back a deleted or altered Secret (it re-reads each
+// by name every tokenSecretCheckPeriodMs, and waits out a token Secret the hub does not grant yet),
+// replaces a token the managed apiserver stopped accepting, rotates at the configured fraction of
+// the real lifetime (old token still valid until it expires), and cleans up ServiceAccounts of deleted MSAs — also
 // ones deleted while it was down — without ever touching a ServiceAccount that lacks its label.
 
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ResourceClient } from '../../src/kube/index.ts';
-import { type TokenReview, tokenReviewResource } from '../../src/serviceaccount/core.ts';
+import { isForbidden, ResourceClient } from '../../src/kube/index.ts';
+import {
+  type Role,
+  type RoleBinding,
+  roleBindingResource,
+  roleResource,
+  type Secret,
+  secretResource,
+  type TokenReview,
+  tokenReviewResource,
+} from '../../src/serviceaccount/core.ts';
 import { decodeTokenClaims } from '../../src/serviceaccount/index.ts';
+import { tokenSecretsRoleName } from '../../src/serviceaccount/rbac.ts';
+import { pollUntil } from '../../src/wait.ts';
 import {
   createMsa,
   decode,
   env,
+  hubAdmin,
   hubSecrets,
   isoSeconds,
   label,
@@ -28,6 +41,8 @@ import {
   waitGone,
 } from './fixtures/serviceaccount.ts';
 
+const hubRoles = new ResourceClient<Role>(hubAdmin, roleResource);
+const hubRoleBindings = new ResourceClient<RoleBinding>(hubAdmin, roleBindingResource);
 const reviews = new ResourceClient<TokenReview>(managedAdmin, tokenReviewResource);
 const authenticated = async (token: string) =>
   (await reviews.create({ metadata: {}, spec: { token } })).status?.authenticated === true;
@@ -125,6 +140,47 @@ describe('ManagedServiceAccount lifecycle', () => {
     const kept = await managedServiceAccounts.get(`${name}-bystander`, first.installNamespace);
     expect(kept?.metadata.uid).toBe(bystander.metadata.uid);
     expect(await managedServiceAccounts.get('default', first.installNamespace)).toBeDefined();
+  });
+});
+
+describe('the token Secrets grant', () => {
+  it('while the hub does not grant the token Secret (403) the agent retries, and projects once the grant is back', async () => {
+    const late = await msaCluster('msa-grant');
+    await startAgent(late);
+    const msa = await createMsa(late);
+    const name = msa.metadata.name;
+    const first = await waitForProjection(late, name);
+    // Take the grant away (as if the hub controller had not caught up) and the Secret with it.
+    await hubRoleBindings.delete(tokenSecretsRoleName, late.name);
+    await hubRoles.delete(tokenSecretsRoleName, late.name);
+    const asAgent = new ResourceClient<Secret>(late.hubKubeConfig, secretResource);
+    await pollUntil(
+      async () => isForbidden(await asAgent.get(name, late.name).catch((err: unknown) => err)),
+      {
+        timeoutMs: 10_000,
+        intervalMs: 100,
+        description: 'the token Secret to be forbidden to the agent',
+      },
+    );
+    await hubSecrets.delete(name, late.name);
+    // For four of its 500 ms checks the agent cannot read the Secret: it neither recreates it over
+    // someone's nor reports a failure on the MSA, it just retries.
+    const seen = new Set<string>();
+    const gapStart = Date.now();
+    await pollUntil(
+      async () => {
+        const [m, secret] = await Promise.all([msas.get(name, late.name), hubSecrets.get(name, late.name)]);
+        const reported = m?.status?.conditions?.find((c) => c.type === 'TokenReported')?.status;
+        seen.add(`TokenReported=${reported} secret=${secret ? 'present' : 'absent'}`);
+        return Date.now() - gapStart > 2_000;
+      },
+      { timeoutMs: 10_000, intervalMs: 200, description: 'two seconds without the grant' },
+    );
+    expect([...seen]).toEqual(['TokenReported=True secret=absent']);
+    // Any change to the MSA makes the hub controller grant its token Secret again.
+    await msas.patchMerge(name, { metadata: { annotations: { 'example.com/touch': '1' } } }, late.name);
+    const again = await waitForProjection(late, name, { notToken: first.token });
+    expect(await authenticated(again.token)).toBe(true);
   });
 });
 

@@ -19,6 +19,7 @@ describe('startServiceAccountAgent options', () => {
     [{ refreshAtFraction: 1.5 }, /refreshAtFraction 1.5/],
     [{ kubeconfigServerUrl: 'http://gateway' }, /must be an https:\/\/ URL/],
     [{ audiences: ['x'.repeat(300)] }, /longer than 253/],
+    [{ tokenSecretCheckPeriodMs: 50 }, /tokenSecretCheckPeriodMs 50 must be ≥ 100/],
   ])('refuses %o', async (over, message) => {
     await expect(startServiceAccountAgent({ ...base, ...over })).rejects.toThrow(message);
   });

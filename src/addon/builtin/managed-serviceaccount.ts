@@ -2,13 +2,14 @@
 // (src/serviceaccount/agent) delivered as Deployment `managed-serviceaccount-addon-agent`, running
 // `tether serviceaccount-agent` with the addon's own hub credential (`managed-serviceaccount-hub-kubeconfig`)
 // instead of the cluster's registration identity. On the hub that identity may touch only its
-// cluster namespace's ManagedServiceAccounts and their token Secrets (the rules `tether agent`'s
-// identity gets, src/serviceaccount/rbac.ts); on the managed cluster its ServiceAccount may manage
+// cluster namespace's ManagedServiceAccounts and create their token Secrets (the rules `tether
+// agent`'s identity gets, src/serviceaccount/rbac.ts; the hub's ManagedServiceAccount controller
+// grants the existing token Secrets by name to both identities); on the managed cluster its ServiceAccount may manage
 // ServiceAccounts and request their tokens in the install namespace, read that namespace and review
 // tokens — nothing else. Available follows the Deployment. Pure: options → AgentAddon.
 import type { KubernetesObject, V1PolicyRule } from '@kubernetes/client-node';
 import { deployment, type PullPolicy } from '../../install/workload.ts';
-import { serviceAccountAgentHubRules } from '../../serviceaccount/rbac.ts';
+import { managedServiceAccountAddonName, serviceAccountAgentHubRules } from '../../serviceaccount/rbac.ts';
 import { addOnDeploymentConfigKind } from '../hub/config-references.ts';
 import { sharedInstallNamespace } from '../hub/deploy-work.ts';
 import { hubKubeconfigMountPath } from '../sdk/agent.ts';
@@ -20,7 +21,7 @@ import {
   hubKubeconfigMount,
 } from './agent-objects.ts';
 
-export const managedServiceAccountAddonName = 'managed-serviceaccount';
+export { managedServiceAccountAddonName };
 
 export interface ManagedServiceAccountAddonOptions {
   /** the tether image */

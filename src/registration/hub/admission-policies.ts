@@ -9,11 +9,22 @@
 //     with annotations only under agent.open-cluster-management.io/ (what OCM's registration agent
 //     sends from its clusterAnnotations; tether's agent sends none); it changes neither on update;
 //   - a ManifestWork that names an executor needs `execute-as` on manifestworks for that
-//     ServiceAccount in the work's namespace (OCM's permission boundary for executors).
+//     ServiceAccount in the work's namespace (OCM's permission boundary for executors);
+//   - a cluster or add-on identity (a group starting `system:open-cluster-management:`) may write on
+//     the hub only ManagedServiceAccount token Secrets: type Opaque, the managed-serviceaccount label
+//     and a controller ownerReference to the ManagedServiceAccount of the Secret's own name — never a
+//     `kubernetes.io/service-account-token` Secret the hub's token controller would fill in for a hub
+//     ServiceAccount (a managed-cluster admin holds those credentials).
 // Taint keys and effects are validated by the ManagedCluster CRD schema (src/api/cluster.ts).
 // Owns installing and waiting for these objects; it must not touch RBAC.
 import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
-import { type ManagedCluster, managedClusterResource, managedClustersGroup } from '../../api/index.ts';
+import {
+  authenticationApiGroup,
+  type ManagedCluster,
+  managedClusterResource,
+  managedClustersGroup,
+  managedServiceAccountLabel,
+} from '../../api/index.ts';
 import { applyObjects, ResourceClient, waitUntilEnforced } from '../../kube/index.ts';
 import { BOOTSTRAP_USER } from '../bootstrap.ts';
 
@@ -25,6 +36,10 @@ export const executorPolicyName = 'manifestwork-executor.open-cluster-management
 export const bootstrapLabelsPolicyName = 'managedcluster-bootstrap-labels.open-cluster-management.io';
 /** The only annotations a bootstrap identity may put on a new ManagedCluster (OCM's agent filter). */
 export const agentAnnotationPrefix = 'agent.open-cluster-management.io/';
+export const clusterSecretsPolicyName = 'managedcluster-secrets.open-cluster-management.io';
+
+/** Every cluster registration and add-on identity carries a group starting with this. */
+export const ocmIdentityGroupPrefix = 'system:open-cluster-management:';
 
 const clusterRule = {
   apiGroups: ['cluster.open-cluster-management.io'],
@@ -54,7 +69,13 @@ function binding(policyName: string): KubernetesObject {
 const accepted = (o: string): string => `${o}.spec.?hubAcceptsClient.orValue(false)`;
 
 export function hubAdmissionPolicyNames(): string[] {
-  return [acceptPolicyName, agentSpecPolicyName, bootstrapLabelsPolicyName, executorPolicyName];
+  return [
+    acceptPolicyName,
+    agentSpecPolicyName,
+    bootstrapLabelsPolicyName,
+    executorPolicyName,
+    clusterSecretsPolicyName,
+  ];
 }
 
 /** The policies and their bindings, in install order. */
@@ -173,10 +194,43 @@ export function hubAdmissionObjects(): KubernetesObject[] {
       },
     ],
   });
-  return [acceptPolicy, agentPolicy, bootstrapPolicy, executorPolicy].flatMap((p) => [
-    p,
-    binding(p.metadata?.name ?? ''),
-  ]);
+  const policies = [acceptPolicy, agentPolicy, bootstrapPolicy, executorPolicy, clusterSecretsPolicy()];
+  return policies.flatMap((p) => [p, binding(p.metadata?.name ?? '')]);
+}
+
+/** What src/serviceaccount/agent/token-secret.ts writes, and all a cluster or add-on identity may. */
+function clusterSecretsPolicy(): KubernetesObject {
+  const owner =
+    "has(r.controller) && r.controller && r.kind == 'ManagedServiceAccount' && " +
+    `r.apiVersion.startsWith('${authenticationApiGroup}/') && r.name == object.metadata.name`;
+  return policy(clusterSecretsPolicyName, {
+    matchConstraints: {
+      resourceRules: [
+        { apiGroups: [''], apiVersions: ['*'], operations: ['CREATE', 'UPDATE'], resources: ['secrets'] },
+      ],
+    },
+    matchConditions: [
+      {
+        name: 'is-a-cluster-or-addon-identity',
+        expression: `request.userInfo.groups.exists(g, g.startsWith('${ocmIdentityGroupPrefix}'))`,
+      },
+    ],
+    validations: [
+      {
+        expression:
+          "object.?type.orValue('Opaque') == 'Opaque' && " +
+          `object.metadata.?labels[?'${managedServiceAccountLabel}'].orValue('') == 'true' && ` +
+          `object.metadata.?ownerReferences.orValue([]).exists(r, ${owner})`,
+        messageExpression:
+          "'a managed cluster or add-on identity (' + request.userInfo.username + ') may write on the hub " +
+          'only ManagedServiceAccount token Secrets: type Opaque, label ' +
+          `${managedServiceAccountLabel}=true and a controller ownerReference to the ` +
+          "ManagedServiceAccount of the same name; Secret ' + object.metadata.namespace + '/' + " +
+          "object.metadata.name + ' of type ' + object.?type.orValue('Opaque') + ' is not one'",
+        reason: 'Forbidden',
+      },
+    ],
+  });
 }
 
 /**

@@ -17,16 +17,15 @@
 // what keeps a cluster from obtaining another cluster's identity.
 import {
   addonApiGroup,
-  authenticationApiGroup,
   clusterApiGroup,
   clusterNameLabel,
   managedClusterAddOnResource,
   managedClusterResource,
-  managedServiceAccountResource,
   manifestWorkResource,
   workApiGroup,
 } from '../../api/index.ts';
 import { leaseResource } from '../../kube/index.ts';
+import { serviceAccountAgentHubRules } from '../../serviceaccount/rbac.ts';
 import {
   certificateSigningRequestResource,
   clusterGroup,
@@ -131,26 +130,8 @@ export function sharedClusterRoleRules(grant: NamespaceGrant): PolicyRule[] {
     // tether extension, not OCM: the ManagedServiceAccount agent runs on the registration identity
     // today (in OCM it is an add-on with its own registration). It goes when the add-on framework
     // gives that agent its own identity.
-    case 'serviceaccount': {
-      const accounts = managedServiceAccountResource.plural;
-      return [
-        {
-          apiGroups: [authenticationApiGroup],
-          resources: [accounts],
-          verbs: ['get', 'list', 'watch', 'update', 'patch'],
-        },
-        {
-          apiGroups: [authenticationApiGroup],
-          resources: [`${accounts}/status`],
-          verbs: ['get', 'update', 'patch'],
-        },
-        {
-          apiGroups: [''],
-          resources: ['secrets'],
-          verbs: ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'],
-        },
-      ];
-    }
+    case 'serviceaccount':
+      return serviceAccountAgentHubRules.map((r) => ({ ...r, verbs: [...r.verbs] }));
   }
 }
 

@@ -1,8 +1,8 @@
 // serviceaccount-agent: runs on (or for) one managed cluster. Watches the ManagedServiceAccounts in
 // the cluster's namespace on the hub, keeps a labelled ServiceAccount per MSA in the install
 // namespace of the managed cluster, and projects its TokenRequest token into the hub Secret of the
-// same name (see projection.ts). Touches only: MSAs (+status) and labelled Secrets in the cluster
-// namespace on the hub; the install namespace and labelled ServiceAccounts in it on the managed
+// same name (see projection.ts). Touches only: MSAs (+status) and their token Secrets, by name, in
+// the cluster namespace on the hub (it may not list or watch Secrets there, see ../rbac.ts); the install namespace and labelled ServiceAccounts in it on the managed
 // cluster; TokenRequest / TokenReview there. Never ServiceAccounts without the label.
 import { readFileSync } from 'node:fs';
 import type { KubeConfig } from '@kubernetes/client-node';
@@ -46,6 +46,8 @@ export interface ServiceAccountAgentOptions {
   audiences?: readonly string[];
   /** refresh a token once this fraction of its real lifetime has passed, 0 < f ≤ 1 (default 0.8) */
   refreshAtFraction?: number;
+  /** the hub Secrets are not watched: each is read again at least this often (default 30 s) */
+  tokenSecretCheckPeriodMs?: number;
   /** concurrent reconciles (default 2) */
   workers?: number;
   log?: Logger;
@@ -56,6 +58,9 @@ export interface ServiceAccountAgent {
   readonly ready: Promise<boolean>;
   stop(): Promise<void>;
 }
+
+/** How often a token Secret is read again at the latest: a deleted or altered one is put back by then. */
+export const defaultTokenSecretCheckPeriodMs = 30_000;
 
 const dnsLabel = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
 
@@ -84,6 +89,10 @@ export async function startServiceAccountAgent(
   if (!(refreshAtFraction > 0 && refreshAtFraction <= 1)) {
     throw new InvalidArgumentError(`refreshAtFraction ${refreshAtFraction} must be in (0, 1]`);
   }
+  const tokenSecretCheckPeriodMs = opts.tokenSecretCheckPeriodMs ?? defaultTokenSecretCheckPeriodMs;
+  if (!(Number.isFinite(tokenSecretCheckPeriodMs) && tokenSecretCheckPeriodMs >= 100)) {
+    throw new InvalidArgumentError(`tokenSecretCheckPeriodMs ${tokenSecretCheckPeriodMs} must be ≥ 100`);
+  }
   const log = opts.log ?? logger('serviceaccount-agent', { cluster: clusterName });
   const managedCluster = managedKubeConfig.getCurrentCluster();
   if (!managedCluster) throw new InvalidArgumentError('the managed kubeconfig has no current cluster');
@@ -108,14 +117,8 @@ export async function startServiceAccountAgent(
     namespace: clusterName,
     log: log.child({ resource: 'managedserviceaccounts' }),
   });
-  // Only the change events matter for these two; the MSA informer's resync revisits every key.
-  const secretInformer = new Informer(hubSecrets, {
-    namespace: clusterName,
-    labelSelector: `${managedServiceAccountLabel}=true`,
-    resyncPeriodMs: 0,
-    log: log.child({ resource: 'secrets' }),
-  });
-  // Every ServiceAccount of the namespace, so one without our label is seen (and left alone).
+  // Only its change events matter (the MSA informer's resync revisits every key). Every
+  // ServiceAccount of the namespace, so one without our label is seen (and left alone).
   const serviceAccountInformer = new Informer(serviceAccounts, {
     namespace: installNamespace,
     resyncPeriodMs: 0,
@@ -128,8 +131,8 @@ export async function startServiceAccountAgent(
     managedKubeConfig,
     audiences: parseAudiences(opts.audiences),
     refreshAtFraction,
+    tokenSecretCheckPeriodMs,
     msaInformer,
-    secretInformer,
     serviceAccountInformer,
     msaClient,
     hubSecrets,
@@ -139,8 +142,8 @@ export async function startServiceAccountAgent(
   });
   const controller = runController({
     name: 'managedserviceaccount-projection',
-    informers: [msaInformer, secretInformer, serviceAccountInformer] as unknown as Informer<KubeObject>[],
-    // MSAs and Secrets share "<cluster>/<name>"; a ServiceAccount maps to its MSA's key when it is
+    informers: [msaInformer, serviceAccountInformer] as unknown as Informer<KubeObject>[],
+    // An MSA's key is "<cluster>/<name>"; a ServiceAccount maps to its MSA's key when it is
     // ours (labelled: maybe orphaned by an MSA deleted while the agent was down) or an MSA wants it.
     keyFunc: (obj, informer) => {
       const name = obj.metadata?.name ?? '';

@@ -9,6 +9,9 @@
 // nothing: OCM deprecated it ("all ServiceAccount tokens will be rotated before they expire
 // regardless of this field"). The reconciler only ever
 // deletes ServiceAccounts carrying the managed-serviceaccount label, and never adopts one without.
+// The hub Secret is read by name on every reconcile (the agent may not list Secrets: the hub grants
+// it its token Secrets by name only), and every `tokenSecretCheckPeriodMs` at the latest, so a
+// Secret someone deleted or altered is put back within that period.
 import { createHash } from 'node:crypto';
 import type { KubeConfig } from '@kubernetes/client-node';
 import {
@@ -21,6 +24,7 @@ import { ConflictError, errorMessage, InvalidArgumentError, TetherError } from '
 import {
   type Informer,
   isAlreadyExists,
+  isForbidden,
   isNotFound,
   type ReconcileResult,
   type ResourceClient,
@@ -72,6 +76,18 @@ export class ServiceAccountNotManagedError extends TetherError {
   }
 }
 
+/** The hub refused the token Secret: its Role naming this MSA is not there (yet). Retried with backoff. */
+export class TokenSecretNotGrantedError extends TetherError {
+  constructor(namespace: string, name: string, cause: unknown) {
+    super(
+      'TETHER_API_ERROR',
+      `the hub does not (yet) grant this agent Secret ${namespace}/${name}: the hub's ManagedServiceAccount ` +
+        `controller (tether hub) grants each MSA's token Secret by name; retrying (${errorMessage(cause)})`,
+    );
+    this.name = 'TokenSecretNotGrantedError';
+  }
+}
+
 export interface ProjectionDeps {
   clusterName: string;
   installNamespace: string;
@@ -80,8 +96,9 @@ export interface ProjectionDeps {
   /** agent-wide audiences; an MSA's token-audiences annotation replaces them */
   audiences: readonly string[];
   refreshAtFraction: number;
+  /** look at the hub Secret at least this often (it is not watched) */
+  tokenSecretCheckPeriodMs: number;
   msaInformer: Informer<ManagedServiceAccount>;
-  secretInformer: Informer<Secret>;
   serviceAccountInformer: Informer<ServiceAccount>;
   msaClient: ResourceClient<ManagedServiceAccount>;
   hubSecrets: ResourceClient<Secret>;
@@ -118,6 +135,7 @@ export class ManagedServiceAccountProjectionReconciler {
     try {
       return await this.project(key, msa);
     } catch (err) {
+      if (err instanceof TokenSecretNotGrantedError) throw err; // the hub catches up in a moment
       if (!(err instanceof ConflictError)) {
         await this.reportFailure(msa, err).catch((e: unknown) =>
           this.d.log.warn({ msa: key, err: errorMessage(e) }, 'could not report the failure in MSA status'),
@@ -136,7 +154,7 @@ export class ManagedServiceAccountProjectionReconciler {
     const expirationSeconds = tokenExpirationSeconds(msa.spec?.rotation?.validity ?? defaultTokenValidity);
     const audiences = this.audiencesFor(msa);
     const account = await this.ensureServiceAccount(name);
-    let secret = await this.currentSecret(key, name);
+    let secret = await this.currentSecret(name);
     const why = await this.refreshReason(key, secret, account, audiences, expirationSeconds);
     let issued: IssuedToken | undefined;
     let token = secretToken(secret);
@@ -153,7 +171,7 @@ export class ManagedServiceAccountProjectionReconciler {
     if (issued) this.known.set(key, { tokenHash: hashOf(token), reviewedAt: Date.now() });
     const claims = decodeTokenClaims(token) ?? { aud: [] };
     await this.reportProjected(msa, claims, issued);
-    return { requeueAfterMs: this.nextRefreshDelay(claims) };
+    return { requeueAfterMs: Math.min(this.nextRefreshDelay(claims), this.d.tokenSecretCheckPeriodMs) };
   }
 
   private audiencesFor(msa: ManagedServiceAccount): string[] {
@@ -256,13 +274,19 @@ export class ManagedServiceAccountProjectionReconciler {
     return account;
   }
 
-  /** The hub Secret from the cache, or from the apiserver when the cache may lag our own last write. */
-  private async currentSecret(key: string, name: string): Promise<Secret | undefined> {
-    const cached = this.d.secretInformer.get(key);
-    const known = this.known.get(key);
-    const token = secretToken(cached);
-    if (cached && (!known || (token && hashOf(token) === known.tokenHash))) return cached;
-    return this.d.hubSecrets.get(name, this.d.clusterName);
+  /** The hub Secret, read by name (the agent may not list or watch Secrets). */
+  private async currentSecret(name: string): Promise<Secret | undefined> {
+    return this.withTokenSecretGrant(name, () => this.d.hubSecrets.get(name, this.d.clusterName));
+  }
+
+  /** Runs a call on the token Secret; a 403 means its by-name Role is not there yet. */
+  private async withTokenSecretGrant<R>(name: string, call: () => Promise<R>): Promise<R> {
+    try {
+      return await call();
+    } catch (err) {
+      if (isForbidden(err)) throw new TokenSecretNotGrantedError(this.d.clusterName, name, err);
+      throw err;
+    }
   }
 
   private async writeSecret(
@@ -275,10 +299,12 @@ export class ManagedServiceAccountProjectionReconciler {
     if (existing && existing.type !== undefined && existing.type !== 'Opaque') {
       // The type is immutable: replace the Secret rather than fail on every refresh.
       const uid = existing.metadata.uid;
-      await this.d.hubSecrets.delete(existing.metadata.name ?? '', existing.metadata.namespace, {
-        ignoreNotFound: true,
-        ...(uid ? { preconditions: { uid } } : {}),
-      });
+      await this.withTokenSecretGrant(msa.metadata.name ?? '', () =>
+        this.d.hubSecrets.delete(existing?.metadata.name ?? '', existing?.metadata.namespace, {
+          ignoreNotFound: true,
+          ...(uid ? { preconditions: { uid } } : {}),
+        }),
+      );
       this.d.log.info({ ...where, type: existing.type }, 'deleted a token Secret of the wrong type');
       existing = undefined;
     }
@@ -289,7 +315,7 @@ export class ManagedServiceAccountProjectionReconciler {
     }
     const merged = mergeTokenSecret(existing, msa, data);
     if (!merged) return existing;
-    return this.d.hubSecrets.replace(merged);
+    return this.withTokenSecretGrant(msa.metadata.name ?? '', () => this.d.hubSecrets.replace(merged));
   }
 
   private async reportProjected(msa: ManagedServiceAccount, claims: TokenClaims, issued?: IssuedToken) {
