@@ -19,9 +19,8 @@ import {
   frontProxyTls,
   type GatewayFixture,
   startGatewayFixture,
-  startTestUpstream,
-  type TestUpstream,
 } from './fixtures/gateway.ts';
+import { startTestUpstream, type TestUpstream } from './fixtures/gateway-upstream.ts';
 import { uniqueName } from './fixtures/helpers.ts';
 
 let f: GatewayFixture;

@@ -16,9 +16,8 @@ import {
   type GatewayFixture,
   hubAdminTls,
   startGatewayFixture,
-  startTestUpstream,
-  type TestUpstream,
 } from './fixtures/gateway.ts';
+import { startTestUpstream, type TestUpstream } from './fixtures/gateway-upstream.ts';
 import { uniqueName } from './fixtures/helpers.ts';
 
 let f: GatewayFixture;
