@@ -1,0 +1,131 @@
+// Issue 23, a flood of CertificateSigningRequests: a hostile managed cluster's identity and a
+// bootstrap-token holder each create hundreds of CSRs for another, joined cluster's identity. None
+// is approved, and meanwhile that cluster's own renewal and a new cluster's join are still approved
+// within seconds. The real kube-controller-manager signs what is approved; the agents are clients
+// with certificates minted from the hub CA.
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { createCertificateRequest } from '../../src/pki/index.ts';
+import { agentSubject } from '../../src/tunnel/identity.ts';
+import {
+  admin,
+  agentKubeconfig,
+  allowCsrRequests,
+  approvalOf,
+  Cleanups,
+  clientsFor,
+  createCluster,
+  env,
+  kubeconfigAs,
+  requestCertificate,
+  startScopedHub,
+  waitFor,
+} from '../registration/hub/e2e-fixtures.ts';
+import { kubectl, uniqueName } from './helpers.ts';
+
+const scope = uniqueName('csrflood');
+const fileCleanups = new Cleanups();
+const cleanups = new Cleanups();
+const bootstrapUser = uniqueName('tether-e2e-flood-bootstrap');
+const floodLabel = 'e2e.tether.dev/csr-flood';
+
+beforeAll(async () => {
+  await allowCsrRequests(fileCleanups, [bootstrapUser]);
+  await startScopedHub(fileCleanups, scope, { autoApprovedCsrUsers: [bootstrapUser] });
+});
+afterEach(() => cleanups.run());
+afterAll(() => fileCleanups.run());
+
+type Clients = ReturnType<typeof clientsFor>;
+
+/** A cluster that joined the honest way: its bootstrap CSR was approved and signed. */
+async function joinedCluster(bootstrap: Clients): Promise<string> {
+  const name = await createCluster(cleanups, scope);
+  const first = await waitFor(
+    () =>
+      requestCertificate(cleanups, bootstrap.csrs, { subject: agentSubject(name, 'agent1'), cluster: name }),
+    'the bootstrap user may create CSRs',
+  );
+  await waitFor(async () => (await admin.csrs.get(first))?.status?.certificate, `${name}'s first CSR signed`);
+  return name;
+}
+
+/** `count` CSRs through `csrs` for `victim`'s agent identity, `parallel` at a time; their names. */
+async function flood(csrs: Clients['csrs'], victim: string, tag: string, count: number): Promise<string[]> {
+  const { csrPem } = await createCertificateRequest(agentSubject(victim, 'agent1'));
+  const names: string[] = [];
+  const parallel = 25;
+  for (let start = 0; start < count; start += parallel) {
+    const batch = Array.from({ length: Math.min(parallel, count - start) }, (_, i) => `${tag}-${start + i}`);
+    await Promise.all(
+      batch.map((name) =>
+        csrs.create({
+          metadata: {
+            name,
+            labels: { 'open-cluster-management.io/cluster-name': victim, [floodLabel]: scope },
+          },
+          spec: {
+            request: Buffer.from(csrPem).toString('base64'),
+            signerName: 'kubernetes.io/kube-apiserver-client',
+            usages: ['client auth', 'digital signature', 'key encipherment'],
+          },
+        }),
+      ),
+    );
+    names.push(...batch);
+  }
+  return names;
+}
+
+describe('a flood of CSRs', () => {
+  it('a cluster identity and a bootstrap identity flooding 500 CSRs get none approved, and another cluster’s renewal and a new join are approved within seconds', async () => {
+    cleanups.add(() =>
+      kubectl(env.hub.kubeconfigPath, ['delete', 'csr', '-l', `${floodLabel}=${scope}`, '--wait=false'], {
+        timeoutMs: 120_000,
+      }),
+    );
+    const bootstrap = clientsFor(await kubeconfigAs({ commonName: bootstrapUser }));
+    const victim = await joinedCluster(bootstrap);
+    const attacker = await createCluster(cleanups, scope);
+    const attackerAgent = clientsFor(await agentKubeconfig(attacker));
+    await waitFor(
+      () => attackerAgent.csrs.list({ labelSelector: floodLabel }).then(Boolean, () => false),
+      `the hub to grant ${attacker}'s agent its CSR rights`,
+    );
+
+    const floodStart = Date.now();
+    const [fromCluster, fromBootstrap] = await Promise.all([
+      flood(attackerAgent.csrs, victim, uniqueName('flood-cluster'), 250),
+      flood(bootstrap.csrs, victim, uniqueName('flood-bootstrap'), 250),
+    ]);
+    const floodMs = Date.now() - floodStart;
+
+    // Right behind the flood: the victim renews, and a new cluster joins.
+    const asked = Date.now();
+    const victimAgent = clientsFor(await agentKubeconfig(victim));
+    const renewal = await requestCertificate(cleanups, victimAgent.csrs, {
+      subject: agentSubject(victim, 'agent1'),
+      cluster: victim,
+    });
+    const newcomer = await createCluster(cleanups, scope);
+    const join = await requestCertificate(cleanups, bootstrap.csrs, {
+      subject: agentSubject(newcomer, 'agent1'),
+      cluster: newcomer,
+    });
+    const approvedWithin = async (csr: string) => {
+      await waitFor(
+        async () => approvalOf(await admin.csrs.get(csr)),
+        `${csr} approved during the flood`,
+        10_000,
+      );
+      return Date.now() - asked;
+    };
+    const [renewalMs, joinMs] = await Promise.all([approvedWithin(renewal), approvedWithin(join)]);
+    console.log(
+      `500 junk CSRs created in ${floodMs} ms; renewal approved after ${renewalMs} ms, join after ${joinMs} ms`,
+    );
+
+    const junk = (await admin.csrs.list({ labelSelector: `${floodLabel}=${scope}` })).items;
+    expect(junk.map((c) => c.metadata?.name).sort()).toEqual([...fromCluster, ...fromBootstrap].sort());
+    expect(junk.filter((c) => approvalOf(c)).map((c) => c.metadata?.name)).toEqual([]);
+  });
+});
