@@ -8,7 +8,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   type ManagedClusterAddOn,
-  ManagedClusterCondition,
   type ManifestWork,
   managedClusterAddOnResource,
   manifestWorkResource,
@@ -20,13 +19,13 @@ import {
   agentKubeconfig,
   Cleanups,
   clientsFor,
-  conditionOf,
   createCluster,
   hub,
   startScopedHub,
   waitFor,
 } from '../registration/hub/e2e-fixtures.ts';
 import { uniqueName } from './helpers.ts';
+import { whileAttacking } from './hostile-cluster-fixtures.ts';
 
 const scope = uniqueName('hostile-status');
 const cleanups = new Cleanups();
@@ -72,43 +71,6 @@ const twoMiB = 'x'.repeat(2 * 1024 * 1024);
 /** Whether the stored object is still small: nothing oversized reached etcd or any hub watch. */
 const storedSize = (obj: KubeObject | undefined) => JSON.stringify(obj ?? {}).length;
 
-/** A cluster the hub serves while the attack goes on: accepted with a 1 s lease that nobody renews. */
-async function hubServesAnotherCluster(): Promise<{ acceptedMs: number; leaseJudgedMs: number }> {
-  const start = Date.now();
-  const other = await createCluster(cleanups, scope, { hubAcceptsClient: true, leaseDurationSeconds: 1 });
-  await waitFor(
-    async () => (await conditionOf(other, ManagedClusterCondition.HubAccepted))?.status === 'True',
-    `the hub to accept ${other} during the attack`,
-    15_000,
-  );
-  const acceptedMs = Date.now() - start;
-  await waitFor(
-    async () => (await conditionOf(other, ManagedClusterCondition.Available))?.status === 'Unknown',
-    `the hub's lease watchdog to judge ${other} during the attack`,
-    15_000,
-  );
-  return { acceptedMs, leaseJudgedMs: Date.now() - start };
-}
-
-/** Repeats `attacks` (each must be refused) until the hub has served another cluster; at least once. */
-async function whileAttacking(attacks: Array<() => Promise<unknown>>) {
-  let serving = true;
-  let rounds = 0;
-  const attacking = async () => {
-    while (serving || rounds === 0) {
-      for (const attack of attacks) await attack();
-      rounds += 1;
-    }
-  };
-  const serve = () =>
-    hubServesAnotherCluster().finally(() => {
-      serving = false;
-    });
-  const [, served] = await Promise.all([attacking(), serve()]);
-  console.log(`the hub served another cluster during ${rounds} attack rounds: ${JSON.stringify(served)}`);
-  return served;
-}
-
 describe('a hostile managed cluster writing huge status', () => {
   it('a managed cluster writing a huge ManagedCluster status is refused and the hub keeps serving other clusters', async () => {
     const attacks = [
@@ -137,7 +99,7 @@ describe('a hostile managed cluster writing huge status', () => {
         );
       },
     ];
-    const served = await whileAttacking(attacks);
+    const served = await whileAttacking(cleanups, scope, attacks);
     expect(served.acceptedMs).toBeLessThan(15_000);
     expect(storedSize(await admin.clusters.get(attacker))).toBeLessThan(64 * 1024);
   });
@@ -164,7 +126,7 @@ describe('a hostile managed cluster writing huge status', () => {
           'status.conditions',
         ),
     ];
-    const served = await whileAttacking(attacks);
+    const served = await whileAttacking(cleanups, scope, attacks);
     expect(served.acceptedMs).toBeLessThan(15_000);
     expect(storedSize(await works.get(name, attacker))).toBeLessThan(64 * 1024);
   });
@@ -200,7 +162,7 @@ describe('a hostile managed cluster writing huge status', () => {
           'status.namespace',
         ),
     ];
-    const served = await whileAttacking(attacks);
+    const served = await whileAttacking(cleanups, scope, attacks);
     expect(served.acceptedMs).toBeLessThan(15_000);
     expect(storedSize(await addons.get(name, attacker))).toBeLessThan(64 * 1024);
   });
