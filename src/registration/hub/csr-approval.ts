@@ -7,7 +7,8 @@
 // denied, so other approvers stay free to decide the rest. A CSR the cache alone can refuse (another cluster's
 // identity, a requester that is not auto-approved, a bootstrap request for a cluster with an
 // approved CSR) is refused without a request and without queueing behind the cluster's other CSRs,
-// so a flood naming one cluster does not hold up that cluster's renewal.
+// and a CSR whose cluster is busy goes back to the queue instead of holding a worker: a flood
+// naming one cluster holds up neither that cluster's renewal nor any other cluster's.
 //
 // Approval goes through client-node's CertificatesV1Api: the `approval` subresource is not one
 // ResourceClient writes (it has `status` only). Every approval is guarded by the resourceVersion of
@@ -206,13 +207,22 @@ export interface ClusterCsrApproverOptions {
 const grantsPollMs = 250;
 /** After this long the approval goes ahead without them (it never did wait before). */
 const grantsWaitMaxMs = 15_000;
+/**
+ * A CSR whose cluster has a decision in progress is looked at again after this, doubling per
+ * try up to clusterBusyRetryMaxMs — instead of a worker waiting in line, so one cluster with
+ * hundreds of CSRs (a flood of its own renewals) never holds the workers other clusters need.
+ */
+export const clusterBusyRetryMs = 50;
+export const clusterBusyRetryMaxMs = 5_000;
 
 export class ClusterCsrApprovingReconciler {
   private readonly kubeconfig: KubeConfig;
   private readonly informer: Informer<CertificateSigningRequest>;
   private readonly options: ClusterCsrApproverOptions;
-  /** per cluster, the tail of its approvals in progress */
-  private readonly running = new Map<string, Promise<void>>();
+  /** clusters with a decision in progress (one at a time per cluster) */
+  private readonly deciding = new Set<string>();
+  /** CSRs put back because their cluster was busy: how many times in a row */
+  private readonly busyRetries = new Map<string, number>();
   /** CSRs whose approval waits for their cluster's grants: since when */
   private readonly waitingForGrants = new Map<string, number>();
   private readonly approved: ApprovedClusterCsrs;
@@ -232,6 +242,7 @@ export class ClusterCsrApprovingReconciler {
     const csr = this.informer.getByName(name);
     if (!csr || isCsrDecided(csr)) {
       this.waitingForGrants.delete(name);
+      this.busyRetries.delete(name);
       return undefined;
     }
     // An add-on agent's CSR is the add-on managers' to decide (src/addon/hub/csr*.ts).
@@ -261,8 +272,23 @@ export class ClusterCsrApprovingReconciler {
       log.debug({ cluster }, 'cluster CSR waits for the cluster’s own ClusterRole/Binding');
       return { requeueAfterMs: grantsPollMs };
     }
-    await this.oneAtATime(cluster, () => this.decide(name, csr, check.identity, log));
+    if (this.deciding.has(cluster)) return { requeueAfterMs: this.busyRetryDelay(name) };
+    this.busyRetries.delete(name);
+    // CSRs of different clusters are decided side by side, those of one cluster in turn, so two
+    // bootstrap requests never both see the cluster "not joined yet".
+    this.deciding.add(cluster);
+    try {
+      await this.decide(name, csr, check.identity, log);
+    } finally {
+      this.deciding.delete(cluster);
+    }
     return undefined;
+  }
+
+  private busyRetryDelay(name: string): number {
+    const tries = (this.busyRetries.get(name) ?? 0) + 1;
+    this.busyRetries.set(name, tries);
+    return Math.min(clusterBusyRetryMs * 2 ** Math.min(tries - 1, 16), clusterBusyRetryMaxMs);
   }
 
   /** Whether to look at this CSR again shortly: its cluster's grants are on their way (bounded). */
@@ -276,23 +302,6 @@ export class ClusterCsrApprovingReconciler {
     if (Date.now() - since < grantsWaitMaxMs) return true;
     this.waitingForGrants.delete(name);
     return false;
-  }
-
-  /**
-   * Run `task` after every earlier task of the same cluster: CSRs of different clusters are
-   * approved side by side, those of one cluster in turn, so two bootstrap requests never both see
-   * the cluster "not joined yet".
-   */
-  private async oneAtATime(cluster: string, task: () => Promise<void>): Promise<void> {
-    const before = this.running.get(cluster) ?? Promise.resolve();
-    const mine = before.then(task, task);
-    const settled = mine.catch(() => {});
-    this.running.set(cluster, settled);
-    try {
-      await mine;
-    } finally {
-      if (this.running.get(cluster) === settled) this.running.delete(cluster);
-    }
   }
 
   private async decide(
