@@ -3,51 +3,28 @@
 // is approved, and meanwhile that cluster's own renewal and a new cluster's join are still approved
 // within seconds. The real kube-controller-manager signs what is approved; the agents are clients
 // with certificates minted from the hub CA.
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createCertificateRequest } from '../../src/pki/index.ts';
 import { agentSubject } from '../../src/tunnel/identity.ts';
 import {
   admin,
   agentKubeconfig,
-  allowCsrRequests,
   approvalOf,
-  Cleanups,
   clientsFor,
   createCluster,
   env,
+  joinedCluster,
   kubeconfigAs,
   requestCertificate,
-  startScopedHub,
+  scopedHubWithBootstrapUser,
   waitFor,
 } from '../registration/hub/e2e-fixtures.ts';
 import { kubectl, uniqueName } from './helpers.ts';
 
-const scope = uniqueName('csrflood');
-const fileCleanups = new Cleanups();
-const cleanups = new Cleanups();
-const bootstrapUser = uniqueName('tether-e2e-flood-bootstrap');
+const { scope, cleanups, bootstrapUser } = scopedHubWithBootstrapUser('csrflood');
 const floodLabel = 'e2e.tether.dev/csr-flood';
 
-beforeAll(async () => {
-  await allowCsrRequests(fileCleanups, [bootstrapUser]);
-  await startScopedHub(fileCleanups, scope, { autoApprovedCsrUsers: [bootstrapUser] });
-});
-afterEach(() => cleanups.run());
-afterAll(() => fileCleanups.run());
-
 type Clients = ReturnType<typeof clientsFor>;
-
-/** A cluster that joined the honest way: its bootstrap CSR was approved and signed. */
-async function joinedCluster(bootstrap: Clients): Promise<string> {
-  const name = await createCluster(cleanups, scope);
-  const first = await waitFor(
-    () =>
-      requestCertificate(cleanups, bootstrap.csrs, { subject: agentSubject(name, 'agent1'), cluster: name }),
-    'the bootstrap user may create CSRs',
-  );
-  await waitFor(async () => (await admin.csrs.get(first))?.status?.certificate, `${name}'s first CSR signed`);
-  return name;
-}
 
 /** `count` CSRs through `csrs` for `victim`'s agent identity, `parallel` at a time; their names. */
 async function flood(csrs: Clients['csrs'], victim: string, tag: string, count: number): Promise<string[]> {
@@ -105,15 +82,21 @@ async function othersStillApproved(victim: string, bootstrap: Clients) {
   return { renewalMs, joinMs };
 }
 
+/** The flood's CSRs go when the test ends; a joined victim and the bootstrap user's clients. */
+async function floodScene() {
+  cleanups.add(() =>
+    kubectl(env.hub.kubeconfigPath, ['delete', 'csr', '-l', `${floodLabel}=${scope}`, '--wait=false'], {
+      timeoutMs: 120_000,
+    }),
+  );
+  const bootstrap = clientsFor(await kubeconfigAs({ commonName: bootstrapUser }));
+  const victim = await joinedCluster(cleanups, scope, bootstrap.csrs);
+  return { bootstrap, victim };
+}
+
 describe('a flood of CSRs', () => {
   it('a cluster identity and a bootstrap identity flooding 500 CSRs get none approved, and another cluster’s renewal and a new join are approved within seconds', async () => {
-    cleanups.add(() =>
-      kubectl(env.hub.kubeconfigPath, ['delete', 'csr', '-l', `${floodLabel}=${scope}`, '--wait=false'], {
-        timeoutMs: 120_000,
-      }),
-    );
-    const bootstrap = clientsFor(await kubeconfigAs({ commonName: bootstrapUser }));
-    const victim = await joinedCluster(bootstrap);
+    const { bootstrap, victim } = await floodScene();
     const attacker = await createCluster(cleanups, scope);
     const attackerAgent = clientsFor(await agentKubeconfig(attacker));
     await waitFor(
@@ -139,14 +122,8 @@ describe('a flood of CSRs', () => {
   });
 
   it('a cluster identity renewing its own certificate 500 times does not hold up another cluster’s renewal or a new join', async () => {
-    cleanups.add(() =>
-      kubectl(env.hub.kubeconfigPath, ['delete', 'csr', '-l', `${floodLabel}=${scope}`, '--wait=false'], {
-        timeoutMs: 120_000,
-      }),
-    );
-    const bootstrap = clientsFor(await kubeconfigAs({ commonName: bootstrapUser }));
-    const victim = await joinedCluster(bootstrap);
-    const attacker = await joinedCluster(bootstrap);
+    const { bootstrap, victim } = await floodScene();
+    const attacker = await joinedCluster(cleanups, scope, bootstrap.csrs);
     const attackerAgent = clientsFor(await agentKubeconfig(attacker));
     const floodStart = Date.now();
     // Valid renewals, approved as OCM approves them: what they must not do is starve the others.

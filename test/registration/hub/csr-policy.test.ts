@@ -124,17 +124,17 @@ describe('checkClusterCsr', () => {
   });
 });
 
-describe('autoApprovalReason', () => {
-  const identity: ClusterCsrIdentity = {
-    cluster: 'cluster1',
-    agent: 'a',
-    user: 'system:open-cluster-management:cluster1:a',
-  };
-  const requestedBy = (username: string, groups: string[]) =>
-    ({
-      spec: { request: '', signerName: kubeApiserverClientSignerName, username, groups },
-    }) as CertificateSigningRequest;
+const identity: ClusterCsrIdentity = {
+  cluster: 'cluster1',
+  agent: 'a',
+  user: 'system:open-cluster-management:cluster1:a',
+};
+const requestedBy = (username: string, groups: string[]) =>
+  ({
+    spec: { request: '', signerName: kubeApiserverClientSignerName, username, groups },
+  }) as CertificateSigningRequest;
 
+describe('autoApprovalReason', () => {
   it('approves a renewal by the very identity it names', () => {
     const csr = requestedBy(identity.user, clusterAgentGroups('cluster1'));
     expect(autoApprovalReason(csr, identity, [], true)?.reason).toBe(CsrApprovalReason.Auto);
@@ -172,15 +172,6 @@ describe('autoApprovalReason', () => {
 });
 
 describe('refusalWithoutLookup (what a CSR flood costs the hub)', () => {
-  const identity: ClusterCsrIdentity = {
-    cluster: 'cluster1',
-    agent: 'a',
-    user: 'system:open-cluster-management:cluster1:a',
-  };
-  const requestedBy = (username: string, groups: string[]) =>
-    ({
-      spec: { request: '', signerName: kubeApiserverClientSignerName, username, groups },
-    }) as CertificateSigningRequest;
   const bootstrap = requestedBy('system:bootstrap:abc', ['system:bootstrappers']);
 
   it('refuses from the cache alone what can never be approved automatically', () => {

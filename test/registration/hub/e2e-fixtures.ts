@@ -4,6 +4,7 @@
 import { readFileSync } from 'node:fs';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { pino } from 'pino';
+import { afterAll, afterEach, beforeAll } from 'vitest';
 import {
   clusterNameLabel,
   type ManagedCluster,
@@ -225,4 +226,42 @@ export function capturingLogger(): { log: Logger; lines: string[] } {
   const lines: string[] = [];
   const log = pino({ level: 'info' }, { write: (line: string) => void lines.push(line) });
   return { log, lines };
+}
+
+/**
+ * A cluster of the hub of `scope` that joined the honest way: its agent's bootstrap CSR, requested
+ * through `bootstrapCsrs` (a user the hub auto-approves), was approved and signed.
+ */
+export async function joinedCluster(
+  cleanups: Cleanups,
+  scope: string,
+  bootstrapCsrs: ResourceClient<CertificateSigningRequest>,
+): Promise<string> {
+  const name = await createCluster(cleanups, scope);
+  const first = await waitFor(
+    () =>
+      requestCertificate(cleanups, bootstrapCsrs, { subject: agentSubject(name, 'agent1'), cluster: name }),
+    'the bootstrap user may create CSRs',
+  );
+  await waitFor(async () => (await admin.csrs.get(first))?.status?.certificate, `${name}'s first CSR signed`);
+  return name;
+}
+
+/**
+ * For one test file: a hub scoped to a fresh label that auto-approves one bootstrap user's CSRs
+ * (that user may only create and read CSRs), started before the file's tests and stopped after
+ * them, and `cleanups` run after each test.
+ */
+export function scopedHubWithBootstrapUser(prefix: string) {
+  const scope = uniqueName(prefix);
+  const fileCleanups = new Cleanups();
+  const cleanups = new Cleanups();
+  const bootstrapUser = uniqueName(`tether-e2e-${prefix}-bootstrap`);
+  beforeAll(async () => {
+    await allowCsrRequests(fileCleanups, [bootstrapUser]);
+    await startScopedHub(fileCleanups, scope, { autoApprovedCsrUsers: [bootstrapUser] });
+  });
+  afterEach(() => cleanups.run());
+  afterAll(() => fileCleanups.run());
+  return { scope, cleanups, bootstrapUser };
 }
