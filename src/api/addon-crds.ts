@@ -13,6 +13,7 @@ import {
 } from './addon.ts';
 import { addonAgentNamespace } from './cluster.ts';
 import { conditionsSchema } from './conditions.ts';
+import * as limits from './peer-limits.ts';
 import * as s from './schema.ts';
 
 // ---- CRDs ----
@@ -243,12 +244,18 @@ export function clusterManagementAddOnCrd(webhook?: AddonConversionWebhook): Crd
   );
 }
 
+// What a cluster writes in a ManagedClusterAddOn's status is bounded (peer-limits.ts).
+const statusString = (): s.JsonSchema => s.string({ maxLength: limits.maxAddOnStatusStringLength });
+const statusList = (items: s.JsonSchema): s.JsonSchema =>
+  s.array(items, { maxItems: limits.maxAddOnStatusEntries });
+
 function relatedObjectsSchema(): s.JsonSchema {
   return s.array(
     s.object(
-      { group: s.string(), name: s.string(), namespace: s.string(), resource: s.string() },
+      { group: statusString(), name: statusString(), namespace: statusString(), resource: statusString() },
       { required: ['group', 'name', 'resource'] },
     ),
+    { maxItems: limits.maxAddOnRelatedObjects },
   );
 }
 
@@ -259,23 +266,27 @@ function configReferencesSchema(version: 'v1alpha1' | 'v1beta1'): s.JsonSchema {
     lastAppliedConfig: specHashSchema(),
     lastObservedGeneration: s.integer('int64'),
   };
-  if (version === 'v1beta1') return s.array(s.object(properties, { required: ['resource'] }));
-  return s.array(
+  if (version === 'v1beta1') return statusList(s.object(properties, { required: ['resource'] }));
+  return statusList(
     s.object({ ...properties, name: nonEmpty(), namespace: s.string() }, { required: ['name', 'resource'] }),
   );
 }
 
 function mcaStatusProperties(): Record<string, s.JsonSchema> {
   return {
-    addOnMeta: addOnMetaSchema(),
-    conditions: conditionsSchema(),
+    addOnMeta: s.object({
+      description: s.string({ maxLength: limits.maxAddOnDescriptionLength }),
+      displayName: statusString(),
+    }),
+    conditions: conditionsSchema({ maxItems: limits.maxClusterWrittenConditions }),
     healthCheck: s.object({ mode: s.oneOf(['Lease', 'Customized'], { default: 'Lease' }) }),
-    namespace: s.string(),
+    namespace: statusString(),
     relatedObjects: relatedObjectsSchema(),
-    supportedConfigs: s.listMap(s.object(groupResourceProperties(), { required: ['resource'] }), [
-      'group',
-      'resource',
-    ]),
+    supportedConfigs: s.listMap(
+      s.object(groupResourceProperties(), { required: ['resource'] }),
+      ['group', 'resource'],
+      { maxItems: limits.maxAddOnStatusEntries },
+    ),
   };
 }
 
@@ -316,14 +327,14 @@ export function managedClusterAddOnCrd(webhook?: AddonConversionWebhook): CrdMan
         addOnConfiguration: configCoordinatesSchema(),
         configReferences: configReferencesSchema('v1alpha1'),
         kubeClientDriver: kubeClientDriver(),
-        registrations: s.array(
+        registrations: statusList(
           s.object(
             {
               signerName: signerName(),
               subject: s.object({
-                groups: s.array(s.string()),
-                organizationUnit: s.array(s.string()),
-                user: s.string(),
+                groups: statusList(statusString()),
+                organizationUnit: statusList(statusString()),
+                user: statusString(),
               }),
             },
             { required: ['signerName'] },
@@ -338,23 +349,23 @@ export function managedClusterAddOnCrd(webhook?: AddonConversionWebhook): CrdMan
       status: s.object({
         ...mcaStatusProperties(),
         configReferences: configReferencesSchema('v1beta1'),
-        registrations: s.array(
+        registrations: statusList(
           s.object(
             {
               customSigner: s.object(
                 {
                   signerName: signerName(),
                   subject: s.object({
-                    groups: s.array(s.string()),
-                    organizationUnits: s.array(s.string()),
-                    user: s.string(),
+                    groups: statusList(statusString()),
+                    organizationUnits: statusList(statusString()),
+                    user: statusString(),
                   }),
                 },
                 { required: ['signerName'] },
               ),
               kubeClient: s.object({
                 driver: kubeClientDriver(),
-                subject: s.object({ groups: s.array(s.string()), user: s.string() }),
+                subject: s.object({ groups: statusList(statusString()), user: statusString() }),
               }),
               type: s.oneOf(['kubeClient', 'customSigner']),
             },

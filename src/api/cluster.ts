@@ -4,6 +4,7 @@
 
 import type { ObjectMeta } from '../kube/types.ts';
 import { type Condition, conditionsSchema } from './conditions.ts';
+import * as limits from './peer-limits.ts';
 import type { ApiResource } from './resource.ts';
 import * as s from './schema.ts';
 
@@ -230,8 +231,17 @@ export function managedClusterCrd(): s.CrdManifest {
           'Set by a hub admin to let the agent join; false removes the cluster namespace and RBAC.',
       }),
       managedClusterClientConfigs: s.array(
-        s.object({ url: s.string(), caBundle: s.bytes() }, { required: ['url'] }),
-        { description: "Addresses of the managed cluster's kube-apiserver, as the agent reports them." },
+        s.object(
+          {
+            url: s.string({ maxLength: limits.maxClientConfigUrlLength }),
+            caBundle: s.bytes({ maxLength: limits.maxClientConfigCaBundleLength }),
+          },
+          { required: ['url'] },
+        ),
+        {
+          description: "Addresses of the managed cluster's kube-apiserver, as the agent reports them.",
+          maxItems: limits.maxClientConfigs,
+        },
       ),
       leaseDurationSeconds: s.integer('int32', {
         default: defaultLeaseDurationSeconds,
@@ -250,28 +260,33 @@ export function managedClusterCrd(): s.CrdManifest {
         { description: 'Keep placements from selecting this cluster unless they tolerate the taint.' },
       ),
     }),
+    // Written by the cluster's agent: every list and free string is bounded (peer-limits.ts).
     status: s.object({
-      conditions: conditionsSchema(),
-      capacity: s.quantityMap(),
-      allocatable: s.quantityMap(),
-      version: s.object({ kubernetes: s.string() }),
+      conditions: conditionsSchema({ maxItems: limits.maxClusterWrittenConditions }),
+      capacity: s.quantityMap({ maxProperties: limits.maxClusterResourceNames }),
+      allocatable: s.quantityMap({ maxProperties: limits.maxClusterResourceNames }),
+      version: s.object({ kubernetes: s.string({ maxLength: limits.maxKubernetesVersionLength }) }),
       clusterClaims: s.array(
         s.object({
           name: s.string({ minLength: 1, maxLength: 253 }),
           value: s.string({ minLength: 1, maxLength: 1024 }),
         }),
+        { maxItems: limits.maxClusterClaims },
       ),
       managedNamespaces: s.listMap(
         s.object(
           {
             name: s.string({ maxLength: 63, pattern: '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$' }),
-            clusterSet: s.string(),
-            conditions: conditionsSchema(),
+            clusterSet: s.string({ maxLength: 253 }),
+            conditions: conditionsSchema({ maxItems: limits.maxClusterWrittenConditions }),
           },
           { required: ['name', 'clusterSet'] },
         ),
         ['clusterSet', 'name'],
-        { description: 'Namespaces ManagedClusterSets ask the agent to manage; kept as OCM writes them.' },
+        {
+          description: 'Namespaces ManagedClusterSets ask the agent to manage; kept as OCM writes them.',
+          maxItems: limits.maxManagedNamespaces,
+        },
       ),
     }),
   });

@@ -49,7 +49,14 @@ function conditionSchema(): s.JsonSchema {
   );
 }
 
-/** A `conditions` list keyed by `type`, so server-side apply merges entries instead of replacing the list. */
-export function conditionsSchema(description?: string): s.JsonSchema {
-  return s.listMap(conditionSchema(), ['type'], description ? { description } : {});
+/**
+ * A `conditions` list keyed by `type`, so server-side apply merges entries instead of replacing the
+ * list. `maxItems` bounds lists a peer writes (see peer-limits.ts).
+ */
+export function conditionsSchema(options: { description?: string; maxItems?: number } = {}): s.JsonSchema {
+  const { description, maxItems } = options;
+  return s.listMap(conditionSchema(), ['type'], {
+    ...(description ? { description } : {}),
+    ...(maxItems !== undefined ? { maxItems } : {}),
+  });
 }

@@ -27,6 +27,7 @@ export interface JsonSchema {
   maxLength?: number;
   minItems?: number;
   maxItems?: number;
+  maxProperties?: number;
   nullable?: boolean;
   anyOf?: JsonSchema[];
   'x-kubernetes-preserve-unknown-fields'?: boolean;

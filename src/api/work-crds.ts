@@ -2,6 +2,7 @@
 // AppliedManifestWork (managed cluster). Types and names are in work.ts.
 
 import { conditionsSchema } from './conditions.ts';
+import * as limits from './peer-limits.ts';
 import * as s from './schema.ts';
 import {
   appliedManifestWorkResource,
@@ -22,6 +23,11 @@ const dnsSubdomainPattern = '^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-
 
 function dnsSubdomain(): s.JsonSchema {
   return s.string({ pattern: dnsSubdomainPattern, minLength: 1, maxLength: 253 });
+}
+
+/** An object's name, namespace, group, version, kind or resource as a cluster reports it. */
+function kubeName(): s.JsonSchema {
+  return s.string({ maxLength: 253 });
 }
 
 function resourceIdentifierSchema(): s.JsonSchema {
@@ -109,12 +115,12 @@ function manifestConditionSchema(): s.JsonSchema {
       resourceMeta: s.object(
         {
           ordinal: s.integer('int32'),
-          group: s.string(),
-          version: s.string(),
-          kind: s.string(),
-          resource: s.string(),
-          name: s.string(),
-          namespace: s.string(),
+          group: kubeName(),
+          version: kubeName(),
+          kind: kubeName(),
+          resource: kubeName(),
+          name: kubeName(),
+          namespace: kubeName(),
         },
         { required: ['ordinal'] },
       ),
@@ -137,9 +143,10 @@ function manifestConditionSchema(): s.JsonSchema {
             { required: ['name', 'fieldValue'] },
           ),
           ['name'],
+          { maxItems: limits.maxFeedbackValues },
         ),
       }),
-      conditions: conditionsSchema(),
+      conditions: conditionsSchema({ maxItems: limits.maxClusterWrittenConditions }),
     },
     { required: ['conditions', 'resourceMeta'] },
   );
@@ -174,9 +181,12 @@ export function manifestWorkCrd(): s.CrdManifest {
         ),
       }),
     }),
+    // Written by the cluster's work agent: its lists are bounded (peer-limits.ts).
     status: s.object({
-      conditions: conditionsSchema(),
-      resourceStatus: s.object({ manifests: s.array(manifestConditionSchema()) }),
+      conditions: conditionsSchema({ maxItems: limits.maxClusterWrittenConditions }),
+      resourceStatus: s.object({
+        manifests: s.array(manifestConditionSchema(), { maxItems: limits.maxWorkManifestStatuses }),
+      }),
     }),
   });
 }

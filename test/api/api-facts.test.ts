@@ -48,6 +48,35 @@ const allowed: Allowed[] = [
     aspect: 'unknown to OCM',
     why: "SIG Multicluster's ClusterProfile, kept per ManagedCluster; not part of OCM's API",
   },
+  // Issue 23: what a managed cluster writes with its own identity is bounded (src/api/peer-limits.ts),
+  // so an oversized write is refused with 422 naming the field; each limit is far above what OCM's
+  // agents write.
+  ...(['maxItems', 'maxLength'] as const).flatMap((aspect): Allowed[] => [
+    {
+      kind: 'ManagedCluster',
+      path: 'status.*',
+      aspect,
+      why: 'peer limit: a cluster writes its own status',
+    },
+    {
+      kind: 'ManifestWork',
+      path: 'status.*',
+      aspect,
+      why: "peer limit: the cluster's work agent writes the status",
+    },
+    {
+      kind: 'ManagedClusterAddOn',
+      path: 'status.*',
+      aspect,
+      why: 'peer limit: a cluster writes its add-ons’ status',
+    },
+  ]),
+  {
+    kind: 'ManagedCluster',
+    path: 'spec.managedClusterClientConfigs*',
+    aspect: '*',
+    why: 'peer limit: the agent writes its client configs (maxItems, url and caBundle maxLength)',
+  },
 ];
 
 /**

@@ -5,7 +5,7 @@
 // cluster's agent identity, which may create CSRs to renew its own certificate, never obtains
 // another cluster's. The agent side is played by clients holding certificates minted from the hub
 // CA; the real kube-controller-manager signs what is approved.
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ManagedClusterCondition } from '../../src/api/index.ts';
 import { approveClusterCsrs, CsrApprovalReason } from '../../src/registration/hub/index.ts';
 import { agentSubject } from '../../src/tunnel/identity.ts';
@@ -13,29 +13,18 @@ import { uniqueName } from './fixtures/helpers.ts';
 import {
   admin,
   agentKubeconfig,
-  allowCsrRequests,
   approvalOf,
-  Cleanups,
   clientsFor,
   conditionOf,
   createCluster,
+  joinedCluster,
   kubeconfigAs,
   requestCertificate,
-  startScopedHub,
+  scopedHubWithBootstrapUser,
   waitFor,
 } from './fixtures/registration-hub.ts';
 
-const scope = uniqueName('csrtrust');
-const fileCleanups = new Cleanups();
-const cleanups = new Cleanups();
-const bootstrapUser = uniqueName('tether-e2e-bootstrap');
-
-beforeAll(async () => {
-  await allowCsrRequests(fileCleanups, [bootstrapUser]);
-  await startScopedHub(fileCleanups, scope, { autoApprovedCsrUsers: [bootstrapUser] });
-});
-afterEach(() => cleanups.run());
-afterAll(() => fileCleanups.run());
+const { scope, cleanups, bootstrapUser } = scopedHubWithBootstrapUser('csrtrust');
 
 const bootstrapClients = async () => clientsFor(await kubeconfigAs({ commonName: bootstrapUser }));
 
@@ -56,22 +45,9 @@ async function bootstrapRequestFor(cluster: string): Promise<string> {
   return requestCertificate(cleanups, bootstrap.csrs, { subject: agentSubject(cluster, 'agent1'), cluster });
 }
 
-/** A cluster that joined the honest way: its agent's bootstrap CSR was approved and signed. */
-async function joinedCluster(): Promise<string> {
-  const name = await createCluster(cleanups, scope);
-  const bootstrap = await bootstrapClients();
-  const first = await waitFor(
-    () =>
-      requestCertificate(cleanups, bootstrap.csrs, { subject: agentSubject(name, 'agent1'), cluster: name }),
-    'the bootstrap user may create CSRs',
-  );
-  await waitFor(async () => (await admin.csrs.get(first))?.status?.certificate, `${name}'s first CSR signed`);
-  return name;
-}
-
 describe('CSR approval binds identities', () => {
   it('a bootstrap-token holder cannot obtain the certificate of an already joined cluster', async () => {
-    const victim = await joinedCluster();
+    const victim = await joinedCluster(cleanups, scope, (await bootstrapClients()).csrs);
     const stolen = await bootstrapRequestFor(victim);
     await approverPassedEverythingBefore();
     expect(approvalOf(await admin.csrs.get(stolen))).toBeUndefined();
@@ -123,7 +99,7 @@ describe('CSR approval binds identities', () => {
   });
 
   it("cluster1's agent identity cannot obtain cluster2's certificate, even through tether accept", async () => {
-    const cluster1 = await joinedCluster();
+    const cluster1 = await joinedCluster(cleanups, scope, (await bootstrapClients()).csrs);
     const cluster2 = await createCluster(cleanups, scope, { hubAcceptsClient: false });
     const agent1 = clientsFor(await agentKubeconfig(cluster1));
     const foreign = await waitFor(

@@ -166,6 +166,18 @@ describe('hub manifests', () => {
       }
     }
   });
+
+  it('lets no hub component read Events, so a cluster flooding its namespace with them fills no hub cache', () => {
+    const roles = hub().filter((o) => o.kind === 'ClusterRole' || o.kind === 'Role');
+    const readsEvents = roles.flatMap((role) =>
+      (role.rules ?? [])
+        .filter(
+          (r) => r.resources.includes('events') && r.verbs.some((v) => ['get', 'list', 'watch'].includes(v)),
+        )
+        .map((r) => `${role.metadata?.name}: ${r.verbs.join(',')} events`),
+    );
+    expect(readsEvents).toEqual([]);
+  });
 });
 
 describe('agent manifests', () => {

@@ -2,12 +2,13 @@
 // csr-policy.ts allows (renewals by the same identity that still may `renew`
 // register.open-cluster-management.io managedclusters/clientcertificates, checked with a
 // SubjectAccessReview as OCM does; bootstrap requests of listed users for clusters that have not
-// joined), recording a ManagedClusterCSRAutoApproved event; and approveClusterCsrs: the human path
-// behind `tether accept`, which approves as clusteradm's `accept --clusters` does (its requester
-// rules, one requester CN, reason `tether Approve`), never a request by another cluster's identity,
-// nor a bootstrap request for a cluster that has joined unless skipApproveCheck (the admin's
-// rebootstrap). Only CSRs carrying the cluster-name label are looked at; nothing is ever denied, so
-// other approvers stay free to decide the rest.
+// joined), recording a ManagedClusterCSRAutoApproved event. (`tether accept`'s human path is
+// csr-manual-approval.ts.) Only CSRs carrying the cluster-name label are looked at; nothing is ever
+// denied, so other approvers stay free to decide the rest. A CSR the cache alone can refuse (another cluster's
+// identity, a requester that is not auto-approved, a bootstrap request for a cluster with an
+// approved CSR) is refused without a request and without queueing behind the cluster's other CSRs,
+// and a CSR whose cluster is busy goes back to the queue instead of holding a worker: a flood
+// naming one cluster holds up neither that cluster's renewal nor any other cluster's.
 //
 // Approval goes through client-node's CertificatesV1Api: the `approval` subresource is not one
 // ResourceClient writes (it has `status` only). Every approval is guarded by the resourceVersion of
@@ -31,7 +32,8 @@ import {
   toApiError,
 } from '../../kube/index.ts';
 import type { Logger } from '../../log.ts';
-import { clusterClient, patchCluster } from './context.ts';
+import { ApprovedClusterCsrs } from './approved-csrs.ts';
+import { clusterClient } from './context.ts';
 import {
   autoApprovalReason,
   type ClusterCsrIdentity,
@@ -39,17 +41,15 @@ import {
   classifyCsrRequest,
   isCsrApproved,
   isCsrDecided,
-  manualApprovalProblem,
+  joinedBootstrapRefusal,
+  refusalWithoutLookup,
 } from './csr-policy.ts';
 import type { HubEventRecorder } from './events.ts';
 import { clientCertificateRenewal } from './rbac.ts';
 import {
   type CertificateSigningRequest,
-  CsrApprovalReason,
   certificateSigningRequestResource,
   hubFieldManager,
-  kubeApiserverClientSignerName,
-  manualApprovalMessage,
 } from './resources.ts';
 
 /** Label selector of the CSRs the approver watches. */
@@ -207,15 +207,25 @@ export interface ClusterCsrApproverOptions {
 const grantsPollMs = 250;
 /** After this long the approval goes ahead without them (it never did wait before). */
 const grantsWaitMaxMs = 15_000;
+/**
+ * A CSR whose cluster has a decision in progress is looked at again after this, doubling per
+ * try up to clusterBusyRetryMaxMs — instead of a worker waiting in line, so one cluster with
+ * hundreds of CSRs (a flood of its own renewals) never holds the workers other clusters need.
+ */
+export const clusterBusyRetryMs = 50;
+export const clusterBusyRetryMaxMs = 5_000;
 
 export class ClusterCsrApprovingReconciler {
   private readonly kubeconfig: KubeConfig;
   private readonly informer: Informer<CertificateSigningRequest>;
   private readonly options: ClusterCsrApproverOptions;
-  /** per cluster, the tail of its approvals in progress */
-  private readonly running = new Map<string, Promise<void>>();
+  /** clusters with a decision in progress (one at a time per cluster) */
+  private readonly deciding = new Set<string>();
+  /** CSRs put back because their cluster was busy: how many times in a row */
+  private readonly busyRetries = new Map<string, number>();
   /** CSRs whose approval waits for their cluster's grants: since when */
   private readonly waitingForGrants = new Map<string, number>();
+  private readonly approved: ApprovedClusterCsrs;
 
   constructor(
     kubeconfig: KubeConfig,
@@ -225,12 +235,14 @@ export class ClusterCsrApprovingReconciler {
     this.kubeconfig = kubeconfig;
     this.informer = informer;
     this.options = options;
+    this.approved = new ApprovedClusterCsrs(informer);
   }
 
   async reconcile(name: string): Promise<ReconcileResult | undefined> {
     const csr = this.informer.getByName(name);
     if (!csr || isCsrDecided(csr)) {
       this.waitingForGrants.delete(name);
+      this.busyRetries.delete(name);
       return undefined;
     }
     // An add-on agent's CSR is the add-on managers' to decide (src/addon/hub/csr*.ts).
@@ -245,12 +257,38 @@ export class ClusterCsrApprovingReconciler {
       return undefined;
     }
     const cluster = check.identity.cluster;
+    const refusal = refusalWithoutLookup(
+      csr,
+      check.identity,
+      this.options.autoApprovedUsers,
+      this.approved.hasApproved(cluster, name),
+    );
+    if (refusal) {
+      this.waitingForGrants.delete(name);
+      log.info({ cluster, requester: csr.spec.username }, refusal);
+      return undefined;
+    }
     if (this.awaitGrants(name, cluster)) {
       log.debug({ cluster }, 'cluster CSR waits for the cluster’s own ClusterRole/Binding');
       return { requeueAfterMs: grantsPollMs };
     }
-    await this.oneAtATime(cluster, () => this.decide(name, csr, check.identity, log));
+    if (this.deciding.has(cluster)) return { requeueAfterMs: this.busyRetryDelay(name) };
+    this.busyRetries.delete(name);
+    // CSRs of different clusters are decided side by side, those of one cluster in turn, so two
+    // bootstrap requests never both see the cluster "not joined yet".
+    this.deciding.add(cluster);
+    try {
+      await this.decide(name, csr, check.identity, log);
+    } finally {
+      this.deciding.delete(cluster);
+    }
     return undefined;
+  }
+
+  private busyRetryDelay(name: string): number {
+    const tries = (this.busyRetries.get(name) ?? 0) + 1;
+    this.busyRetries.set(name, tries);
+    return Math.min(clusterBusyRetryMs * 2 ** Math.min(tries - 1, 16), clusterBusyRetryMaxMs);
   }
 
   /** Whether to look at this CSR again shortly: its cluster's grants are on their way (bounded). */
@@ -264,23 +302,6 @@ export class ClusterCsrApprovingReconciler {
     if (Date.now() - since < grantsWaitMaxMs) return true;
     this.waitingForGrants.delete(name);
     return false;
-  }
-
-  /**
-   * Run `task` after every earlier task of the same cluster: CSRs of different clusters are
-   * approved side by side, those of one cluster in turn, so two bootstrap requests never both see
-   * the cluster "not joined yet".
-   */
-  private async oneAtATime(cluster: string, task: () => Promise<void>): Promise<void> {
-    const before = this.running.get(cluster) ?? Promise.resolve();
-    const mine = before.then(task, task);
-    const settled = mine.catch(() => {});
-    this.running.set(cluster, settled);
-    try {
-      await mine;
-    } finally {
-      if (this.running.get(cluster) === settled) this.running.delete(cluster);
-    }
   }
 
   private async decide(
@@ -300,7 +321,7 @@ export class ClusterCsrApprovingReconciler {
         request.kind === 'foreign'
           ? 'cluster CSR left alone: requested by another cluster identity'
           : joined
-            ? 'cluster CSR left alone: a bootstrap request for a cluster that has joined (a hub admin rebootstraps it: tether accept --skip-approve-check)'
+            ? joinedBootstrapRefusal
             : 'cluster CSR waits for `tether accept`: neither a renewal nor from an auto-approved user',
       );
       return;
@@ -329,118 +350,4 @@ export class ClusterCsrApprovingReconciler {
       );
     }
   }
-}
-
-export interface ApproveClusterCsrsOptions {
-  /** signers whose CSRs may be approved (default kubernetes.io/kube-apiserver-client) */
-  signerNames?: readonly string[];
-  /**
-   * clusteradm's --skip-approve-check: any requester, and bootstrap requests of a cluster that has
-   * joined already (the hub admin's rebootstrap). Requests by another cluster's identity stay
-   * refused.
-   */
-  skipApproveCheck?: boolean;
-}
-
-export interface ApproveClusterCsrsResult {
-  /** CSRs this call approved */
-  approved: string[];
-  /** CSRs approved before this call (clusteradm counts them as approved) */
-  alreadyApproved: string[];
-  /** pending CSRs labelled for the cluster that were not approved, and why */
-  skipped: { name: string; problem: string }[];
-  /** set when the eligible CSRs name more than one requester CN: then none is approved */
-  ambiguous?: string;
-  /** false when there is no ManagedCluster of that name (yet) to accept */
-  accepted: boolean;
-}
-
-/**
- * What a hub admin's `tether accept <cluster>` does, as clusteradm's `accept --clusters`: among the
- * CSRs labelled for the cluster, Denied ones are skipped and Approved ones count; a pending one is
- * eligible when its requester is a bootstrap identity clusteradm accepts (see
- * manualApprovalProblem; any with skipApproveCheck), and on top of clusteradm, when its subject is
- * a valid agent identity of that cluster, it is not requested by another cluster's identity, and
- * the cluster has not joined (unless skipApproveCheck). When the eligible CSRs name more than one
- * requester CN nothing is approved. Each approval is an Approved condition (reason `tether
- * Approve`) through the /approval subresource; then spec.hubAcceptsClient is merge-patched true.
- */
-export async function approveClusterCsrs(
-  hubKubeConfig: KubeConfig,
-  clusterName: string,
-  options: ApproveClusterCsrsOptions = {},
-): Promise<ApproveClusterCsrsResult> {
-  const signerNames = options.signerNames ?? [kubeApiserverClientSignerName];
-  const csrs = new ResourceClient<CertificateSigningRequest>(
-    hubKubeConfig,
-    certificateSigningRequestResource,
-  );
-  // add-on agents' CSRs (labelled with their add-on) are the add-on managers' to decide
-  const { items } = await csrs.list({
-    labelSelector: `${clusterNameLabel}=${clusterName},!${addonNameLabel}`,
-  });
-  const result: ApproveClusterCsrsResult = {
-    approved: [],
-    alreadyApproved: [],
-    skipped: [],
-    accepted: false,
-  };
-  // One read of the cluster serves the joined check and the acceptance patch (retried on a 409).
-  const clusters = clusterClient(hubKubeConfig);
-  const before = await clusters.get(clusterName);
-  // What hasClusterJoined reads, from the list above: Joined reported, or a CSR approved.
-  const joined =
-    !options.skipApproveCheck &&
-    (isConditionTrue(before?.status?.conditions, ManagedClusterCondition.Joined) ||
-      items.some(isCsrApproved));
-  const eligible: { name: string; user: string; csr: CertificateSigningRequest }[] = [];
-  for (const csr of items) {
-    const name = csr.metadata?.name ?? '';
-    if (isCsrApproved(csr)) {
-      result.alreadyApproved.push(name);
-      continue;
-    }
-    if (isCsrDecided(csr)) continue;
-    const check = checkClusterCsr(csr, signerNames);
-    if (!check.ok) {
-      result.skipped.push({ name, problem: check.problem });
-      continue;
-    }
-    const request = classifyCsrRequest(csr, check.identity);
-    if (request.kind === 'foreign') {
-      result.skipped.push({ name, problem: request.problem });
-      continue;
-    }
-    if (request.kind === 'bootstrap' && joined) {
-      result.skipped.push({
-        name,
-        problem: `a bootstrap request by ${request.requester || 'an unknown user'} for ${clusterName}, which has joined already; to rebootstrap it, pass --skip-approve-check`,
-      });
-      continue;
-    }
-    const problem = options.skipApproveCheck ? undefined : manualApprovalProblem(csr);
-    if (problem) {
-      result.skipped.push({ name, problem });
-      continue;
-    }
-    eligible.push({ name, user: check.identity.user, csr });
-  }
-  const requesters = [...new Set(eligible.map((e) => e.user))];
-  if (requesters.length > 1) {
-    result.ambiguous = `the pending CSRs of ${clusterName} name ${requesters.length} different agents (${requesters.join(', ')}): approve one by hand (kubectl certificate approve) or deny the others`;
-  } else {
-    for (const { name, csr } of eligible) {
-      const approval = { reason: CsrApprovalReason.Manual, message: manualApprovalMessage };
-      if (await approveCsr(hubKubeConfig, name, approval, csr)) result.approved.push(name);
-    }
-  }
-  const cluster = await patchCluster(
-    clusters,
-    clusterName,
-    'object',
-    (mc) => (mc.spec?.hubAcceptsClient === true ? undefined : { spec: { hubAcceptsClient: true } }),
-    before,
-  );
-  result.accepted = cluster !== undefined;
-  return result;
 }

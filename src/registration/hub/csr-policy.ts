@@ -165,3 +165,31 @@ export function autoApprovalReason(
   }
   return undefined;
 }
+
+/**
+ * Why a valid cluster CSR is left alone without a look at the hub, or undefined when only a fresh
+ * look can decide (a renewal's permission check, a bootstrap request for a cluster the cache does
+ * not show joined). `approvedInCache`: another CSR of that cluster is approved in the approver's
+ * cache, so the cluster has joined. Whatever this refuses costs no request and never waits in line
+ * with the cluster's other CSRs: a flood of CSRs naming one cluster — by another cluster's identity,
+ * by a user that is not auto-approved, or by a bootstrap identity after the cluster joined — does
+ * not delay that cluster's own renewal.
+ */
+export function refusalWithoutLookup(
+  csr: CertificateSigningRequest,
+  identity: ClusterCsrIdentity,
+  autoApprovedUsers: readonly string[],
+  approvedInCache: boolean,
+): string | undefined {
+  const request = classifyCsrRequest(csr, identity);
+  if (request.kind === 'foreign') return 'cluster CSR left alone: requested by another cluster identity';
+  if (request.kind === 'renewal') return undefined;
+  if (!request.requester || !autoApprovedUsers.includes(request.requester)) {
+    return 'cluster CSR waits for `tether accept`: neither a renewal nor from an auto-approved user';
+  }
+  return approvedInCache ? joinedBootstrapRefusal : undefined;
+}
+
+/** Why a bootstrap request for a cluster that has joined is left alone. */
+export const joinedBootstrapRefusal =
+  'cluster CSR left alone: a bootstrap request for a cluster that has joined (a hub admin rebootstraps it: tether accept --skip-approve-check)';

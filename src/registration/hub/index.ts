@@ -28,7 +28,7 @@ export {
   type ApproveClusterCsrsOptions,
   type ApproveClusterCsrsResult,
   approveClusterCsrs,
-} from './csr-approval.ts';
+} from './csr-manual-approval.ts';
 export { type ClusterCsrIdentity, checkClusterCsr } from './csr-policy.ts';
 export { type ClusterRbac, clientCertificateRenewal, clusterRbac, sharedClusterRoles } from './rbac.ts';
 export {

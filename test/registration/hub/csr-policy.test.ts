@@ -10,7 +10,9 @@ import {
   checkClusterCsr,
   classifyCsrRequest,
   isCsrDecided,
+  joinedBootstrapRefusal,
   manualApprovalProblem,
+  refusalWithoutLookup,
 } from '../../../src/registration/hub/csr-policy.ts';
 import {
   type CertificateSigningRequest,
@@ -122,17 +124,17 @@ describe('checkClusterCsr', () => {
   });
 });
 
-describe('autoApprovalReason', () => {
-  const identity: ClusterCsrIdentity = {
-    cluster: 'cluster1',
-    agent: 'a',
-    user: 'system:open-cluster-management:cluster1:a',
-  };
-  const requestedBy = (username: string, groups: string[]) =>
-    ({
-      spec: { request: '', signerName: kubeApiserverClientSignerName, username, groups },
-    }) as CertificateSigningRequest;
+const identity: ClusterCsrIdentity = {
+  cluster: 'cluster1',
+  agent: 'a',
+  user: 'system:open-cluster-management:cluster1:a',
+};
+const requestedBy = (username: string, groups: string[]) =>
+  ({
+    spec: { request: '', signerName: kubeApiserverClientSignerName, username, groups },
+  }) as CertificateSigningRequest;
 
+describe('autoApprovalReason', () => {
   it('approves a renewal by the very identity it names', () => {
     const csr = requestedBy(identity.user, clusterAgentGroups('cluster1'));
     expect(autoApprovalReason(csr, identity, [], true)?.reason).toBe(CsrApprovalReason.Auto);
@@ -166,6 +168,25 @@ describe('autoApprovalReason', () => {
     const csr = requestedBy(cluster2Agent, clusterAgentGroups('cluster2'));
     expect(classifyCsrRequest(csr, identity).kind).toBe('foreign');
     expect(autoApprovalReason(csr, identity, [cluster2Agent], false)).toBeUndefined();
+  });
+});
+
+describe('refusalWithoutLookup (what a CSR flood costs the hub)', () => {
+  const bootstrap = requestedBy('system:bootstrap:abc', ['system:bootstrappers']);
+
+  it('refuses from the cache alone what can never be approved automatically', () => {
+    const foreign = requestedBy('system:open-cluster-management:cluster2:a', clusterAgentGroups('cluster2'));
+    expect(refusalWithoutLookup(foreign, identity, [], false)).toContain('another cluster identity');
+    expect(refusalWithoutLookup(bootstrap, identity, ['someone-else'], false)).toContain('tether accept');
+    expect(refusalWithoutLookup(bootstrap, identity, ['system:bootstrap:abc'], true)).toBe(
+      joinedBootstrapRefusal,
+    );
+  });
+
+  it('leaves a renewal, and a bootstrap request for a cluster the cache shows unjoined, to a fresh look', () => {
+    const renewal = requestedBy(identity.user, clusterAgentGroups('cluster1'));
+    expect(refusalWithoutLookup(renewal, identity, [], true)).toBeUndefined();
+    expect(refusalWithoutLookup(bootstrap, identity, ['system:bootstrap:abc'], false)).toBeUndefined();
   });
 });
 
