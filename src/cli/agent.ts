@@ -7,6 +7,8 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import { type Command, Option } from 'commander';
 import { collectDefaultMetrics, Registry } from 'prom-client';
+import { addonLeaseSyncIntervalMs } from '../addon/agent/lease-health.ts';
+import { defaultAddonLeaseDurationSeconds } from '../addon/sdk/agent.ts';
 import { agentNamespace } from '../api/index.ts';
 import { InvalidArgumentError } from '../errors.ts';
 import { setForwardProxyCa } from '../kube/index.ts';
@@ -21,7 +23,7 @@ import {
 } from '../registration/agent/index.ts';
 import { readPemFlag } from './files.ts';
 import { kubeconfigFlag } from './kubeconfig-flag.ts';
-import { opsBindOption, positiveInt } from './options.ts';
+import { opsBindOption, periodSeconds, positiveInt } from './options.ts';
 import { untilSignal } from './until-signal.ts';
 
 const collect = (value: string, prev: string[] = []): string[] => [
@@ -42,6 +44,8 @@ interface AgentFlags {
   serviceaccount: boolean;
   addonRegistration: boolean;
   addonLeaseHealth: boolean;
+  addonLeaseDuration: number;
+  addonLeaseSyncInterval: number;
   proxyServer?: string[];
   hubCaFile?: string;
   proxyCaFile?: string;
@@ -112,6 +116,19 @@ export function registerAgentCommand(program: Command): void {
       'do not register add-on agents (per-add-on CSRs and <addon>-hub-kubeconfig secrets)',
     )
     .option('--no-addon-lease-health', "do not report Lease-mode add-ons' Available from their leases")
+    .addOption(
+      new Option(
+        '--addon-lease-duration <seconds>',
+        "add-on agents' lease duration: a lease not renewed for 5 of these makes its add-on Available False",
+      )
+        .default(defaultAddonLeaseDurationSeconds)
+        .argParser(periodSeconds('--addon-lease-duration', 3600)),
+    )
+    .addOption(
+      new Option('--addon-lease-sync-interval <seconds>', "how often every add-on's lease is looked at")
+        .default(addonLeaseSyncIntervalMs / 1000)
+        .argParser(periodSeconds('--addon-lease-sync-interval', 3600)),
+    )
     .addOption(
       new Option(
         '--proxy-server <address>',
@@ -301,7 +318,10 @@ async function runAgent(flags: AgentFlags): Promise<void> {
     leaseDurationSeconds: flags.leaseDuration,
     maxCustomClusterClaims: flags.maxCustomClusterClaims,
     ...(flags.addonRegistration ? {} : { addonRegistration: false as const }),
-    ...(flags.addonLeaseHealth ? {} : { addonLeaseHealth: false as const }),
+    addonLeaseHealth: flags.addonLeaseHealth && {
+      leaseDurationSeconds: flags.addonLeaseDuration,
+      syncIntervalSeconds: flags.addonLeaseSyncInterval,
+    },
     onHubKubeconfigChanged: (kc) => {
       chain = chain
         .then(async () => {

@@ -204,6 +204,17 @@ describe('agent manifests', () => {
     expect(args(base)).not.toContain('--no-serviceaccount');
     expect(args({ ...base, serviceAccountAgent: false })).toContain('--no-serviceaccount');
   });
+
+  it("passes the add-on lease periods only when set (tether join --addon-lease-*): else the agent's, OCM's", () => {
+    const args = (o: Parameters<typeof agentManifests>[0]) =>
+      containerOf(agentManifests(o).find((x) => x.kind === 'Deployment') as Obj).args;
+    expect(args(base).filter((a) => a.startsWith('--addon-lease'))).toEqual([]);
+    expect(
+      args({ ...base, addonLeaseDurationSeconds: 5, addonLeaseSyncIntervalSeconds: 1 }).filter((a) =>
+        a.startsWith('--addon-lease'),
+      ),
+    ).toEqual(['--addon-lease-duration=5', '--addon-lease-sync-interval=1']);
+  });
 });
 
 describe('hub certificates', () => {
