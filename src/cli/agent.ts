@@ -46,6 +46,7 @@ interface AgentFlags {
   addonLeaseHealth: boolean;
   addonLeaseDuration: number;
   addonLeaseSyncInterval: number;
+  statusSyncInterval: number;
   proxyServer?: string[];
   hubCaFile?: string;
   proxyCaFile?: string;
@@ -111,6 +112,15 @@ export function registerAgentCommand(program: Command): void {
     )
     .option('--no-work', 'do not run the ManifestWork agent')
     .option('--no-serviceaccount', 'do not run the ManagedServiceAccount agent')
+    .addOption(
+      // the work agent's default (30 s), repeated here: the work agent loads only when it runs
+      new Option(
+        '--status-sync-interval <seconds>',
+        'how often the work agent applies each ManifestWork again and refreshes its status (conditions, feedback)',
+      )
+        .default(30)
+        .argParser(periodSeconds('--status-sync-interval', 3600)),
+    )
     .option(
       '--no-addon-registration',
       'do not register add-on agents (per-add-on CSRs and <addon>-hub-kubeconfig secrets)',
@@ -292,6 +302,7 @@ async function runAgent(flags: AgentFlags): Promise<void> {
           managedKubeConfig: managed,
           // the work agent's Events go here on the managed cluster, as OCM's agent records them
           agentNamespace: flags.agentNamespace,
+          statusSyncIntervalMs: flags.statusSyncInterval * 1000,
         }),
       );
     if (startServiceAccountAgent)

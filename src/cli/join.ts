@@ -74,6 +74,7 @@ interface JoinFlags {
   proxyServer?: string;
   proxyServerCaFile?: string;
   serviceaccount: boolean;
+  statusSyncInterval?: number;
   addonLeaseDuration?: number;
   addonLeaseSyncInterval?: number;
   kubeconfig?: string;
@@ -118,6 +119,12 @@ export function registerJoinCommands(program: Command): void {
     .option(
       '--no-serviceaccount',
       'do not run the ManagedServiceAccount agent in the klusterlet (enable the managed-serviceaccount addon instead)',
+    )
+    .addOption(
+      new Option(
+        '--status-sync-interval <seconds>',
+        "the agent's --status-sync-interval (default: the agent's, 30 s)",
+      ).argParser(periodSeconds('--status-sync-interval', 3600)),
     )
     .addOption(
       new Option(
@@ -188,6 +195,7 @@ export function registerJoinCommands(program: Command): void {
         proxyUrl: opts.proxyUrl,
         proxyCaPem,
         serviceAccountAgent: opts.serviceaccount,
+        statusSyncIntervalSeconds: opts.statusSyncInterval,
         addonLeaseDurationSeconds: opts.addonLeaseDuration,
         addonLeaseSyncIntervalSeconds: opts.addonLeaseSyncInterval,
       });

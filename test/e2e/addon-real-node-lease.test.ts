@@ -7,8 +7,8 @@
 // do: the work agent puts the Deployment back as its ManifestWork says.) The periods are set short
 // as OCM's integration suites set them: lease duration 5 s (`tether join --addon-lease-duration`
 // for the registration agent, the manager's --agent-lease-duration for the helloworld agent), so
-// the grace is 25 s, and the registration agent looks at the add-on every second; OCM's defaults
-// (60 s, 30 s) are pinned by test/cli/addon-lease-periods.test.ts.
+// the grace is 25 s, and the registration agent looks at the add-on every second (the work agent's
+// status sync is 2 s); the defaults (60 s, 30 s, 30 s) are pinned by test/cli/agent-periods.test.ts.
 // Run only as `flock /tmp/tether-realnode.lock npx vitest run test/e2e/addon-real-node-lease.test.ts`.
 import { afterAll, beforeAll, describe, expect, it, onTestFailed } from 'vitest';
 import { type Lease, leaseResource, ResourceClient } from '../../src/kube/index.ts';
@@ -38,6 +38,7 @@ beforeAll(async () => {
   rn = await AddonRealNode.start(PREFIX, 'addon-real-node-lease', {
     leaseDurationSeconds: LEASE_DURATION_S,
     syncIntervalSeconds: SYNC_INTERVAL_S,
+    statusSyncIntervalSeconds: 2,
   });
   measured.environment = seconds(Date.now() - t);
 }, 1_200_000);

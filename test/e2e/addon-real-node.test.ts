@@ -41,7 +41,12 @@ const logs = () => env().logs();
 
 beforeAll(async () => {
   const t = Date.now();
-  rn = await AddonRealNode.start(PREFIX, 'addon-real-node');
+  // short status syncs (the work agent's 30 s, the add-on lease check's 30 s; the defaults are
+  // pinned in test/cli/agent-periods.test.ts); the lease duration stays OCM's 60 s
+  rn = await AddonRealNode.start(PREFIX, 'addon-real-node', {
+    syncIntervalSeconds: 1,
+    statusSyncIntervalSeconds: 2,
+  });
   measured.environment = seconds(Date.now() - t);
 }, 1_200_000);
 
