@@ -5,11 +5,14 @@
 //   hub:      node examples/helloworld-addon/helloworld.ts manager --kubeconfig hub.kubeconfig [--image IMG]
 //             [--disable-leader-election]   (default: replicas elect a leader on Lease
 //             helloworld-addon-manager in open-cluster-management-hub)
+//             [--agent-lease-duration S]   (the agents' --lease-duration; default theirs, OCM's 60 s)
 //             It registers ClusterManagementAddOn `helloworld`; enable it on a cluster with a
 //             ManagedClusterAddOn `helloworld` in the cluster namespace, or
 //             `tether addon enable --names helloworld --clusters cluster1`.
 //   managed:  node examples/helloworld-addon/helloworld.ts agent --hub-kubeconfig F --cluster-name C
-//             [--managed-kubeconfig F] [--addon-namespace NS]
+//             [--managed-kubeconfig F] [--addon-namespace NS] [--lease-duration S]   (how often it
+//             renews its Lease, default OCM's 60 s: set it to the registration agent's
+//             --addon-lease-duration)
 //
 // The manager delivers the agent below (namespace, ServiceAccount, its RBAC, a Deployment running
 // this file's `agent` from the tether image) to each cluster by ManifestWork, gets it a hub identity
@@ -40,8 +43,11 @@ const syncedLabel = 'synced-from-hub';
 /** Every namespace has one, published by its own cluster: never copied over the managed one. */
 const skipped = new Set(['kube-root-ca.crt']);
 
-/** The add-on; its agent image is the AddOnDeploymentConfig variable `Image`, else `image`. */
-export function helloworld(options: { image?: string } = {}): AgentAddon {
+/**
+ * The add-on; its agent image is the AddOnDeploymentConfig variable `Image`, else `image`. With
+ * `leaseDurationSeconds` its agents renew their lease that often (default theirs, OCM's 60 s).
+ */
+export function helloworld(options: { image?: string; leaseDurationSeconds?: number } = {}): AgentAddon {
   return {
     name: addonName,
     displayName: 'helloworld',
@@ -51,13 +57,22 @@ export function helloworld(options: { image?: string } = {}): AgentAddon {
       hubPermissions: () => [{ apiGroups: [''], resources: ['configmaps'], verbs: ['get', 'list', 'watch'] }],
     },
     health: { type: 'Lease' },
-    manifests: (ctx) => agentManifests(ctx, ctx.variables.Image || options.image || defaultImage()),
+    manifests: (ctx) =>
+      agentManifests(
+        ctx,
+        ctx.variables.Image || options.image || defaultImage(),
+        options.leaseDurationSeconds,
+      ),
   };
 }
 
 export const helloworldAddon: AgentAddon = helloworld();
 
-function agentManifests(ctx: AddonRenderContext, image: string): KubernetesObject[] {
+function agentManifests(
+  ctx: AddonRenderContext,
+  image: string,
+  leaseDurationSeconds: number | undefined,
+): KubernetesObject[] {
   const namespace = ctx.installNamespace;
   const rbac = 'rbac.authorization.k8s.io';
   const { volume, volumeMount } = hubKubeconfigVolume(addonName);
@@ -107,6 +122,7 @@ function agentManifests(ctx: AddonRenderContext, image: string): KubernetesObjec
                   `--hub-kubeconfig=${volumeMount.mountPath}/kubeconfig`,
                   `--cluster-name=${ctx.cluster.metadata.name}`,
                   `--addon-namespace=${namespace}`,
+                  ...(leaseDurationSeconds === undefined ? [] : [`--lease-duration=${leaseDurationSeconds}`]),
                 ],
                 volumeMounts: [volumeMount],
               },
@@ -132,6 +148,8 @@ export function startHelloworldAgent(opts: {
   clusterName: string;
   managedKubeconfig?: string;
   addonNamespace: string;
+  /** how often the lease is renewed (default OCM's 60 s) */
+  leaseDurationSeconds?: number;
 }): { stop(): Promise<void> } {
   const log = logger(agentName, { cluster: opts.clusterName });
   const managed = opts.managedKubeconfig ? loadKubeconfig(opts.managedKubeconfig) : inClusterKubeConfig();
@@ -159,7 +177,13 @@ export function startHelloworldAgent(opts: {
       }
     },
   });
-  const lease = new AddonLeaseUpdater({ managedKubeConfig: managed, addonName, namespace, log });
+  const lease = new AddonLeaseUpdater({
+    managedKubeConfig: managed,
+    addonName,
+    namespace,
+    leaseDurationSeconds: opts.leaseDurationSeconds,
+    log,
+  });
   lease.start();
   return {
     async stop() {
@@ -176,6 +200,15 @@ function untilSignal(stop: () => Promise<unknown>): void {
   for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, exit);
 }
 
+/** A whole number of seconds ≥ 1 from `flag`, or undefined when the flag is not given. */
+function seconds(flag: string, value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1)
+    throw new Error(`${flag} must be a whole number of seconds ≥ 1, got "${value}"`);
+  return n;
+}
+
 async function main(argv: string[]): Promise<void> {
   const [command, ...rest] = argv;
   const { values } = parseArgs({
@@ -188,6 +221,8 @@ async function main(argv: string[]): Promise<void> {
       'cluster-name': { type: 'string' },
       'managed-kubeconfig': { type: 'string' },
       'addon-namespace': { type: 'string', default: 'default' },
+      'agent-lease-duration': { type: 'string' },
+      'lease-duration': { type: 'string' },
     },
   });
   if (command === 'manager') {
@@ -200,7 +235,12 @@ async function main(argv: string[]): Promise<void> {
       hubKubeConfig: loadKubeconfig(kubeconfig),
       ...(values['disable-leader-election'] ? { leaderElection: false as const } : {}),
     });
-    manager.add(helloworld({ image: values.image }));
+    manager.add(
+      helloworld({
+        image: values.image,
+        leaseDurationSeconds: seconds('--agent-lease-duration', values['agent-lease-duration']),
+      }),
+    );
     await manager.start();
     untilSignal(() => manager.stop());
   } else if (command === 'agent') {
@@ -212,6 +252,7 @@ async function main(argv: string[]): Promise<void> {
       clusterName,
       managedKubeconfig: values['managed-kubeconfig'],
       addonNamespace: values['addon-namespace'],
+      leaseDurationSeconds: seconds('--lease-duration', values['lease-duration']),
     });
     untilSignal(() => agent.stop());
   } else {

@@ -6,6 +6,8 @@
 // tether_agent_* series and the process metrics from the start (before the hub issues a cert).
 import type { KubeConfig } from '@kubernetes/client-node';
 import { type Command, Option } from 'commander';
+import { addonLeaseSyncIntervalMs } from '../addon/agent/lease-health.ts';
+import { defaultAddonLeaseDurationSeconds } from '../addon/sdk/agent.ts';
 import { agentNamespace } from '../api/index.ts';
 import { InvalidArgumentError } from '../errors.ts';
 import { controllerMetricsRegistry, setForwardProxyCa } from '../kube/index.ts';
@@ -20,7 +22,7 @@ import {
 } from '../registration/agent/index.ts';
 import { readPemFlag } from './files.ts';
 import { kubeconfigFlag } from './kubeconfig-flag.ts';
-import { opsBindOption, positiveInt } from './options.ts';
+import { opsBindOption, periodSeconds, positiveInt } from './options.ts';
 import { untilSignal } from './until-signal.ts';
 
 const collect = (value: string, prev: string[] = []): string[] => [
@@ -41,6 +43,9 @@ interface AgentFlags {
   serviceaccount: boolean;
   addonRegistration: boolean;
   addonLeaseHealth: boolean;
+  addonLeaseDuration: number;
+  addonLeaseSyncInterval: number;
+  statusSyncInterval: number;
   proxyServer?: string[];
   hubCaFile?: string;
   proxyCaFile?: string;
@@ -106,11 +111,33 @@ export function registerAgentCommand(program: Command): void {
     )
     .option('--no-work', 'do not run the ManifestWork agent')
     .option('--no-serviceaccount', 'do not run the ManagedServiceAccount agent')
+    .addOption(
+      // the work agent's default (30 s), repeated here: the work agent loads only when it runs
+      new Option(
+        '--status-sync-interval <seconds>',
+        'how often the work agent applies each ManifestWork again and refreshes its status (conditions, feedback)',
+      )
+        .default(30)
+        .argParser(periodSeconds('--status-sync-interval', 3600)),
+    )
     .option(
       '--no-addon-registration',
       'do not register add-on agents (per-add-on CSRs and <addon>-hub-kubeconfig secrets)',
     )
     .option('--no-addon-lease-health', "do not report Lease-mode add-ons' Available from their leases")
+    .addOption(
+      new Option(
+        '--addon-lease-duration <seconds>',
+        "add-on agents' lease duration: a lease not renewed for 5 of these makes its add-on Available False",
+      )
+        .default(defaultAddonLeaseDurationSeconds)
+        .argParser(periodSeconds('--addon-lease-duration', 3600)),
+    )
+    .addOption(
+      new Option('--addon-lease-sync-interval <seconds>', "how often every add-on's lease is looked at")
+        .default(addonLeaseSyncIntervalMs / 1000)
+        .argParser(periodSeconds('--addon-lease-sync-interval', 3600)),
+    )
     .addOption(
       new Option(
         '--proxy-server <address>',
@@ -273,6 +300,7 @@ async function runAgent(flags: AgentFlags): Promise<void> {
           managedKubeConfig: managed,
           // the work agent's Events go here on the managed cluster, as OCM's agent records them
           agentNamespace: flags.agentNamespace,
+          statusSyncIntervalMs: flags.statusSyncInterval * 1000,
         }),
       );
     if (startServiceAccountAgent)
@@ -299,7 +327,10 @@ async function runAgent(flags: AgentFlags): Promise<void> {
     leaseDurationSeconds: flags.leaseDuration,
     maxCustomClusterClaims: flags.maxCustomClusterClaims,
     ...(flags.addonRegistration ? {} : { addonRegistration: false as const }),
-    ...(flags.addonLeaseHealth ? {} : { addonLeaseHealth: false as const }),
+    addonLeaseHealth: flags.addonLeaseHealth && {
+      leaseDurationSeconds: flags.addonLeaseDuration,
+      syncIntervalSeconds: flags.addonLeaseSyncInterval,
+    },
     onHubKubeconfigChanged: (kc) => {
       chain = chain
         .then(async () => {

@@ -26,7 +26,7 @@ import { isNotFound, loadKubeconfig } from '../kube/index.ts';
 import { bootstrapKubeconfigYaml, writeBootstrapSecret } from '../registration/bootstrap.ts';
 import { pollUntil } from '../wait.ts';
 import { defaultImage } from './image-ref.ts';
-import { parseDurationSeconds } from './options.ts';
+import { parseDurationSeconds, periodSeconds } from './options.ts';
 
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
 
@@ -74,6 +74,9 @@ interface JoinFlags {
   proxyServer?: string;
   proxyServerCaFile?: string;
   serviceaccount: boolean;
+  statusSyncInterval?: number;
+  addonLeaseDuration?: number;
+  addonLeaseSyncInterval?: number;
   kubeconfig?: string;
   agentNamespace: string;
   bootstrapOnly: boolean;
@@ -116,6 +119,24 @@ export function registerJoinCommands(program: Command): void {
     .option(
       '--no-serviceaccount',
       'do not run the ManagedServiceAccount agent in the klusterlet (enable the managed-serviceaccount addon instead)',
+    )
+    .addOption(
+      new Option(
+        '--status-sync-interval <seconds>',
+        "the agent's --status-sync-interval (default: the agent's, 30 s)",
+      ).argParser(periodSeconds('--status-sync-interval', 3600)),
+    )
+    .addOption(
+      new Option(
+        '--addon-lease-duration <seconds>',
+        "the agent's --addon-lease-duration (default: the agent's, OCM's 60 s)",
+      ).argParser(periodSeconds('--addon-lease-duration', 3600)),
+    )
+    .addOption(
+      new Option(
+        '--addon-lease-sync-interval <seconds>',
+        "the agent's --addon-lease-sync-interval (default: the agent's, OCM's 30 s)",
+      ).argParser(periodSeconds('--addon-lease-sync-interval', 3600)),
     )
     .option('--kubeconfig <path>', 'kubeconfig of the managed cluster', process.env.KUBECONFIG)
     .option('--agent-namespace <ns>', 'namespace of the agent (with --bootstrap-only)', agentNamespace)
@@ -174,6 +195,9 @@ export function registerJoinCommands(program: Command): void {
         proxyUrl: opts.proxyUrl,
         proxyCaPem,
         serviceAccountAgent: opts.serviceaccount,
+        statusSyncIntervalSeconds: opts.statusSyncInterval,
+        addonLeaseDurationSeconds: opts.addonLeaseDuration,
+        addonLeaseSyncIntervalSeconds: opts.addonLeaseSyncInterval,
       });
       if (printOnly) {
         if (opts.bootstrapOnly)

@@ -15,6 +15,19 @@ export function positiveInt(name: string, max: number): (value: string) => numbe
   };
 }
 
+/** A period in whole seconds, 1 to `max`: a period of 0 would spin. */
+export function periodSeconds(name: string, max: number): (value: string) => number {
+  return (value: string) => {
+    const n = Number(value);
+    if (!Number.isInteger(n) || n < 1 || n > max) {
+      throw new InvalidArgumentError(
+        `${name} must be a whole number of seconds between 1 and ${max}, got "${value}"`,
+      );
+    }
+    return n;
+  };
+}
+
 const DURATION_UNITS: Record<string, number> = { h: 3600, m: 60, s: 1 };
 
 /** Parses Go-style durations ("24h", "1h30m", "90s") into whole seconds (for use inside actions). */

@@ -28,6 +28,12 @@ export interface AgentInstallOptions extends ImageOptions {
   proxyCaPem?: string;
   /** run the ManagedServiceAccount agent in the klusterlet (default true; false: the addon runs it) */
   serviceAccountAgent?: boolean;
+  /** the agent's --status-sync-interval (unset: the agent's default, 30 s) */
+  statusSyncIntervalSeconds?: number;
+  /** the agent's --addon-lease-duration (unset: the agent's default, OCM's 60 s) */
+  addonLeaseDurationSeconds?: number;
+  /** the agent's --addon-lease-sync-interval (unset: the agent's default, OCM's 30 s) */
+  addonLeaseSyncIntervalSeconds?: number;
 }
 
 const component = agentNames.deployment;
@@ -55,6 +61,12 @@ export function agentManifests(o: AgentInstallOptions): KubernetesObject[] {
   const mounts: Parameters<typeof deployment>[0]['mounts'] = [];
   if (o.proxyUrl) args.push(`--proxy-url=${o.proxyUrl}`);
   if (o.serviceAccountAgent === false) args.push('--no-serviceaccount');
+  if (o.statusSyncIntervalSeconds !== undefined)
+    args.push(`--status-sync-interval=${o.statusSyncIntervalSeconds}`);
+  if (o.addonLeaseDurationSeconds !== undefined)
+    args.push(`--addon-lease-duration=${o.addonLeaseDurationSeconds}`);
+  if (o.addonLeaseSyncIntervalSeconds !== undefined)
+    args.push(`--addon-lease-sync-interval=${o.addonLeaseSyncIntervalSeconds}`);
   if (o.proxyServer) {
     args.push(`--proxy-server=${o.proxyServer}`, `--hub-ca-file=${mountDir}/proxy-server-ca/ca.crt`);
     mounts.push({ kind: 'Secret', name: agentNames.proxyServerCa, mountPath: `${mountDir}/proxy-server-ca` });

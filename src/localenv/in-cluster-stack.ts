@@ -59,6 +59,8 @@ export interface InClusterOptions {
   /** where the CA files of init go */
   workDir: string;
   timeoutMs: number;
+  /** more `tether join` flags for every cluster (tests set the agent's periods short with them) */
+  joinArgs?: string[];
   progress?: (message: string) => void;
   signal?: AbortSignal;
 }
@@ -130,6 +132,7 @@ export async function installTetherInCluster(
           `--kubeconfig=${cluster.kubeconfigPath}`,
           `--image=${o.imageRef}`,
           '--image-pull-policy=Never',
+          ...(o.joinArgs ?? []),
         ],
         signal,
       );
@@ -245,6 +248,8 @@ export async function startInClusterEnvironment(opts: {
   timeoutMs?: number;
   /** prepended to every cluster's (and node's) name (environment.ts) */
   namePrefix?: string;
+  /** more `tether join` flags for every cluster (installTetherInCluster) */
+  joinArgs?: string[];
 }): Promise<Environment> {
   const env = await startEnvironment({
     clusters: opts.clusters,
@@ -269,6 +274,7 @@ export async function startInClusterEnvironment(opts: {
       kubeconfigDir: env.dir,
       workDir: join(env.dir, 'state'),
       timeoutMs: opts.timeoutMs ?? 180_000,
+      joinArgs: opts.joinArgs,
       progress: opts.progress,
       signal: opts.signal,
     });

@@ -82,6 +82,13 @@ describe('helloworld add-on', () => {
     ]);
   });
 
+  it("passes its agents a lease duration only when the manager is given one (else theirs, OCM's 60 s)", async () => {
+    expect((await render()).container.args.some((a) => a.startsWith('--lease-duration'))).toBe(false);
+    expect((await render(helloworld({ leaseDurationSeconds: 5 }))).container.args).toContain(
+      '--lease-duration=5',
+    );
+  });
+
   it('takes its image from the Image variable, else the given default, else the tether image', async () => {
     expect((await render()).container.image).toBe(defaultImage());
     expect((await render(helloworld({ image: 'registry.example/tether:1' }))).container.image).toBe(

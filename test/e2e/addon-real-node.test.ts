@@ -28,6 +28,8 @@ import { ADDON, ADDON_NS, AddonRealNode, AGENT } from './fixtures/addon-real-nod
 const PREFIX = `ar${process.pid % 100000}-`;
 const ROLE = `open-cluster-management:${ADDON}:agent`;
 const SECRET = `${ADDON}-hub-kubeconfig`;
+/** The add-on lease duration here (OCM's 60 s is pinned in test/cli/agent-periods.test.ts). */
+const LEASE_DURATION_S = 5;
 const measured: Record<string, string> = {};
 const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
 
@@ -41,7 +43,13 @@ const logs = () => env().logs();
 
 beforeAll(async () => {
   const t = Date.now();
-  rn = await AddonRealNode.start(PREFIX, 'addon-real-node');
+  // short periods (the add-on lease duration, the add-on lease check's and the work agent's 30 s
+  // syncs; the defaults are pinned in test/cli/agent-periods.test.ts)
+  rn = await AddonRealNode.start(PREFIX, 'addon-real-node', {
+    leaseDurationSeconds: LEASE_DURATION_S,
+    syncIntervalSeconds: 1,
+    statusSyncIntervalSeconds: 2,
+  });
   measured.environment = seconds(Date.now() - t);
 }, 1_200_000);
 
@@ -108,7 +116,7 @@ describe('the helloworld add-on on a real managed node', () => {
       120_000,
       logs,
     );
-    expect(lease.spec?.leaseDurationSeconds).toBe(60);
+    expect(lease.spec?.leaseDurationSeconds).toBe(LEASE_DURATION_S);
     const available = await e.addonUntil(
       'the add-on to be Available (lease updated)',
       (a) => conditionOf(a, 'Available')?.status === 'True',
@@ -139,12 +147,12 @@ describe('the helloworld add-on on a real managed node', () => {
     measured.configMapCopied = seconds(Date.now() - copiedAt);
     expect(copy.data).toEqual({ greeting: 'hi from the hub' });
 
-    // and keeps renewing its lease (every 60 s plus up to 25 % jitter)
+    // and keeps renewing its lease (every lease duration plus up to 25 % jitter)
     const firstRenewal = Date.parse(lease.spec?.renewTime ?? '');
     await eventually(
       async () => Date.parse((await leases.get(ADDON, ADDON_NS))?.spec?.renewTime ?? '') > firstRenewal,
       `Lease ${ADDON_NS}/${ADDON} renewed again`,
-      120_000,
+      30_000,
       logs,
     );
     measured.leaseRenewedAgainAfter = seconds(Date.now() - firstRenewal);

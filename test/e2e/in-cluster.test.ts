@@ -68,6 +68,9 @@ beforeAll(async () => {
     clusters: 2,
     dir: join(parent, 'env'),
     namePrefix: PREFIX,
+    // the work agent refreshes status (the addons' and the test work's Deployment availability)
+    // every 2 s, not every 30 s (its default, pinned in test/cli/agent-periods.test.ts)
+    joinArgs: ['--status-sync-interval=2'],
     progress: (l) => process.stderr.write(`[in-cluster] ${l}\n`),
   });
   measured.start = `${((Date.now() - t) / 1000).toFixed(1)} s`;

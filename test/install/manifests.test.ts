@@ -216,6 +216,21 @@ describe('agent manifests', () => {
     expect(args(base)).not.toContain('--no-serviceaccount');
     expect(args({ ...base, serviceAccountAgent: false })).toContain('--no-serviceaccount');
   });
+
+  it("passes the agent's periods only when set (tether join --status-sync-interval, --addon-lease-*)", () => {
+    const args = (o: Parameters<typeof agentManifests>[0]) =>
+      containerOf(agentManifests(o).find((x) => x.kind === 'Deployment') as Obj).args;
+    const periods = (a: string) => /^--(addon-lease|status-sync)/.test(a);
+    expect(args(base).filter(periods)).toEqual([]);
+    expect(
+      args({
+        ...base,
+        statusSyncIntervalSeconds: 2,
+        addonLeaseDurationSeconds: 5,
+        addonLeaseSyncIntervalSeconds: 1,
+      }).filter(periods),
+    ).toEqual(['--status-sync-interval=2', '--addon-lease-duration=5', '--addon-lease-sync-interval=1']);
+  });
 });
 
 describe('hub certificates', () => {

@@ -90,8 +90,11 @@ export interface RegistrationAgentOptions {
    * addons' install namespaces; false turns it off. Default on, with the rotation policy below.
    */
   addonRegistration?: false | { csrExpirationSeconds?: number; rotationFraction?: number };
-  /** Available of the cluster's Lease-mode addons from their leases (OCM's); false turns it off */
-  addonLeaseHealth?: false;
+  /**
+   * Available of the cluster's Lease-mode addons from their leases (OCM's); false turns it off.
+   * Default on with OCM's periods: lease duration 60 s (grace 5 ×), every addon looked at each 30 s.
+   */
+  addonLeaseHealth?: false | { leaseDurationSeconds?: number; syncIntervalSeconds?: number };
   /** called with every new hub kubeconfig (first join, rotation, re-bootstrap) once it is stored */
   onHubKubeconfigChanged?: (kc: KubeConfig) => void;
   log?: Logger;
@@ -133,6 +136,10 @@ function validate(opts: RegistrationAgentOptions): void {
     const r = opts.addonRegistration.rotationFraction;
     if (r !== undefined && !(r > 0 && r < 1))
       fail('addonRegistration.rotationFraction must be between 0 and 1');
+  }
+  if (opts.addonLeaseHealth) {
+    positive('addonLeaseHealth.leaseDurationSeconds', opts.addonLeaseHealth.leaseDurationSeconds, 1);
+    positive('addonLeaseHealth.syncIntervalSeconds', opts.addonLeaseHealth.syncIntervalSeconds, 0.1);
   }
   positive('statusIntervalSeconds', opts.statusIntervalSeconds, 0.1);
   positive('unavailableAfterFailures', opts.unavailableAfterFailures, 1);
@@ -253,13 +260,19 @@ export async function startRegistrationAgent(opts: RegistrationAgentOptions): Pr
       notify(waiters.hub);
       addons?.setHubCredentials(creds.kubeconfig, creds.hub);
       const previousLeaseHealth = addonLeaseHealth;
+      const leaseHealth = opts.addonLeaseHealth;
       addonLeaseHealth =
-        opts.addonLeaseHealth === false
+        leaseHealth === false
           ? undefined
           : startAddonLeaseHealth({
               hubKubeConfig: creds.kubeconfig,
               managedKubeConfig,
               clusterName,
+              leaseDurationSeconds: leaseHealth?.leaseDurationSeconds,
+              syncIntervalMs:
+                leaseHealth?.syncIntervalSeconds === undefined
+                  ? undefined
+                  : leaseHealth.syncIntervalSeconds * 1000,
               log: log.child({ loop: 'addon-lease-health' }),
             });
       await previousLeaseHealth?.stop();

@@ -54,6 +54,9 @@ export interface WorkAgentOptions {
   agentNamespace?: string;
 }
 
+/** How often each work is applied again and its status (Available, feedback) refreshed by default. */
+export const defaultStatusSyncIntervalMs = 30_000;
+
 export interface WorkAgent {
   /** resolves once both caches synced and works are being reconciled */
   readonly ready: Promise<boolean>;
@@ -136,7 +139,7 @@ export async function startWorkAgent(opts: WorkAgentOptions): Promise<WorkAgent>
     applier: new ManifestApplier(new ManagedDiscovery(managedKc), clients, new ExecutorAuthorizer(managedKc)),
     finalizer,
     clients,
-    resyncIntervalMs: opts.statusSyncIntervalMs ?? 30_000,
+    resyncIntervalMs: opts.statusSyncIntervalMs ?? defaultStatusSyncIntervalMs,
     log,
     events,
     feedbackWatcher,
