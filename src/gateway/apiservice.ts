@@ -5,34 +5,18 @@
 // gateway's pods with a selector instead (pass `externalName: undefined` and a `selector`).
 import type { KubeConfig } from '@kubernetes/client-node';
 import { errorMessage } from '../errors.ts';
-import { type KubeObject, ResourceClient } from '../kube/index.ts';
+import {
+  apiServiceResource,
+  type KubeObject,
+  namespaceResource,
+  ResourceClient,
+  serviceResource,
+} from '../kube/index.ts';
 import { createCertificateAuthority, issueCertificate } from '../pki/index.ts';
 import { pollUntil } from '../wait.ts';
 import { gatewayApiServiceName, gatewayGroup, gatewayVersion } from './types.ts';
 
 const fieldManager = 'tether-gateway';
-
-const namespaceResource = {
-  group: '',
-  version: 'v1',
-  plural: 'namespaces',
-  kind: 'Namespace',
-  namespaced: false,
-} as const;
-const serviceResource = {
-  group: '',
-  version: 'v1',
-  plural: 'services',
-  kind: 'Service',
-  namespaced: true,
-} as const;
-const apiServiceResource = {
-  group: 'apiregistration.k8s.io',
-  version: 'v1',
-  plural: 'apiservices',
-  kind: 'APIService',
-  namespaced: false,
-} as const;
 
 interface ApiService extends KubeObject {
   spec?: Record<string, unknown>;

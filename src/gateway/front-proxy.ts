@@ -7,7 +7,7 @@ import type { IncomingMessage } from 'node:http';
 import type { TLSSocket } from 'node:tls';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { TetherError } from '../errors.ts';
-import { Informer, type KubeObject, ResourceClient } from '../kube/index.ts';
+import { configMapResource, Informer, type KubeObject, ResourceClient } from '../kube/index.ts';
 import type { Logger } from '../log.ts';
 import { connectionOf, distinctHeaders } from './http.ts';
 
@@ -33,14 +33,6 @@ export interface Caller {
 interface ConfigMap extends KubeObject {
   data?: Record<string, string>;
 }
-
-const configMapResource = {
-  group: '',
-  version: 'v1',
-  plural: 'configmaps',
-  kind: 'ConfigMap',
-  namespaced: true,
-} as const;
 
 function jsonList(text: string | undefined): string[] {
   if (!text) return [];

@@ -12,7 +12,7 @@
 //      exists in namespace `<name>`: endpoint ClusterProxy (through the tunnel).
 import type { KubeConfig } from '@kubernetes/client-node';
 import { type ManagedCluster, managedClusterResource, managedServiceAccountLabel } from '../api/index.ts';
-import { Informer, type KubeObject, ResourceClient } from '../kube/index.ts';
+import { Informer, type KubeObject, ResourceClient, secretResource } from '../kube/index.ts';
 import type { Logger } from '../log.ts';
 import {
   type ClusterEndpointType,
@@ -28,14 +28,6 @@ import {
 interface Secret extends KubeObject {
   data?: Record<string, string>;
 }
-
-const secretResource = {
-  group: '',
-  version: 'v1',
-  plural: 'secrets',
-  kind: 'Secret',
-  namespaced: true,
-} as const;
 
 export type UpstreamCredential =
   | { type: 'ServiceAccountToken'; token: string }

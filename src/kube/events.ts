@@ -8,16 +8,9 @@ import { hostname } from 'node:os';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { errorMessage } from '../errors.ts';
 import type { Logger } from '../log.ts';
+import { coreEventResource } from './kinds.ts';
 import { ResourceClient } from './resources.ts';
 import type { KubeObject, ResourceDescriptor } from './types.ts';
-
-const eventResource: ResourceDescriptor = {
-  group: '',
-  version: 'v1',
-  plural: 'events',
-  kind: 'Event',
-  namespaced: true,
-};
 
 /** The object an event is about; `namespace` '' for a cluster-scoped object. */
 export interface InvolvedObject {
@@ -37,7 +30,7 @@ export class EventRecorder {
   private readonly instance = hostname();
 
   constructor(kubeconfig: KubeConfig, component: string, log: Logger) {
-    this.events = new ResourceClient<KubeObject>(kubeconfig, eventResource);
+    this.events = new ResourceClient<KubeObject>(kubeconfig, coreEventResource);
     this.component = component;
     this.log = log;
   }

@@ -47,6 +47,25 @@ export {
   splitKey,
 } from './informer.ts';
 export {
+  apiServiceResource,
+  certificateSigningRequestResource,
+  clusterRoleBindingResource,
+  clusterRoleResource,
+  configMapResource,
+  coreEventResource,
+  customResourceDefinitionResource,
+  eventResource,
+  leaseResource,
+  namespaceResource,
+  nodeResource,
+  roleBindingResource,
+  roleResource,
+  secretResource,
+  serviceAccountResource,
+  serviceResource,
+  tokenReviewResource,
+} from './kinds.ts';
+export {
   applyEnvProxy,
   checkKubeconfig,
   type KubeconfigParts,
@@ -63,7 +82,6 @@ export {
   LeaderElector,
   type Lease,
   type LeaseSpec,
-  leaseResource,
 } from './leader.ts';
 export { type Leading, type LeadingOptions, type RunningControllers, runWhileLeading } from './leading.ts';
 export {

@@ -16,6 +16,7 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import { errorMessage, InvalidArgumentError } from '../errors.ts';
 import { type Logger, logger } from '../log.ts';
 import { isAlreadyExists, isConflict } from './api-errors.ts';
+import { leaseResource } from './kinds.ts';
 import { ResourceClient } from './resources.ts';
 import type { KubeObject, ResourceDescriptor } from './types.ts';
 
@@ -32,14 +33,6 @@ export interface LeaseSpec {
 export interface Lease extends KubeObject {
   spec?: LeaseSpec;
 }
-
-export const leaseResource: ResourceDescriptor = {
-  group: 'coordination.k8s.io',
-  version: 'v1',
-  plural: 'leases',
-  kind: 'Lease',
-  namespaced: true,
-};
 
 /** metav1.MicroTime text of a Date: 2006-01-02T15:04:05.000000Z. */
 export function formatMicroTime(date: Date): string {

@@ -5,6 +5,7 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import { errorMessage } from '../errors.ts';
 import type { Logger } from '../log.ts';
 import { isAlreadyExists } from './api-errors.ts';
+import { namespaceResource } from './kinds.ts';
 import { LeaderElector } from './leader.ts';
 import { ResourceClient } from './resources.ts';
 import type { KubeObject } from './types.ts';
@@ -64,13 +65,7 @@ export async function runWhileLeading(opts: LeadingOptions): Promise<Leading> {
  * by hand against a fresh cluster creates it here. Only a log line when that is not allowed.
  */
 async function ensureNamespace(kubeconfig: KubeConfig, name: string, log: Logger): Promise<void> {
-  const namespaces = new ResourceClient<KubeObject>(kubeconfig, {
-    group: '',
-    version: 'v1',
-    plural: 'namespaces',
-    kind: 'Namespace',
-    namespaced: false,
-  });
+  const namespaces = new ResourceClient<KubeObject>(kubeconfig, namespaceResource);
   try {
     await namespaces.create({ metadata: { name } });
   } catch (err) {

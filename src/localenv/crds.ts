@@ -6,7 +6,12 @@ import {
   type V1CustomResourceDefinition,
 } from '@kubernetes/client-node';
 import { canonicalJson } from '../kube/canonical-json.ts';
-import { applyObjects, type KubeObject, ResourceClient } from '../kube/index.ts';
+import {
+  applyObjects,
+  customResourceDefinitionResource,
+  type KubeObject,
+  ResourceClient,
+} from '../kube/index.ts';
 import { pollUntil } from '../wait.ts';
 
 export const CRD_FIELD_MANAGER = 'tether';
@@ -35,14 +40,6 @@ export async function installCrds(
   }
 }
 
-const crdResource = {
-  group: 'apiextensions.k8s.io',
-  version: 'v1',
-  plural: 'customresourcedefinitions',
-  kind: 'CustomResourceDefinition',
-  namespaced: false,
-} as const;
-
 type Json = Record<string, unknown>;
 const isJsonObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
 
@@ -61,7 +58,7 @@ function mergePatch(current: unknown, wanted: unknown): unknown {
  * API server rejects. Where the installed conversion differs from ours, it is replaced first.
  */
 async function replaceForeignConversions(kc: KubeConfig, crds: V1CustomResourceDefinition[]): Promise<void> {
-  const client = new ResourceClient<KubeObject & { spec?: Json }>(kc, crdResource);
+  const client = new ResourceClient<KubeObject & { spec?: Json }>(kc, customResourceDefinitionResource);
   for (const crd of crds) {
     const name = crd.metadata?.name ?? '';
     const wanted = crd.spec.conversion ?? { strategy: 'None' };

@@ -3,6 +3,15 @@
 // ResourceDescriptors for src/kube's ResourceClient. Only the fields tether uses are typed.
 import type { KubeObject, ObjectMeta, ResourceDescriptor } from '../kube/index.ts';
 
+export {
+  namespaceResource,
+  roleBindingResource,
+  roleResource,
+  secretResource,
+  serviceAccountResource,
+  tokenReviewResource,
+} from '../kube/index.ts';
+
 const core = (plural: string, kind: string, namespaced = true): ResourceDescriptor => ({
   group: '',
   version: 'v1',
@@ -10,29 +19,6 @@ const core = (plural: string, kind: string, namespaced = true): ResourceDescript
   kind,
   namespaced,
 });
-
-export const serviceAccountResource = core('serviceaccounts', 'ServiceAccount');
-export const secretResource = core('secrets', 'Secret');
-export const namespaceResource = core('namespaces', 'Namespace', false);
-export const tokenReviewResource: ResourceDescriptor = {
-  group: 'authentication.k8s.io',
-  version: 'v1',
-  plural: 'tokenreviews',
-  kind: 'TokenReview',
-  namespaced: false,
-};
-export const roleResource: ResourceDescriptor = {
-  group: 'rbac.authorization.k8s.io',
-  version: 'v1',
-  plural: 'roles',
-  kind: 'Role',
-  namespaced: true,
-};
-export const roleBindingResource: ResourceDescriptor = {
-  ...roleResource,
-  plural: 'rolebindings',
-  kind: 'RoleBinding',
-};
 
 /**
  * TokenRequest is the `token` subresource of one ServiceAccount, created with a POST. A descriptor

@@ -22,6 +22,7 @@ import { errorMessage } from '../../errors.ts';
 import {
   type ConditionUpdate,
   type Controller,
+  eventResource,
   formatMicroTime,
   Informer,
   type KubeObject,
@@ -53,13 +54,6 @@ const hostingClusterAnnotation = 'addon.open-cluster-management.io/hosting-clust
 /** After the moment a lease goes stale, look again this much later (clock granularity). */
 const staleMarginMs = 1_000;
 /** The registration agent's role may create these in its cluster namespace (not core/v1 events). */
-const eventResource = {
-  group: 'events.k8s.io',
-  version: 'v1',
-  plural: 'events',
-  kind: 'Event',
-  namespaced: true,
-} as const;
 const eventReason = 'ManagedClusterAddOnStatusUpdated';
 const eventInstance = hostname();
 

@@ -40,7 +40,7 @@ import { certificateRotatedCondition } from '../../registration/agent/certificat
 import { fieldManager } from '../../registration/agent/hub-kubeconfig-secret.ts';
 import {
   type CertificateSigningRequest,
-  csrResource,
+  certificateSigningRequestResource,
   namespaceResource,
   type Secret,
   secretResource,
@@ -281,7 +281,10 @@ export function startAddonRegistrationAgent(options: AddonRegistrationAgentOptio
 
   const startSession = (hubKubeConfig: KubeConfig, hub: HubEndpoint): Session => {
     const addonClient = new ResourceClient<ManagedClusterAddOn>(hubKubeConfig, managedClusterAddOnResource);
-    const csrClient = new ResourceClient<CertificateSigningRequest>(hubKubeConfig, csrResource);
+    const csrClient = new ResourceClient<CertificateSigningRequest>(
+      hubKubeConfig,
+      certificateSigningRequestResource,
+    );
     const resyncPeriodMs = options.resyncPeriodMs ?? 600_000;
     const addons = new Informer<ManagedClusterAddOn>(addonClient, {
       namespace: clusterName,

@@ -42,17 +42,20 @@ import { defaultGatewayMsaName } from '../../gateway/index.ts';
 import {
   type ConditionUpdate,
   type Controller,
+  clusterRoleBindingResource,
+  clusterRoleResource,
   conditionsEqualIgnoringTime,
   formatTime,
   Informer,
   type KubeObject,
   ResourceClient,
   runController,
+  secretResource,
+  serviceAccountResource,
   setCondition,
   splitKey,
 } from '../../kube/index.ts';
 import { type Logger, logger } from '../../log.ts';
-import { secretResource, serviceAccountResource } from '../../serviceaccount/core.ts';
 import {
   argoCdClusterSecret,
   argoCdManagedRbacWork,
@@ -127,16 +130,8 @@ export function startArgoCdClusterController(opts: ArgoCdClusterControllerOption
   const works = new ResourceClient<ManifestWork>(kc, manifestWorkResource);
   const msas = new ResourceClient<ManagedServiceAccount>(kc, managedServiceAccountResource);
   const gatewayMsa = opts.gatewayMsaName ?? defaultGatewayMsaName;
-  const rbac = (plural: 'clusterroles' | 'clusterrolebindings', kind: string) =>
-    new ResourceClient<KubeObject>(kc, {
-      group: 'rbac.authorization.k8s.io',
-      version: 'v1',
-      plural,
-      kind,
-      namespaced: false,
-    });
-  const clusterRoles = rbac('clusterroles', 'ClusterRole');
-  const clusterRoleBindings = rbac('clusterrolebindings', 'ClusterRoleBinding');
+  const clusterRoles = new ResourceClient<KubeObject>(kc, clusterRoleResource);
+  const clusterRoleBindings = new ResourceClient<KubeObject>(kc, clusterRoleBindingResource);
 
   const informerOptions = (name: string) => ({
     resyncPeriodMs: opts.resyncPeriodMs,

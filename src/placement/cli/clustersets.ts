@@ -26,17 +26,10 @@ import {
   isAlreadyExists,
   isConflict,
   type KubeObject,
+  namespaceResource,
   ResourceClient,
 } from '../../kube/index.ts';
 import { clusterSetMembers } from '../hub/clustersets-membership.ts';
-
-const namespaceResource = {
-  group: '',
-  version: 'v1',
-  plural: 'namespaces',
-  kind: 'Namespace',
-  namespaced: false,
-} as const;
 
 function clients(kc: KubeConfig) {
   return {

@@ -26,6 +26,7 @@ import {
   isConflict,
   isNotFound,
   type KubeObject,
+  namespaceResource,
   ResourceClient,
   runController,
 } from '../../kube/index.ts';
@@ -74,13 +75,7 @@ export function startClusterProfileController(
         })());
   const clusterClient = new ResourceClient<ManagedCluster>(kc, managedClusterResource);
   const profileClient = new ResourceClient<ClusterProfile>(kc, clusterProfileResource);
-  const namespaces = new ResourceClient<KubeObject>(kc, {
-    group: '',
-    version: 'v1',
-    plural: 'namespaces',
-    kind: 'Namespace',
-    namespaced: false,
-  });
+  const namespaces = new ResourceClient<KubeObject>(kc, namespaceResource);
   const clusters = new Informer<ManagedCluster>(clusterClient, {
     resyncPeriodMs: opts.resyncPeriodMs,
     log: log.child({ informer: 'managedclusters' }),

@@ -15,6 +15,7 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import { clusterApiGroup, type ManagedCluster, managedClusterResource } from '../../api/index.ts';
 import {
   type ConditionUpdate,
+  eventResource,
   findCondition,
   formatMicroTime,
   type KubeObject,
@@ -44,14 +45,6 @@ export const hubEventReportingController = 'klusterlet-agent';
 
 /** Field manager of the ClusterCertificateRotated condition (apart from the status reconciler's). */
 export const certificateConditionFieldManager = 'registration-agent-client-certificate';
-
-const eventResource: ResourceDescriptor = {
-  group: 'events.k8s.io',
-  version: 'v1',
-  plural: 'events',
-  kind: 'Event',
-  namespaced: true,
-};
 
 /** A time as Go's time.Time prints it in OCM's messages: 2025-05-20 08:47:59 +0000 UTC. */
 export function goTimeString(date: Date): string {

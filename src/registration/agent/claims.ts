@@ -17,7 +17,7 @@ import { Informer, ResourceClient } from '../../kube/index.ts';
 import type { Logger } from '../../log.ts';
 import { pollUntil } from '../../wait.ts';
 import { fieldManager } from './hub-kubeconfig-secret.ts';
-import { type CustomResourceDefinition, crdResource } from './kinds.ts';
+import { type CustomResourceDefinition, customResourceDefinitionResource } from './kinds.ts';
 
 /** Claims with this label are not synced to the hub (OCM's labelCustomizedOnly). */
 export const spokeOnlyClaimLabel = 'open-cluster-management.io/spoke-only';
@@ -64,7 +64,7 @@ export async function ensureClusterClaimCrd(
   managed: KubeConfig,
   options: { signal?: AbortSignal; timeoutMs?: number } = {},
 ): Promise<void> {
-  const crds = new ResourceClient<CustomResourceDefinition>(managed, crdResource);
+  const crds = new ResourceClient<CustomResourceDefinition>(managed, customResourceDefinitionResource);
   const name = crdNameOf(clusterClaimResource);
   const { signal } = options;
   if (!(await crds.get(name, undefined, { signal }))) {

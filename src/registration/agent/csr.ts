@@ -19,8 +19,8 @@ import { agentSubject } from '../../tunnel/identity.ts';
 import {
   b64,
   type CertificateSigningRequest,
+  certificateSigningRequestResource,
   clientCertificateUsages,
-  csrResource,
   kubeApiserverClientSigner,
   unb64,
 } from './kinds.ts';
@@ -88,7 +88,10 @@ const csrSyncTimeoutMs = 60_000;
  */
 export async function requestClientCertificate(opts: CertificateRequestOptions): Promise<IssuedCertificate> {
   const { clusterName, agentName, signal } = opts;
-  const csrs = new ResourceClient<CertificateSigningRequest>(opts.hubKubeConfig, csrResource);
+  const csrs = new ResourceClient<CertificateSigningRequest>(
+    opts.hubKubeConfig,
+    certificateSigningRequestResource,
+  );
   const informer = new Informer(csrs, {
     labelSelector: `${clusterNameLabel}=${clusterName}`,
     resyncPeriodMs: 0,

@@ -1,47 +1,15 @@
 // The built-in Kubernetes kinds the registration agent reads and writes besides the OCM ones, typed
 // as the plain JSON ResourceClient hands back (only the fields the agent uses). OCM kinds come from
 // src/api; nothing here talks to an apiserver.
-import type { KubeObject, ResourceDescriptor } from '../../kube/index.ts';
+import type { KubeObject } from '../../kube/index.ts';
 
-export const secretResource: ResourceDescriptor = {
-  group: '',
-  version: 'v1',
-  plural: 'secrets',
-  kind: 'Secret',
-  namespaced: true,
-};
-
-export const namespaceResource: ResourceDescriptor = {
-  group: '',
-  version: 'v1',
-  plural: 'namespaces',
-  kind: 'Namespace',
-  namespaced: false,
-};
-
-export const nodeResource: ResourceDescriptor = {
-  group: '',
-  version: 'v1',
-  plural: 'nodes',
-  kind: 'Node',
-  namespaced: false,
-};
-
-export const csrResource: ResourceDescriptor = {
-  group: 'certificates.k8s.io',
-  version: 'v1',
-  plural: 'certificatesigningrequests',
-  kind: 'CertificateSigningRequest',
-  namespaced: false,
-};
-
-export const crdResource: ResourceDescriptor = {
-  group: 'apiextensions.k8s.io',
-  version: 'v1',
-  plural: 'customresourcedefinitions',
-  kind: 'CustomResourceDefinition',
-  namespaced: false,
-};
+export {
+  certificateSigningRequestResource,
+  customResourceDefinitionResource,
+  namespaceResource,
+  nodeResource,
+  secretResource,
+} from '../../kube/index.ts';
 
 export interface Secret extends KubeObject {
   type?: string;

@@ -4,36 +4,18 @@
 // Names OCM defines are spelled exactly as OCM spells them; the ones src/api does not have yet
 // live here until they move there.
 import { clusterAgentGroups, managedClustersGroup } from '../../api/index.ts';
-import type { KubeObject, ResourceDescriptor } from '../../kube/index.ts';
+import type { KubeObject } from '../../kube/index.ts';
 
-const core = (plural: string, kind: string, namespaced: boolean): ResourceDescriptor => ({
-  group: '',
-  version: 'v1',
-  plural,
-  kind,
-  namespaced,
-});
+export {
+  certificateSigningRequestResource,
+  clusterRoleBindingResource,
+  clusterRoleResource,
+  namespaceResource,
+  roleBindingResource,
+  roleResource,
+} from '../../kube/index.ts';
+
 const rbacGroup = 'rbac.authorization.k8s.io';
-const rbac = (plural: string, kind: string, namespaced: boolean): ResourceDescriptor => ({
-  group: rbacGroup,
-  version: 'v1',
-  plural,
-  kind,
-  namespaced,
-});
-
-export const namespaceResource = core('namespaces', 'Namespace', false);
-export const clusterRoleResource = rbac('clusterroles', 'ClusterRole', false);
-export const clusterRoleBindingResource = rbac('clusterrolebindings', 'ClusterRoleBinding', false);
-export const roleResource = rbac('roles', 'Role', true);
-export const roleBindingResource = rbac('rolebindings', 'RoleBinding', true);
-export const certificateSigningRequestResource: ResourceDescriptor = {
-  group: 'certificates.k8s.io',
-  version: 'v1',
-  plural: 'certificatesigningrequests',
-  kind: 'CertificateSigningRequest',
-  namespaced: false,
-};
 
 export interface PolicyRule {
   apiGroups: string[];

@@ -15,6 +15,7 @@ import {
   crdNameOf,
 } from '../../api/index.ts';
 import {
+  customResourceDefinitionResource,
   isAlreadyExists,
   isNotFound,
   type KubeObject,
@@ -71,14 +72,6 @@ export function sortAppliedResources(list: AppliedManifestResourceMeta[]): Appli
   });
 }
 
-const crdResource: ResourceDescriptor = {
-  group: 'apiextensions.k8s.io',
-  version: 'v1',
-  plural: 'customresourcedefinitions',
-  kind: 'CustomResourceDefinition',
-  namespaced: false,
-};
-
 type CrdObject = KubeObject & { status?: { conditions?: { type: string; status: string }[] } };
 
 /** Create the AppliedManifestWork CRD when the managed cluster lacks it, and wait until it is served. */
@@ -87,7 +80,7 @@ export async function ensureAppliedManifestWorkCrd(
   log: Logger,
   timeoutMs = 60_000,
 ): Promise<void> {
-  const crds = new ResourceClient<CrdObject>(kc, crdResource);
+  const crds = new ResourceClient<CrdObject>(kc, customResourceDefinitionResource);
   const name = crdNameOf(appliedManifestWorkResource);
   const established = (crd: CrdObject | undefined) =>
     crd?.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True') ?? false;

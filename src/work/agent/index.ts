@@ -18,6 +18,7 @@ import {
   Informer,
   isAlreadyExists,
   type KubeObject,
+  namespaceResource,
   ResourceClient,
   runController,
 } from '../../kube/index.ts';
@@ -67,14 +68,6 @@ export interface WorkAgent {
 
 /** How long stop() waits for queued events. */
 const eventFlushTimeoutMs = 5_000;
-
-const namespaceResource = {
-  group: '',
-  version: 'v1',
-  plural: 'namespaces',
-  kind: 'Namespace',
-  namespaced: false,
-};
 
 /** The namespace the agent's events go to (the klusterlet creates it; an agent run by hand may not have it). */
 async function ensureNamespace(kc: KubeConfig, name: string): Promise<void> {
