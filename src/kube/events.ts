@@ -10,7 +10,7 @@ import { errorMessage } from '../errors.ts';
 import type { Logger } from '../log.ts';
 import { coreEventResource } from './kinds.ts';
 import { ResourceClient } from './resources.ts';
-import type { KubeObject, ResourceDescriptor } from './types.ts';
+import type { KubeObject } from './types.ts';
 
 /** The object an event is about; `namespace` '' for a cluster-scoped object. */
 export interface InvolvedObject {

@@ -18,7 +18,7 @@ import { type Logger, logger } from '../log.ts';
 import { isAlreadyExists, isConflict } from './api-errors.ts';
 import { leaseResource } from './kinds.ts';
 import { ResourceClient } from './resources.ts';
-import type { KubeObject, ResourceDescriptor } from './types.ts';
+import type { KubeObject } from './types.ts';
 
 export interface LeaseSpec {
   holderIdentity?: string;

@@ -9,7 +9,6 @@ import { describe, expect, it } from 'vitest';
 import { ManagedClusterCondition } from '../../src/api/index.ts';
 import { approveClusterCsrs, CsrApprovalReason } from '../../src/registration/hub/index.ts';
 import { agentSubject } from '../../src/tunnel/identity.ts';
-import { uniqueName } from './fixtures/helpers.ts';
 import {
   admin,
   agentKubeconfig,

@@ -20,7 +20,6 @@ import {
   formatMicroTime,
   type KubeObject,
   ResourceClient,
-  type ResourceDescriptor,
   setCondition,
 } from '../../kube/index.ts';
 import type { Logger } from '../../log.ts';

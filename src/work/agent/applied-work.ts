@@ -21,7 +21,6 @@ import {
   type KubeObject,
   type OwnerReference,
   ResourceClient,
-  type ResourceDescriptor,
 } from '../../kube/index.ts';
 import type { Logger } from '../../log.ts';
 import { pollUntil } from '../../wait.ts';
