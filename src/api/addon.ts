@@ -282,3 +282,11 @@ export function addonDeployWorkPrefix(addonName: string): string {
  * (addon-framework's first deploy controller's name; OCM now relies on the works' ownerReference).
  */
 export const addonWorkCleanupFinalizer = 'addon.open-cluster-management.io/work-cleanup';
+
+/** The Secret the registration agent keeps an add-on's hub credential in (kube-apiserver-client signer). */
+export function addonHubKubeconfigSecretName(addonName: string): string {
+  return `${addonName}-hub-kubeconfig`;
+}
+
+/** OCM's add-on lease duration: an add-on agent renews its Lease this often (plus jitter). */
+export const defaultAddonLeaseDurationSeconds = 60;

@@ -1,30 +1,11 @@
 // The metav1.Condition shape shared by every OCM status: its TS type and its CRD schema. Setting,
 // comparing and transition-time bookkeeping live in src/kube, not here.
 
+import { type Condition, ConditionStatus } from '../kube/types.ts';
 import * as s from './schema.ts';
 
-export type ConditionStatus = 'True' | 'False' | 'Unknown';
-
-export const ConditionStatus = {
-  True: 'True',
-  False: 'False',
-  Unknown: 'Unknown',
-} as const satisfies Record<ConditionStatus, ConditionStatus>;
-
-/**
- * One observation about an object (metav1.Condition). The API server requires `type`, `status`,
- * `reason`, `message` (may be empty) and `lastTransitionTime` on every entry.
- */
-export interface Condition {
-  type: string;
-  status: ConditionStatus;
-  /** CamelCase, 1–1024 characters. */
-  reason: string;
-  message: string;
-  /** RFC 3339; changes only when `status` changes. */
-  lastTransitionTime: string;
-  observedGeneration?: number;
-}
+// metav1.Condition itself is defined with the other metav1 shapes in src/kube/types.ts.
+export { type Condition, ConditionStatus };
 
 /** Upper bound of Condition.message the API server accepts. */
 export const conditionMessageMaxLength = 32768;

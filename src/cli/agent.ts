@@ -6,7 +6,6 @@
 // tether_agent_* series and the process metrics from the start (before the hub issues a cert).
 import type { KubeConfig } from '@kubernetes/client-node';
 import { type Command, Option } from 'commander';
-import { addonLeaseSyncIntervalMs } from '../addon/agent/lease-health.ts';
 import { defaultAddonLeaseDurationSeconds } from '../addon/sdk/agent.ts';
 import { agentNamespace } from '../api/index.ts';
 import { InvalidArgumentError } from '../errors.ts';
@@ -15,6 +14,7 @@ import { logger } from '../log.ts';
 import { processMetrics, startOpsServer } from '../ops.ts';
 import type { AgentTls, ProxyAgent } from '../proxy-agent/agent.ts';
 import { parseExport, parseHostPort, targetPolicy } from '../proxy-agent/targets.ts';
+import { addonLeaseSyncIntervalMs } from '../registration/agent/addon/lease-health.ts';
 import {
   type RegistrationAgent,
   resolveAgentName,

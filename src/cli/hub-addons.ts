@@ -8,7 +8,7 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { BuiltinAddonOptions } from '../addon/builtin/index.ts';
 import { InvalidArgumentError } from '../errors.ts';
-import type { PullPolicy } from '../install/workload.ts';
+import type { PullPolicy } from '../kube/workload.ts';
 import type { Logger } from '../log.ts';
 import { readPemFlag } from './files.ts';
 

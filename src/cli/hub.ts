@@ -11,8 +11,8 @@ import { addonManagerLeaderLeaseName, startAddonHub } from '../addon/hub/index.t
 import type { AddonConversionWebhookServer } from '../addon/index.ts';
 import { defaultClusterProfileNamespace } from '../api/clusterprofile.ts';
 import { InvalidArgumentError } from '../errors.ts';
-import { pullPolicies } from '../install/workload.ts';
 import { controllerMetricsRegistry } from '../kube/index.ts';
+import { pullPolicies } from '../kube/workload.ts';
 import { logger } from '../log.ts';
 import { processMetrics, startOpsServer } from '../ops.ts';
 import { placementLeaderLeaseName, startPlacementHub } from '../placement/hub/index.ts';

@@ -10,7 +10,7 @@ import { type Command, Option } from 'commander';
 import {
   addonConfigAdmissionPolicyNames,
   installAddonConfigAdmission,
-} from '../addon/hub/config-admission.ts';
+} from '../addon/hub/config/admission.ts';
 import { hubCrds } from '../api/index.ts';
 import { InvalidArgumentError } from '../errors.ts';
 import { toYaml } from '../install/apply.ts';
@@ -23,13 +23,13 @@ import {
   secretLookup,
   waitForHub,
 } from '../install/hub-install.ts';
+import { defaultImage } from '../install/image-ref.ts';
 import { hubNames, hubNamespace, ports } from '../install/names.ts';
-import { type PullPolicy, pullPolicies } from '../install/workload.ts';
 import { loadKubeconfig } from '../kube/kubeconfig.ts';
+import { type PullPolicy, pullPolicies } from '../kube/workload.ts';
 import { installCrds } from '../localenv/crds.ts';
 import { createBootstrapToken, ensureBootstrapIdentity } from '../registration/bootstrap.ts';
 import { hubAdmissionPolicyNames, installHubAdmission } from '../registration/hub/admission-policies.ts';
-import { defaultImage } from './image-ref.ts';
 import { parseDurationSeconds, positiveInt } from './options.ts';
 
 export function clusterCaPem(kc: ReturnType<typeof loadKubeconfig>): string {

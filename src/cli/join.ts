@@ -21,11 +21,11 @@ import {
   waitForAgent,
 } from '../install/agent-install.ts';
 import { toYaml } from '../install/apply.ts';
-import { type PullPolicy, pullPolicies } from '../install/workload.ts';
+import { defaultImage } from '../install/image-ref.ts';
 import { isNotFound, loadKubeconfig } from '../kube/index.ts';
+import { type PullPolicy, pullPolicies } from '../kube/workload.ts';
 import { bootstrapKubeconfigYaml, writeBootstrapSecret } from '../registration/bootstrap.ts';
 import { pollUntil } from '../wait.ts';
-import { defaultImage } from './image-ref.ts';
 import { parseDurationSeconds, periodSeconds } from './options.ts';
 
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;

@@ -6,8 +6,8 @@
 import './pid1-signals.ts';
 import { Command, CommanderError } from 'commander';
 import { isTetherError } from '../errors.ts';
+import { packageVersion } from '../install/image-ref.ts';
 import { logger, redactSecrets } from '../log.ts';
-import { packageVersion } from './image-ref.ts';
 
 // Node's compile cache is enabled by bin/tether.js, before the first TypeScript file loads.
 

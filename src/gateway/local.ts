@@ -3,7 +3,6 @@
 // Service, all removed again by stop().
 import { readFileSync } from 'node:fs';
 import type { KubeConfig } from '@kubernetes/client-node';
-import type { TunnelInfo } from '../localenv/types.ts';
 import {
   issueGatewayServingCertificate,
   registerGatewayApiService,
@@ -64,13 +63,22 @@ export async function startLocalGateway(opts: LocalGatewayOptions): Promise<Loca
   };
 }
 
+/** Where a local proxy-server's CONNECT frontend listens and the files to dial it with (a local
+ * environment's TunnelInfo has these). */
+export interface ConnectFrontendFiles {
+  connectFrontendUrl: string;
+  hubCaPath: string;
+  proxyClientCertPath: string;
+  proxyClientKeyPath: string;
+}
+
 /**
  * The gateway of a local environment whose proxy-server runs as its own process (`tether up`, the
  * e2e global setup): dials through the proxy-server's CONNECT frontend with the proxy-client
  * certificate the tunnel stack wrote, and registers with the hub aggregator.
  */
 export async function startLocalGatewayForTunnel(
-  opts: Omit<LocalGatewayOptions, 'dial'> & { tunnel: TunnelInfo },
+  opts: Omit<LocalGatewayOptions, 'dial'> & { tunnel: ConnectFrontendFiles },
 ): Promise<LocalGateway> {
   const { tunnel, ...rest } = opts;
   const dial = connectFrontendDialer({

@@ -8,7 +8,7 @@ import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { lstat, readdir, readlink, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { tetherCacheBase } from '../localenv/binaries.ts';
+import { tetherCacheBase } from '../cache-dir.ts';
 import { listAppFiles } from './app-files.ts';
 import { buildImage, buildTimestamp, PROJECT_DIR, projectVersion } from './build.ts';
 import { findNodeRuntime } from './node-runtime.ts';

@@ -11,8 +11,8 @@
 // agent is bound to cluster-admin on its own cluster, as OCM's klusterlet work agent effectively
 // is; what it may do on the *hub* is the hub's narrow per-cluster RBAC. Pure data.
 import type { KubernetesObject } from '@kubernetes/client-node';
+import { deployment, type ImageOptions, meta } from '../kube/workload.ts';
 import { agentNames, agentNamespace, bootstrapHubKubeconfigSecretName, ports } from './names.ts';
-import { deployment, type ImageOptions, meta } from './workload.ts';
 
 export interface AgentInstallOptions extends ImageOptions {
   clusterName: string;

@@ -16,9 +16,9 @@ import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { stringify } from 'yaml';
-import { addonConfigAdmissionObjects } from '../addon/hub/config-admission.ts';
+import { addonConfigAdmissionObjects } from '../addon/hub/config/admission.ts';
 import { type CrdManifest, hubCrdManifests, managedCrdManifests } from '../api/index.ts';
-import { defaultImage, packageVersion } from '../cli/image-ref.ts';
+import { type PullPolicy, pullPolicies } from '../kube/workload.ts';
 import { placementAdmissionObjects } from '../placement/hub/clustersets-admission.ts';
 import { bootstrapIdentityObjects } from '../registration/bootstrap.ts';
 import { hubAdmissionObjects } from '../registration/hub/admission-policies.ts';
@@ -33,8 +33,8 @@ import {
 } from './chart-template.ts';
 import { type AgentEndpointType, agentEndpointTypes, hubManifests } from './hub.ts';
 import { hubPki, serviceNames } from './hub-pki.ts';
+import { defaultImage, packageVersion } from './image-ref.ts';
 import { componentLabel, gatewayConnectUser, hubNames, hubNamespace, ports } from './names.ts';
-import { type PullPolicy, pullPolicies } from './workload.ts';
 
 const rootDir = fileURLToPath(new URL('../../', import.meta.url));
 export const chartsDir = join(rootDir, 'charts');

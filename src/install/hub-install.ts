@@ -2,7 +2,7 @@
 // identity, then hub.ts's namespace, RBAC, certificates and Deployments), applied or returned for
 // printing, and the wait for the Deployments and the APIService to become Available.
 import { AppsV1Api, CoreV1Api, type KubeConfig, type KubernetesObject } from '@kubernetes/client-node';
-import { addonConfigAdmissionObjects, installAddonConfigAdmission } from '../addon/hub/config-admission.ts';
+import { addonConfigAdmissionObjects, installAddonConfigAdmission } from '../addon/hub/config/admission.ts';
 import { type AddonConversionWebhook, hubCrdManifests, hubCrds } from '../api/index.ts';
 import { isNotFound } from '../kube/index.ts';
 import { installCrds } from '../localenv/crds.ts';

@@ -17,6 +17,7 @@
 import { isIP } from 'node:net';
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { errorMessage } from '../errors.ts';
+import { meta } from '../kube/workload.ts';
 import {
   type CertificateAuthority,
   certificateInfo,
@@ -25,7 +26,6 @@ import {
   loadCertificateAuthority,
 } from '../pki/index.ts';
 import { gatewayConnectUser, hubNames, hubNamespace } from './names.ts';
-import { meta } from './workload.ts';
 
 /** Reads a Secret's data (decoded) if it exists; `undefined` when absent or when nothing can be read (dry run). */
 export type SecretLookup = (name: string) => Promise<Record<string, string> | undefined>;

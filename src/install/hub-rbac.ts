@@ -9,7 +9,7 @@
 //     cluster's works/addons/service accounts, ManagedServiceAccount TTLs and the Role granting each
 //     cluster's agents their MSA token Secrets by name (escalate/bind again), events;
 //     and the built-in addons' managers (an AddonManager per addon: deploy and registration
-//     controllers, src/addon/hub/deploy-rbac.ts and registration-rbac.ts; cluster-gateway's hub
+//     controllers, src/addon/hub/deploy/rbac.ts and registration-rbac.ts; cluster-gateway's hub
 //     half writes ManagedServiceAccounts, already granted);
 //   - proxy-server: watch ManagedClusters (which clusters may connect) and the cluster-proxy
 //     ManagedClusterAddOns (which addon identities may hold a tunnel), TokenReview and
@@ -19,9 +19,9 @@
 //     and cluster-gateway's credential Secrets in open-cluster-management-credentials;
 //   - the gateway's client certificate (user system:tether:gateway) may `get managedclusters/proxy`.
 import type { KubernetesObject } from '@kubernetes/client-node';
-import { addonDeployHubRules } from '../addon/hub/deploy-rbac.ts';
-import { addonInstallHubRules } from '../addon/hub/install-strategy-rbac.ts';
-import { addonRegistrationHubRules } from '../addon/hub/registration-rbac.ts';
+import { addonDeployHubRules } from '../addon/hub/deploy/rbac.ts';
+import { addonInstallHubRules } from '../addon/hub/install-strategy/rbac.ts';
+import { addonRegistrationHubRules } from '../addon/hub/registration/rbac.ts';
 import {
   addonApiGroup,
   authenticationApiGroup,
@@ -33,9 +33,9 @@ import {
   workApiGroup,
 } from '../api/index.ts';
 import { defaultCredentialNamespace, defaultGatewayMsaName } from '../gateway/index.ts';
+import { meta } from '../kube/workload.ts';
 import { placementHubRules } from '../placement/hub/rbac.ts';
 import { gatewayConnectUser, hubNames, hubNamespace } from './names.ts';
-import { meta } from './workload.ts';
 
 const rbacGroup = 'rbac.authorization.k8s.io';
 const read = ['get', 'list', 'watch'];

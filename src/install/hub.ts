@@ -14,9 +14,9 @@ import {
   gatewayGroup,
   gatewayVersion,
 } from '../gateway/index.ts';
+import { deployment, type ImageOptions, meta } from '../kube/workload.ts';
 import { hubRbac } from './hub-rbac.ts';
 import { hubNames, hubNamespace, ports } from './names.ts';
-import { deployment, type ImageOptions, meta } from './workload.ts';
 
 export type AgentEndpointType = 'NodePort' | 'LoadBalancer' | 'ClusterIP';
 export const agentEndpointTypes: readonly AgentEndpointType[] = ['NodePort', 'LoadBalancer', 'ClusterIP'];

@@ -4,12 +4,10 @@
 import { agentNamespace, bootstrapHubKubeconfigSecretName, hubKubeconfigSecretName } from '../api/index.ts';
 
 export const hubNamespace = 'open-cluster-management-hub';
-export { agentNamespace, bootstrapHubKubeconfigSecretName, hubKubeconfigSecretName };
 
 /** Label on every object tether installs, with the component as value (unjoin / uninstall select by it). */
-export const componentLabel = 'app.kubernetes.io/component';
-export const partOfLabel = 'app.kubernetes.io/part-of';
-export const partOf = 'tether';
+export { componentLabel, partOf, partOfLabel } from '../kube/workload.ts';
+export { agentNamespace, bootstrapHubKubeconfigSecretName, hubKubeconfigSecretName };
 
 export const hubNames = {
   controllers: 'tether-hub-controllers',

@@ -3,8 +3,8 @@
 // observedGeneration always follow the latest write. Every status writer in tether goes through
 // setCondition, so "did anything change?" (conditionsEqualIgnoringTime) means the same everywhere.
 
-// The Condition type is OCM's/Kubernetes' metav1.Condition, defined once in src/api.
-import type { Condition, ConditionStatus } from '../api/conditions.ts';
+// The Condition type is Kubernetes' metav1.Condition, defined once in ./types.ts.
+import type { Condition, ConditionStatus } from './types.ts';
 
 export type { Condition, ConditionStatus };
 

@@ -68,3 +68,26 @@ export function resourcePath(
   if (subresource) path += `/${subresource}`;
   return path;
 }
+
+export type ConditionStatus = 'True' | 'False' | 'Unknown';
+
+export const ConditionStatus = {
+  True: 'True',
+  False: 'False',
+  Unknown: 'Unknown',
+} as const satisfies Record<ConditionStatus, ConditionStatus>;
+
+/**
+ * One observation about an object (metav1.Condition). The API server requires `type`, `status`,
+ * `reason`, `message` (may be empty) and `lastTransitionTime` on every entry.
+ */
+export interface Condition {
+  type: string;
+  status: ConditionStatus;
+  /** CamelCase, 1–1024 characters. */
+  reason: string;
+  message: string;
+  /** RFC 3339; changes only when `status` changes. */
+  lastTransitionTime: string;
+  observedGeneration?: number;
+}

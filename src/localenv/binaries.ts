@@ -8,9 +8,9 @@
 // processes (tests and `tether up`) never build the same thing twice at once.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs';
-import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { tetherCacheBase } from '../cache-dir.ts';
 import { TetherError } from '../errors.ts';
 import { withBuildLock } from './build-lock.ts';
 
@@ -53,12 +53,7 @@ export function etcdVersion(): string {
   return readFileSync(join(hackDir, 'etcd', 'VERSION'), 'utf8').trim();
 }
 
-/** ~/.cache/tether (or $TETHER_CACHE_DIR): everything tether builds once and reuses. */
-export function tetherCacheBase(): string {
-  return (
-    process.env.TETHER_CACHE_DIR ?? join(process.env.XDG_CACHE_HOME ?? join(homedir(), '.cache'), 'tether')
-  );
-}
+export { tetherCacheBase };
 
 export function cacheDir(): string {
   return join(tetherCacheBase(), 'kube', kubeVersion());

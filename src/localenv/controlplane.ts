@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { KubeConfig, type V1CustomResourceDefinition } from '@kubernetes/client-node';
 import { Agent, request } from 'undici';
-import { installAddonConfigAdmission } from '../addon/hub/config-admission.ts';
+import { installAddonConfigAdmission } from '../addon/hub/config/admission.ts';
 import { ProcessFailedError, TetherError } from '../errors.ts';
 import { createCertificateAuthority, issueCertificate } from '../pki/index.ts';
 import { installHubAdmission } from '../registration/hub/admission-policies.ts';

@@ -12,7 +12,7 @@
 //     has none (an empty resourceNames would mean every Secret).
 // registration-hub binds the static rules with the rest of the cluster namespace's RBAC; tests
 // create them for minted identities. Pure data.
-import { addonClusterGroup } from '../addon/hub/registration-subject.ts';
+import { addonClusterGroup } from '../api/addon-registration.ts';
 import { authenticationApiGroup, clusterAgentGroups } from '../api/index.ts';
 import type { PolicyRule, Role, RoleBinding } from './core.ts';
 

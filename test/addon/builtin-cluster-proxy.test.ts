@@ -85,7 +85,7 @@ describe('cluster-proxy addon', () => {
         },
       }),
     );
-    // the manager mounts the bundle there (src/addon/hub/deployment-config.ts); the agent is told to trust it
+    // the manager mounts the bundle there (src/addon/hub/config/deployment-config.ts); the agent is told to trust it
     expect(objects.filter((o) => o.kind === 'ConfigMap').map((o) => o.metadata?.name)).toEqual([
       'cluster-proxy-proxy-server-ca',
     ]);

@@ -1,10 +1,10 @@
-// The add-on configuration policies' shape (src/addon/hub/config-admission.ts): what they match and
+// The add-on configuration policies' shape (src/addon/hub/config/admission.ts): what they match and
 // which verb they ask for. Their behaviour on a real apiserver: test/e2e/addon-config-admission.test.ts.
 import { describe, expect, it } from 'vitest';
 import {
   addonConfigAdmissionObjects,
   addonConfigAdmissionPolicyNames,
-} from '../../src/addon/hub/config-admission.ts';
+} from '../../src/addon/hub/config/admission.ts';
 
 interface PolicySpec {
   failurePolicy: string;

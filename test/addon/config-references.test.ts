@@ -12,7 +12,7 @@ import {
   sortedSelections,
   unsupportedKinds,
   withoutKinds,
-} from '../../src/addon/hub/config-references.ts';
+} from '../../src/addon/hub/config/references.ts';
 import type { ClusterManagementAddOn } from '../../src/api/addon.ts';
 
 const group = 'addon.open-cluster-management.io';

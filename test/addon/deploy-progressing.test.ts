@@ -1,7 +1,7 @@
 // Progressing and lastAppliedConfig, as OCM's addon-progressing controller decides them from the
 // MCA's configReferences and its deploy works.
 import { describe, expect, it } from 'vitest';
-import { progressing, workConfigsMatch } from '../../src/addon/hub/deploy-progressing.ts';
+import { progressing, workConfigsMatch } from '../../src/addon/hub/deploy/progressing.ts';
 import type { ConfigReference, ManagedClusterAddOn } from '../../src/api/addon.ts';
 import type { Condition } from '../../src/api/conditions.ts';
 import type { ManifestWork } from '../../src/api/work.ts';

@@ -9,7 +9,7 @@ import {
   healthCheckMode,
   manifestAppliedCondition,
   probeManifestConfigs,
-} from '../../src/addon/hub/work-health.ts';
+} from '../../src/addon/hub/deploy/work-health.ts';
 import type { AddonHealthProber } from '../../src/addon/sdk/types.ts';
 import type { ManifestCondition, ManifestWork } from '../../src/api/work.ts';
 

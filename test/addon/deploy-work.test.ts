@@ -8,14 +8,14 @@ import {
   configSpecHashAnnotationValue,
   installNamespaceOf,
   variablesOf,
-} from '../../src/addon/hub/deploy-configs.ts';
+} from '../../src/addon/hub/deploy/configs.ts';
 import {
   deletionOrphanAnnotation,
   desiredDeployWorks,
   placeInNamespace,
   updatedWork,
   workIsCurrent,
-} from '../../src/addon/hub/deploy-work.ts';
+} from '../../src/addon/hub/deploy/work.ts';
 import { clusterManagementAddOnPatch } from '../../src/addon/sdk/manager.ts';
 import type { ClusterManagementAddOn, ManagedClusterAddOn } from '../../src/api/addon.ts';
 

@@ -8,7 +8,7 @@ import {
   DeploymentConfigError,
   overrideImage,
   proxyCaConfigMapName,
-} from '../../src/addon/hub/deployment-config.ts';
+} from '../../src/addon/hub/config/deployment-config.ts';
 
 const ns = 'open-cluster-management-agent-addon';
 

@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { helloworld, helloworldAddon } from '../../examples/helloworld-addon/helloworld.ts';
 import type { AddonRenderContext } from '../../src/addon/sdk/types.ts';
 import type { ManagedCluster } from '../../src/api/cluster.ts';
-import { defaultImage } from '../../src/cli/image-ref.ts';
+import { defaultImage } from '../../src/install/image-ref.ts';
 
 function context(variables: Record<string, string> = {}): AddonRenderContext {
   return {

@@ -3,14 +3,7 @@
 // cluster falls under, the rollout status of an add-on, and a Progressive rollout configuring one
 // add-on at a time with OCM's install progression wording.
 import { describe, expect, it } from 'vitest';
-import type { ResolvedSelection } from '../../src/addon/hub/config-references.ts';
-import {
-  addonRolloutStatus,
-  placementSelections,
-  progressionCondition,
-  rolloutPlacement,
-  verdicts,
-} from '../../src/addon/hub/install-progression.ts';
+import type { ResolvedSelection } from '../../src/addon/hub/config/references.ts';
 import {
   adoptionOwnerRef,
   controllerOwnerRef,
@@ -18,7 +11,14 @@ import {
   managedByAddonManager,
   nodeOfCluster,
   placementNodes,
-} from '../../src/addon/hub/install-strategy.ts';
+} from '../../src/addon/hub/install-strategy/index.ts';
+import {
+  addonRolloutStatus,
+  placementSelections,
+  progressionCondition,
+  rolloutPlacement,
+  verdicts,
+} from '../../src/addon/hub/install-strategy/progression.ts';
 import type { ClusterManagementAddOn, ManagedClusterAddOn } from '../../src/api/addon.ts';
 import { type Placement, type PlacementDecision, placementLabel } from '../../src/api/placement.ts';
 

@@ -2,12 +2,16 @@
 // Available condition a lease (or its absence) gives, and on the hub what an Unknown cluster gives.
 
 import { describe, expect, it } from 'vitest';
-import { AddonLeaseReason, leaseAvailability, usesLeaseHealth } from '../../src/addon/agent/lease-health.ts';
-import { clusterUnknownAvailability } from '../../src/addon/agent/lease-health-hub.ts';
-import { addonInstallNamespace } from '../../src/addon/hub/registration-subject.ts';
 import type { ManagedClusterAddOn } from '../../src/api/addon.ts';
+import { addonInstallNamespace } from '../../src/api/addon-registration.ts';
 import type { ManagedCluster } from '../../src/api/cluster.ts';
 import { formatMicroTime, type Lease } from '../../src/kube/index.ts';
+import {
+  AddonLeaseReason,
+  leaseAvailability,
+  usesLeaseHealth,
+} from '../../src/registration/agent/addon/lease-health.ts';
+import { clusterUnknownAvailability } from '../../src/registration/hub/addon/lease-health.ts';
 
 function addon(parts: Partial<ManagedClusterAddOn> = {}): ManagedClusterAddOn {
   return {

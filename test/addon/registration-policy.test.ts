@@ -1,8 +1,8 @@
 // The pure rules of addon registration: which registrations the hub hands out, which subject the
 // agent asks for, and which CSRs the hub approves (who asked, for what). No apiserver.
 import { describe, expect, it } from 'vitest';
-import { createAddonCertificateRequest } from '../../src/addon/agent/csr.ts';
-import { checkAddonCsr, subjectMatches } from '../../src/addon/hub/csr-policy.ts';
+import { checkAddonCsr, subjectMatches } from '../../src/addon/hub/registration/csr-policy.ts';
+import type { ManagedClusterAddOn, RegistrationConfig } from '../../src/api/addon.ts';
 import {
   addonAgentUser,
   addonDefaultGroups,
@@ -10,9 +10,9 @@ import {
   registrationProblem,
   registrationSecretName,
   registrationSubject,
-} from '../../src/addon/hub/registration-subject.ts';
-import type { ManagedClusterAddOn, RegistrationConfig } from '../../src/api/addon.ts';
+} from '../../src/api/addon-registration.ts';
 import type { ManagedCluster } from '../../src/api/cluster.ts';
+import { createAddonCertificateRequest } from '../../src/registration/agent/addon/csr.ts';
 import type { CertificateSigningRequest } from '../../src/registration/hub/resources.ts';
 
 const kubeClient = 'kubernetes.io/kube-apiserver-client';

@@ -2,12 +2,12 @@
 // still serves (same subject, key, hub and data; not expired) so the agent asks for no new CSR.
 import { KubeConfig } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
+import { createCertificateAuthority, issueCertificate } from '../../src/pki/index.ts';
 import {
   type AddonCredentialTarget,
   addonSecretData,
   storedAddonCredential,
-} from '../../src/addon/agent/hub-kubeconfig.ts';
-import { createCertificateAuthority, issueCertificate } from '../../src/pki/index.ts';
+} from '../../src/registration/agent/addon/hub-kubeconfig.ts';
 
 const ca = await createCertificateAuthority('hub');
 const target: AddonCredentialTarget = {

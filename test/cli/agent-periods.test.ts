@@ -5,11 +5,14 @@
 // set them (`tether join` passes them on), and refuse a period that would spin.
 import { Command } from 'commander';
 import { describe, expect, it } from 'vitest';
-import { addonLeaseGraceDurations, addonLeaseSyncIntervalMs } from '../../src/addon/agent/lease-health.ts';
 import { defaultAddonLeaseDurationSeconds } from '../../src/addon/sdk/agent.ts';
 import { registerAgentCommand } from '../../src/cli/agent.ts';
 import { registerJoinCommands } from '../../src/cli/join.ts';
 import { periodSeconds } from '../../src/cli/options.ts';
+import {
+  addonLeaseGraceDurations,
+  addonLeaseSyncIntervalMs,
+} from '../../src/registration/agent/addon/lease-health.ts';
 import { defaultStatusSyncIntervalMs } from '../../src/work/agent/index.ts';
 
 function optionOf(register: (p: Command) => void, verb: string, flag: string) {

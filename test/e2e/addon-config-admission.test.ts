@@ -1,4 +1,4 @@
-// The add-on configuration admission policies (src/addon/hub/config-admission.ts) against a real
+// The add-on configuration admission policies (src/addon/hub/config/admission.ts) against a real
 // hub user: one holding only the ordinary write verbs on AddOnDeploymentConfigs and
 // ManagedClusterAddOns in a cluster namespace (or on ClusterManagementAddOns) cannot choose the
 // image, namespace or settings an add-on agent runs with; the same user granted `configure` can.

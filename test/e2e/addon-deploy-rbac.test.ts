@@ -3,7 +3,7 @@
 // delivers the agent, writes the status, and removes the work when the addon is deleted.
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { addonDeployHubRules } from '../../src/addon/hub/deploy-rbac.ts';
+import { addonDeployHubRules } from '../../src/addon/hub/deploy/rbac.ts';
 import type { AgentAddon } from '../../src/addon/sdk/types.ts';
 import { addonDeployWorkName } from '../../src/api/addon.ts';
 import {

@@ -7,18 +7,18 @@
 // the addon renewing itself, a custom signer) show the same controller does approve.
 import type { KubeConfig } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createAddonCsr } from '../../src/addon/agent/csr.ts';
-import { startAddonRegistrationController } from '../../src/addon/hub/registration.ts';
+import { startAddonRegistrationController } from '../../src/addon/hub/registration/index.ts';
+import type { AgentAddon } from '../../src/addon/sdk/types.ts';
 import {
   type AddonCertificateSubject,
   addonAgentUser,
   addonDefaultGroups,
   defaultAddonAgentName,
-} from '../../src/addon/hub/registration-subject.ts';
-import type { AgentAddon } from '../../src/addon/sdk/types.ts';
+} from '../../src/api/addon-registration.ts';
 import { type ManagedClusterAddOn, managedClusterAddOnResource } from '../../src/api/index.ts';
 import { ResourceClient } from '../../src/kube/index.ts';
 import { createCertificateAuthority, signCertificateRequest } from '../../src/pki/index.ts';
+import { createAddonCsr } from '../../src/registration/agent/addon/csr.ts';
 import type { CertificateSigningRequest as AgentCsr } from '../../src/registration/agent/kinds.ts';
 import type { CertificateSigningRequest } from '../../src/registration/hub/resources.ts';
 import { certificateSigningRequestResource } from '../../src/registration/hub/resources.ts';

@@ -5,7 +5,6 @@
 // files' clusters are never touched; no registration hub runs here, the test writes the cluster's
 // status itself.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startAddonClusterHealth } from '../../src/addon/agent/lease-health-hub.ts';
 import { type ManagedClusterAddOn, managedClusterAddOnResource } from '../../src/api/addon.ts';
 import {
   type ManagedCluster,
@@ -14,6 +13,7 @@ import {
 } from '../../src/api/cluster.ts';
 import { findCondition, ResourceClient, setCondition } from '../../src/kube/index.ts';
 import { logger } from '../../src/log.ts';
+import { startAddonClusterHealth } from '../../src/registration/hub/addon/lease-health.ts';
 import { namespaceResource } from '../../src/registration/hub/resources.ts';
 import { testEnv } from './fixtures/env.ts';
 import { adminKubeConfig, uniqueName } from './fixtures/helpers.ts';

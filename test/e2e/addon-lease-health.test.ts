@@ -5,7 +5,6 @@
 // Unknown. Leases here last 1 s (grace 5 s) and add-ons are looked at every second, as OCM's own
 // integration tests crank them up.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { type AddonLeaseHealth, startAddonLeaseHealth } from '../../src/addon/agent/lease-health.ts';
 import { AddonLeaseUpdater } from '../../src/addon/sdk/agent.ts';
 import { type ManagedClusterAddOn, managedClusterAddOnResource } from '../../src/api/addon.ts';
 import { ManagedClusterCondition } from '../../src/api/index.ts';
@@ -18,6 +17,10 @@ import {
   ResourceClient,
 } from '../../src/kube/index.ts';
 import { logger } from '../../src/log.ts';
+import {
+  type AddonLeaseHealth,
+  startAddonLeaseHealth,
+} from '../../src/registration/agent/addon/lease-health.ts';
 import { testEnv } from './fixtures/env.ts';
 import { adminKubeConfig, uniqueName } from './fixtures/helpers.ts';
 import {

@@ -13,13 +13,13 @@
 import { X509Certificate } from 'node:crypto';
 import { AuthenticationV1Api, KubeConfig } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startAddonRegistrationController } from '../../src/addon/hub/registration.ts';
+import { startAddonRegistrationController } from '../../src/addon/hub/registration/index.ts';
+import type { AgentAddon } from '../../src/addon/sdk/types.ts';
 import {
   addonAgentUser,
   addonClusterGroup,
   defaultAddonAgentName,
-} from '../../src/addon/hub/registration-subject.ts';
-import type { AgentAddon } from '../../src/addon/sdk/types.ts';
+} from '../../src/api/addon-registration.ts';
 import { type ManagedClusterAddOn, managedClusterAddOnResource } from '../../src/api/index.ts';
 import { findCondition, isForbidden, ResourceClient } from '../../src/kube/index.ts';
 import { createCertificateAuthority, signCertificateRequest } from '../../src/pki/index.ts';

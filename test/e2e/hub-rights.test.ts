@@ -10,7 +10,10 @@
 import { type KubeConfig, type KubernetesObject, KubernetesObjectApi } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { builtinAddon, builtinAddonNames } from '../../src/addon/builtin/index.ts';
-import { RegistrationApplied, startAddonRegistrationController } from '../../src/addon/hub/registration.ts';
+import {
+  RegistrationApplied,
+  startAddonRegistrationController,
+} from '../../src/addon/hub/registration/index.ts';
 import { type ManagedClusterAddOn, managedClusterAddOnResource } from '../../src/api/index.ts';
 import { applyAll, deleteAll } from '../../src/install/apply.ts';
 import { hubManifests } from '../../src/install/hub.ts';

@@ -8,7 +8,7 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { managedServiceAccountHubPermissions } from '../../src/addon/builtin/managed-serviceaccount.ts';
-import { addonClusterGroup } from '../../src/addon/hub/registration-subject.ts';
+import { addonClusterGroup } from '../../src/api/addon-registration.ts';
 import { errorMessage } from '../../src/errors.ts';
 import { isForbidden, ResourceClient } from '../../src/kube/index.ts';
 import { clusterSecretsPolicyName } from '../../src/registration/hub/admission-policies.ts';

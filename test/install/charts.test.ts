@@ -10,7 +10,7 @@ import { join, relative } from 'node:path';
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
-import { addonConfigAdmissionObjects } from '../../src/addon/hub/config-admission.ts';
+import { addonConfigAdmissionObjects } from '../../src/addon/hub/config/admission.ts';
 import { hubCrdManifests, managedCrdManifests } from '../../src/api/index.ts';
 import { type AgentInstallOptions, agentManifests } from '../../src/install/agent.ts';
 import { chartsDir, generateCharts } from '../../src/install/charts.ts';

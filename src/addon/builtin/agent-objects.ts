@@ -4,8 +4,8 @@
 // flag naming the forward proxy's CA the manager mounts from an AddOnDeploymentConfig. Pure data.
 import type { KubernetesObject } from '@kubernetes/client-node';
 import type { ConfigMeta } from '../../api/addon.ts';
-import type { SecretMount } from '../../install/workload.ts';
-import { proxyCaKey, proxyCaMountPath } from '../hub/deployment-config.ts';
+import type { SecretMount } from '../../kube/workload.ts';
+import { proxyCaKey, proxyCaMountPath } from '../hub/config/deployment-config.ts';
 import { hubKubeconfigMountPath, hubKubeconfigSecretName } from '../sdk/agent.ts';
 import type { AddonRenderContext } from '../sdk/types.ts';
 
@@ -44,7 +44,7 @@ export function caConfigMap(name: string, namespace: string, pem: string): Kuber
 /**
  * The flag that hands tether's agents the forward proxy's CA bundle of an AddOnDeploymentConfig
  * (proxyConfig.caBundle). The manager puts the bundle in ConfigMap `<addon>-proxy-ca` and mounts it
- * in every agent container at OCM's template path (src/addon/hub/deployment-config.ts), and sets
+ * in every agent container at OCM's template path (src/addon/hub/config/deployment-config.ts), and sets
  * HTTPS_PROXY / NO_PROXY, which the agents read themselves.
  */
 export function forwardProxyCaArgs(ctx: AddonRenderContext): string[] {

@@ -27,8 +27,8 @@ import {
   runController,
 } from '../../kube/index.ts';
 import { type Logger, logger as makeLogger } from '../../log.ts';
+import { withCondition, writeAddonStatus } from '../../registration/addon-status-write.ts';
 import { addonOwnerReference } from '../hub/addon-owner.ts';
-import { withCondition, writeAddonStatus } from '../hub/addon-status-write.ts';
 import { clusterGatewayAddonName } from './cluster-gateway.ts';
 
 export interface ClusterGatewayAddonHubOptions {

@@ -8,10 +8,10 @@
 // hub permissions, and it never calls its own cluster's API (it dials the apiserver's TCP port), so
 // its ServiceAccount has no token. Available follows the Deployment. Pure: options → AgentAddon.
 import type { KubernetesObject } from '@kubernetes/client-node';
-import { deployment, type PullPolicy } from '../../install/workload.ts';
+import { deployment, type PullPolicy } from '../../kube/workload.ts';
 import { clusterProxyAddonName } from '../../proxy-server/agent-identity.ts';
-import { addOnDeploymentConfigKind } from '../hub/config-references.ts';
-import { sharedInstallNamespace } from '../hub/deploy-work.ts';
+import { addOnDeploymentConfigKind } from '../hub/config/references.ts';
+import { sharedInstallNamespace } from '../hub/deploy/work.ts';
 import { hubKubeconfigMountPath } from '../sdk/agent.ts';
 import type { AddonRenderContext, AgentAddon } from '../sdk/types.ts';
 import {

@@ -4,7 +4,7 @@
 // `tether install hub-addon` use: the names, the AgentAddon of a name for given options, and what
 // the hub shows of each (addOnMeta, supportedConfigs) without options. Pure.
 import { InvalidArgumentError } from '../../errors.ts';
-import type { PullPolicy } from '../../install/workload.ts';
+import type { PullPolicy } from '../../kube/workload.ts';
 import type { AgentAddon } from '../sdk/types.ts';
 import type { BuiltinAddonMeta } from './agent-objects.ts';
 import {

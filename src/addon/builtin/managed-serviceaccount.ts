@@ -8,10 +8,10 @@
 // ServiceAccounts and request their tokens in the install namespace, read that namespace and review
 // tokens — nothing else. Available follows the Deployment. Pure: options → AgentAddon.
 import type { KubernetesObject, V1PolicyRule } from '@kubernetes/client-node';
-import { deployment, type PullPolicy } from '../../install/workload.ts';
+import { deployment, type PullPolicy } from '../../kube/workload.ts';
 import { managedServiceAccountAddonName, serviceAccountAgentHubRules } from '../../serviceaccount/rbac.ts';
-import { addOnDeploymentConfigKind } from '../hub/config-references.ts';
-import { sharedInstallNamespace } from '../hub/deploy-work.ts';
+import { addOnDeploymentConfigKind } from '../hub/config/references.ts';
+import { sharedInstallNamespace } from '../hub/deploy/work.ts';
 import { hubKubeconfigMountPath } from '../sdk/agent.ts';
 import type { AddonRenderContext, AgentAddon } from '../sdk/types.ts';
 import {

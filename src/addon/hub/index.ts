@@ -1,8 +1,8 @@
 // The hub's generic add-on manager, as `tether hub` runs it (OCM's addon-manager in the
 // cluster-manager): for every ClusterManagementAddOn, whoever renders its agent, the install
 // strategy (Manual / Placements with rollout), the config references and the Configured condition
-// of its ManagedClusterAddOns, and its own status (install-strategy-controller.ts); and `Available`
-// Unknown for the add-ons of a cluster whose agent is gone (src/addon/agent/lease-health-hub.ts,
+// of its ManagedClusterAddOns, and its own status (install-strategy/controller.ts); and `Available`
+// Unknown for the add-ons of a cluster whose agent is gone (src/registration/hub/addon/lease-health.ts,
 // OCM's add-on health check on the hub); at start, when its identity may, the add-on
 // configuration admission policies (config-admission.ts). Replicas elect
 // one leader on their own Lease (`addon-manager-controller-lock`, next to the other hub
@@ -15,9 +15,9 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import { errorMessage } from '../../errors.ts';
 import { type Logger, logger } from '../../log.ts';
-import { startAddonClusterHealth } from '../agent/lease-health-hub.ts';
-import { installAddonConfigAdmission } from './config-admission.ts';
-import { startAddonInstallController } from './install-strategy-controller.ts';
+import { startAddonClusterHealth } from '../../registration/hub/addon/lease-health.ts';
+import { installAddonConfigAdmission } from './config/admission.ts';
+import { startAddonInstallController } from './install-strategy/controller.ts';
 import { type AddonLeaderElectionOptions, replicaIdentity, runLeadingOrAlone } from './leading.ts';
 
 export {
@@ -25,19 +25,19 @@ export {
   addonConfigAdmissionPolicyNames,
   configureVerb,
   installAddonConfigAdmission,
-} from './config-admission.ts';
+} from './config/admission.ts';
 export {
   ConfiguredReason,
   configSpecHash,
   configuredCondition,
   goJson,
-} from './config-references.ts';
+} from './config/references.ts';
 export {
   LifecycleValue,
   lifecycleAnnotation,
   managedByAddonManager,
-} from './install-strategy.ts';
-export { type AddonHubRule, addonInstallHubRules } from './install-strategy-rbac.ts';
+} from './install-strategy/index.ts';
+export { type AddonHubRule, addonInstallHubRules } from './install-strategy/rbac.ts';
 
 /** The add-on manager's leader Lease. */
 export const addonManagerLeaderLeaseName = 'addon-manager-controller-lock';

@@ -7,11 +7,12 @@
 //     refresh of the mounted Secret after a rotation needs nothing from the agent.
 //   - its heartbeat: AddonLeaseUpdater renews Lease `<addon>` in the install namespace on the managed
 //     cluster every 60 s (+ up to 25% jitter), as OCM's lease updater does; the registration agent
-//     turns it into the add-on's `Available` condition (src/addon/agent/lease-health.ts). Optional
+//     turns it into the add-on's `Available` condition (src/registration/agent/addon/lease-health.ts). Optional
 //     health checks hold the renewal back while the agent is not well.
 // Never talks to the hub itself.
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { KubeConfig, V1Volume, V1VolumeMount } from '@kubernetes/client-node';
+import { addonHubKubeconfigSecretName, defaultAddonLeaseDurationSeconds } from '../../api/addon.ts';
 import { errorMessage } from '../../errors.ts';
 import {
   formatMicroTime,
@@ -28,9 +29,7 @@ import { type Logger, logger } from '../../log.ts';
 export const hubKubeconfigMountPath = '/managed/hub-kubeconfig';
 
 /** The Secret the registration agent keeps the add-on's hub credential in (kube-apiserver-client signer). */
-export function hubKubeconfigSecretName(addonName: string): string {
-  return `${addonName}-hub-kubeconfig`;
-}
+export const hubKubeconfigSecretName = addonHubKubeconfigSecretName;
 
 /** The hub kubeconfig's path: $HUB_KUBECONFIG, else the kubeconfig in the mounted Secret. */
 export function defaultHubKubeconfigPath(env: NodeJS.ProcessEnv = process.env): string {
@@ -54,8 +53,8 @@ export function hubKubeconfigVolume(addonName: string): { volume: V1Volume; volu
   };
 }
 
-/** OCM's add-on lease duration: renewed this often (plus jitter). */
-export const defaultAddonLeaseDurationSeconds = 60;
+export { defaultAddonLeaseDurationSeconds };
+
 const jitterFactor = 0.25;
 /** A failed renewal is tried again after this long (or the lease duration, if shorter). */
 const retryAfterFailureMs = 10_000;

@@ -3,8 +3,8 @@
 // its Lease heartbeat). Import from here, not from the files behind it.
 
 // ---- other parts' exports (the integrator adds them here: the agent side of the SDK, …) ----
-export { addOnDeploymentConfigKind } from '../hub/config-references.ts';
-export { deletionOrphanAnnotation, sharedInstallNamespace } from '../hub/deploy-work.ts';
+export { addOnDeploymentConfigKind } from '../hub/config/references.ts';
+export { deletionOrphanAnnotation, sharedInstallNamespace } from '../hub/deploy/work.ts';
 export {
   AddonLeaseUpdater,
   type AddonLeaseUpdaterOptions,

@@ -3,8 +3,8 @@
 // with the addon's display name, description and supported configs; an existing one only gains
 // what it lacks, so a user's installStrategy and default configs stay). Then, per addon and while
 // this replica leads on Lease `<addon>-addon-manager` in the hub namespace, it runs the addon's
-// deploy controller (src/addon/hub/deploy-controller.ts), its registration controller
-// (src/addon/hub/registration.ts) and every extra per-addon controller it was given. Stopping stops the controllers and gives the Leases up.
+// deploy controller (src/addon/hub/deploy/controller.ts), its registration controller
+// (src/addon/hub/registration/index.ts) and every extra per-addon controller it was given. Stopping stops the controllers and gives the Leases up.
 import type { KubeConfig } from '@kubernetes/client-node';
 import { type ClusterManagementAddOn, clusterManagementAddOnResource } from '../../api/addon.ts';
 import { InvalidArgumentError } from '../../errors.ts';
@@ -16,10 +16,10 @@ import {
   type RunningControllers,
 } from '../../kube/index.ts';
 import { type Logger, logger } from '../../log.ts';
-import { groupResourceKey } from '../hub/config-references.ts';
-import { startAddonDeployController } from '../hub/deploy-controller.ts';
+import { groupResourceKey } from '../hub/config/references.ts';
+import { startAddonDeployController } from '../hub/deploy/controller.ts';
 import { type AddonLeaderElectionOptions, replicaIdentity, runLeadingOrAlone } from '../hub/leading.ts';
-import { startAddonRegistrationController } from '../hub/registration.ts';
+import { startAddonRegistrationController } from '../hub/registration/index.ts';
 import type { AgentAddon } from './types.ts';
 
 /** Where the addon managers' Leases live by default (the other hub controllers' namespace). */
@@ -55,7 +55,7 @@ export interface AddonManagerOptions {
   /** leader election per addon (default on); false runs the controllers at once, alone */
   leaderElection?: AddonManagerLeaderElection | false;
   /**
-   * run each addon's registration controller (src/addon/hub/registration.ts: status.registrations,
+   * run each addon's registration controller (src/addon/hub/registration/index.ts: status.registrations,
    * RegistrationApplied, the agent's hub Role, CSR approval and signing); default true
    */
   registration?: boolean;

@@ -14,11 +14,12 @@ import type {
   RegistrationConfig,
 } from '../../api/addon.ts';
 import type { ManagedCluster } from '../../api/cluster.ts';
+import { addonAgentNamespace } from '../../api/cluster.ts';
 import type { FeedbackRule, ResourceIdentifier } from '../../api/work.ts';
 import type { CertificateSigningRequest } from '../../registration/hub/resources.ts';
 
 /** Where addon agents run unless the ManagedClusterAddOn or an AddOnDeploymentConfig says otherwise. */
-export const defaultAddonInstallNamespace = 'open-cluster-management-agent-addon';
+export const defaultAddonInstallNamespace = addonAgentNamespace;
 
 /** One config the addon's ManagedClusterAddOn references, as the manager resolved it. */
 export interface ResolvedAddonConfig {

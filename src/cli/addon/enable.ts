@@ -7,7 +7,7 @@
 // ManagedClusterAddOns. Unlike clusteradm, --dry-run writes nothing: each write goes to the
 // apiserver as a server-side dry run, so what is printed was also validated.
 import type { KubeConfig } from '@kubernetes/client-node';
-import { LifecycleValue, lifecycleAnnotation } from '../../addon/hub/install-strategy.ts';
+import { LifecycleValue, lifecycleAnnotation } from '../../addon/hub/install-strategy/index.ts';
 import {
   type AddOnConfig,
   addOnDeploymentConfigResource,

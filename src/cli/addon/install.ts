@@ -7,7 +7,7 @@
 // is left as it is (its installStrategy may already hold placements). --dry-run writes nothing.
 import type { KubeConfig } from '@kubernetes/client-node';
 import { type BuiltinAddonMeta, builtinAddonMetas } from '../../addon/builtin/index.ts';
-import { LifecycleValue, lifecycleAnnotation } from '../../addon/hub/install-strategy.ts';
+import { LifecycleValue, lifecycleAnnotation } from '../../addon/hub/install-strategy/index.ts';
 import { InvalidArgumentError } from '../../errors.ts';
 import { isAlreadyExists } from '../../kube/index.ts';
 import { type AddonResult, addonClients, cmaObject } from './hub.ts';

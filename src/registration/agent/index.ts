@@ -11,7 +11,7 @@
 //   status.ts           Joined / Available conditions, version, capacity, clusterClaims
 //   availability.ts     managed apiserver probe;  claims.ts  ClusterClaim CRD, informer, exposure
 //   lease.ts            managed-cluster-lease renewals
-//   src/addon/agent     addon registration: per-addon CSRs and `<addon>-hub-kubeconfig` secrets
+//   ./addon             addon registration: per-addon CSRs and `<addon>-hub-kubeconfig` secrets
 //                       (option addonRegistration), and Lease health of the cluster's addons
 //                       (option addonLeaseHealth), both run with this agent's hub credential
 // Every hub call goes through client-node with the bootstrap kubeconfig's proxy (or the proxy
@@ -20,8 +20,6 @@
 // condition in its cluster namespace; never touches the hub's conditions.
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { KubeConfig } from '@kubernetes/client-node';
-import { type AddonRegistrationAgent, startAddonRegistrationAgent } from '../../addon/agent/index.ts';
-import { type AddonLeaseHealth, startAddonLeaseHealth } from '../../addon/agent/lease-health.ts';
 import {
   agentNamespace as defaultAgentNamespace,
   defaultLeaseDurationSeconds,
@@ -29,6 +27,8 @@ import {
 } from '../../api/index.ts';
 import { errorMessage, InvalidArgumentError, TimeoutError } from '../../errors.ts';
 import { type Logger, logger } from '../../log.ts';
+import { type AddonRegistrationAgent, startAddonRegistrationAgent } from './addon/index.ts';
+import { type AddonLeaseHealth, startAddonLeaseHealth } from './addon/lease-health.ts';
 import { isValidAgentName, resolveAgentName } from './agent-name.ts';
 import { ManagedClusterProbe } from './availability.ts';
 import { clusterClaimInformer, ensureClusterClaimCrd } from './claims.ts';

@@ -109,3 +109,24 @@ export function stableJson(value: unknown): string {
       : v,
   );
 }
+
+/**
+ * The leases this hub created, by cluster, and when: until the informer shows one, another create
+ * would only be refused (AlreadyExists).
+ */
+export class LeaseCreations {
+  private readonly created = new Map<string, number>();
+
+  /** Whether the lease of `cluster` was created less than echoWaitMs ago. */
+  recent(cluster: string): boolean {
+    const at = this.created.get(cluster);
+    if (at === undefined) return false;
+    if (Date.now() - at < echoWaitMs) return true;
+    this.created.delete(cluster);
+    return false;
+  }
+
+  add(cluster: string): void {
+    this.created.set(cluster, Date.now());
+  }
+}

@@ -1,7 +1,7 @@
 // ApprovedClusterCsrs: which clusters have an approved CSR in the approver's CSR cache, kept from
 // the informer's events, so the approver can tell in O(1) that a cluster has joined (a certificate
 // was issued for it) without listing its CSRs. Owns the index only; deciding stays in
-// csr-approval.ts and csr-policy.ts.
+// registration/csr-approval.ts and registration/csr-policy.ts.
 import { clusterNameLabel } from '../../api/index.ts';
 import type { Informer } from '../../kube/index.ts';
 import { isCsrApproved } from './csr-policy.ts';

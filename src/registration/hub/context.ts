@@ -19,9 +19,8 @@ import {
   setCondition,
 } from '../../kube/index.ts';
 import type { Logger } from '../../log.ts';
-import type { AppliedObjects } from './applied-objects.ts';
+import type { AppliedObjects, LeaseCreations } from './applied-objects.ts';
 import type { HubEventRecorder } from './events.ts';
-import type { LeaseCreations } from './lease.ts';
 import type { RbacBinding, RbacRole } from './resources.ts';
 
 /** Caches of what the hub writes per cluster: only objects labelled with a cluster name. */

@@ -18,12 +18,12 @@ import {
 import type { Logger } from '../../log.ts';
 import type { CertificateAuthority } from '../../pki/index.ts';
 import { ManagedClusterAcceptReconciler } from './accept.ts';
-import { AppliedObjects, appliedKey } from './applied-objects.ts';
+import { AppliedObjects, appliedKey, LeaseCreations } from './applied-objects.ts';
 import { type ClusterObjectCaches, clusterClient, clusterNameProblem, type HubContext } from './context.ts';
 import { ClusterCsrApprovingReconciler, clusterCsrSelector } from './csr-approval.ts';
 import { ManagedClusterDeletionReconciler } from './deletion.ts';
 import { HubEventRecorder } from './events.ts';
-import { LeaseCreations, ManagedClusterLeaseReconciler } from './lease.ts';
+import { ManagedClusterLeaseReconciler } from './lease.ts';
 import {
   type CertificateSigningRequest,
   certificateSigningRequestResource,

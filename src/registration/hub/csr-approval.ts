@@ -1,5 +1,5 @@
 // ClusterCsrApprovingReconciler: approves the CSRs of managed-cluster agents the policy in
-// csr-policy.ts allows (renewals by the same identity that still may `renew`
+// registration/csr-policy.ts allows (renewals by the same identity that still may `renew`
 // register.open-cluster-management.io managedclusters/clientcertificates, checked with a
 // SubjectAccessReview as OCM does; bootstrap requests of listed users for clusters that have not
 // joined), recording a ManagedClusterCSRAutoApproved event. (`tether accept`'s human path is

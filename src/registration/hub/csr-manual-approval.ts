@@ -2,7 +2,7 @@
 // `accept --clusters` does (its requester rules, one requester CN, reason `tether Approve`), never a
 // request by another cluster's identity, nor a bootstrap request for a cluster that has joined
 // unless skipApproveCheck (the admin's rebootstrap); then it sets spec.hubAcceptsClient. The
-// automatic approver is in csr-approval.ts.
+// automatic approver is in registration/csr-approval.ts.
 import type { KubeConfig } from '@kubernetes/client-node';
 import { addonNameLabel, clusterNameLabel, ManagedClusterCondition } from '../../api/index.ts';
 import { isConditionTrue, ResourceClient } from '../../kube/index.ts';

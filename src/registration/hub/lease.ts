@@ -27,7 +27,7 @@ import {
   type ReconcileResult,
   type ResourceClient,
 } from '../../kube/index.ts';
-import { echoWaitMs } from './applied-objects.ts';
+import type { LeaseCreations } from './applied-objects.ts';
 import { type HubContext, setClusterConditions } from './context.ts';
 import { clockOutOfSyncMessage, clockSyncedMessage, leaseStoppedMessage } from './resources.ts';
 
@@ -50,27 +50,6 @@ export function leaseDeadline(cluster: ManagedCluster, lease: Lease, graceFactor
   // A lease without a readable time has never been renewed: its deadline has passed.
   if (Number.isNaN(renewedAt)) return 0;
   return renewedAt + graceFactor * durationSeconds * 1000;
-}
-
-/**
- * The leases this hub created, by cluster, and when: until the informer shows one, another create
- * would only be refused (AlreadyExists).
- */
-export class LeaseCreations {
-  private readonly created = new Map<string, number>();
-
-  /** Whether the lease of `cluster` was created less than echoWaitMs ago. */
-  recent(cluster: string): boolean {
-    const at = this.created.get(cluster);
-    if (at === undefined) return false;
-    if (Date.now() - at < echoWaitMs) return true;
-    this.created.delete(cluster);
-    return false;
-  }
-
-  add(cluster: string): void {
-    this.created.set(cluster, Date.now());
-  }
 }
 
 /** Create the cluster's lease (renewed now) unless it exists; OCM's hub does this on accept too. */

@@ -7,7 +7,7 @@
 //     `open-cluster-management:managedcluster:<cluster>:registration|work`; the work binding carries
 //     the manifest-work-cleanup finalizer (see accept.ts).
 // Every binding names the cluster's group `system:open-cluster-management:<cluster>`, which only
-// certificates the hub approved for that cluster carry (see csr-policy.ts). OCM also binds the group
+// certificates the hub approved for that cluster carry (see registration/csr-policy.ts). OCM also binds the group
 // `open-cluster-management:<cluster>` for its AWS IRSA / gRPC drivers; tether has neither, so it
 // does not bind a group no tether identity carries.
 //

@@ -1,7 +1,7 @@
 // ClusterCsrSigningReconciler: the optional built-in signer, for hubs whose distribution does not
 // sign `kubernetes.io/kube-apiserver-client` CSRs itself (or for a signer name of our own). It
 // issues the certificate of every *approved* CSR of its signer name that has none yet, honouring
-// spec.expirationSeconds within its limits; it approves nothing (csr-approval.ts does). A request
+// spec.expirationSeconds within its limits; it approves nothing (registration/csr-approval.ts does). A request
 // it cannot sign gets a Failed condition, like the kube-controller-manager's signers do.
 import { errorMessage } from '../../errors.ts';
 import { formatTime, type Informer, type ResourceClient } from '../../kube/index.ts';
