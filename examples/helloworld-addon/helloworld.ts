@@ -21,10 +21,10 @@
 
 import { parseArgs } from 'node:util';
 import type { KubernetesObject } from '@kubernetes/client-node';
-import { sharedInstallNamespace } from '../../src/addon/hub/deploy-work.ts';
+import { sharedInstallNamespace } from '../../src/addon/hub/deploy/work.ts';
 import { AddonLeaseUpdater, hubKubeconfigVolume, loadAddonHubKubeconfig } from '../../src/addon/sdk/agent.ts';
 import type { AddonRenderContext, AgentAddon } from '../../src/addon/sdk/types.ts';
-import { defaultImage } from '../../src/cli/image-ref.ts';
+import { defaultImage } from '../../src/install/image-ref.ts';
 import {
   Informer,
   inClusterKubeConfig,
