@@ -85,7 +85,16 @@ describe('the gateway ManagedServiceAccount', () => {
   it("deleting the gateway's ManagedServiceAccount does not cut the gateway off a cluster", async () => {
     const before = await msas.get(msaName, cluster.name);
     expect(before?.metadata.uid).toBeDefined();
-    const oldToken = tokenOf(await hubSecrets.get(msaName, cluster.name));
+    // The projected token before the deletion (in one CI run the Secret had none yet right after
+    // the gateway's first answer; what this test proves starts once it has one).
+    const oldToken = await pollUntil(
+      async () => tokenOf(await hubSecrets.get(msaName, cluster.name)) || undefined,
+      {
+        timeoutMs: 30_000,
+        intervalMs: 100,
+        description: 'the gateway ManagedServiceAccount token projected into the hub Secret',
+      },
+    );
     expect(oldToken).not.toBe('');
     const started = Date.now();
     await msas.delete(msaName, cluster.name);

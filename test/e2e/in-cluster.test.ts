@@ -5,7 +5,9 @@
 // hub delivered, Available on the hub. Then, through the hub: kubectl exec / logs / port-forward into a pod on a managed cluster,
 // a ManifestWork Deployment that turns Available with ReadyReplicas feedback, an agent pod that is
 // deleted and comes back with the same identity (no new CSR), a SIGTERMed proxy-agent addon pod that
-// drains an open watch instead of cutting it, and `tether unjoin` leaving nothing behind.
+// drains an open watch instead of cutting it, the hub credentials an admin of a managed cluster finds
+// there minting no hub ServiceAccount token and reading no hub Secret, and `tether unjoin` leaving
+// nothing behind.
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -416,6 +418,79 @@ describe('tether installed in real clusters', () => {
         '--subresource=approval',
       ]),
     ).toBe('yes');
+  });
+
+  it('a managed-cluster admin cannot mint a hub ServiceAccount token or read hub Secrets with the hub credentials it finds on its cluster', async () => {
+    const c = cluster(0);
+    const hubConfig = JSON.parse(
+      await kubectl(hubKc(), ['config', 'view', '--raw', '--minify', '-o', 'json']),
+    );
+    const hubCluster = hubConfig.clusters[0].cluster as {
+      server: string;
+      'certificate-authority-data': string;
+    };
+    const dir = mkdtempSync(join(parent, 'stolen-'));
+    // What an admin of cluster1 reads off its cluster: the agent's and the managed-serviceaccount
+    // add-on's hub credentials, each a client certificate the hub signed.
+    for (const [ns, secretName, legit] of [
+      [AGENT_NS, 'hub-kubeconfig-secret', ['get', 'managedcluster', c.name]],
+      [ADDON_NS, 'managed-serviceaccount-hub-kubeconfig', ['-n', c.name, 'get', 'managedserviceaccounts']],
+    ] as const) {
+      const secret = JSON.parse(
+        await kubectl(c.kubeconfigPath, ['-n', ns, 'get', 'secret', secretName, '-o', 'json']),
+      );
+      const kubeconfig = join(dir, `${secretName}.kubeconfig`);
+      writeFileSync(
+        kubeconfig,
+        JSON.stringify({
+          apiVersion: 'v1',
+          kind: 'Config',
+          clusters: [{ name: 'hub', cluster: hubCluster }],
+          users: [
+            {
+              name: 'stolen',
+              user: {
+                'client-certificate-data': secret.data['tls.crt'],
+                'client-key-data': secret.data['tls.key'],
+              },
+            },
+          ],
+          contexts: [{ name: 'stolen', context: { cluster: 'hub', user: 'stolen' } }],
+          'current-context': 'stolen',
+        }),
+        { mode: 0o600 },
+      );
+      const asStolen = (args: readonly string[]) => kubectl(kubeconfig, [...args]);
+      const refusal = (args: readonly string[]) =>
+        asStolen(args).then(
+          () => 'admitted',
+          (err: { stderr?: string }) => err.stderr ?? '',
+        );
+      await asStolen(legit); // the credential works for what it is for
+      const tokenSecret = join(dir, `${secretName}-token.json`);
+      writeFileSync(
+        tokenSecret,
+        JSON.stringify({
+          apiVersion: 'v1',
+          kind: 'Secret',
+          type: 'kubernetes.io/service-account-token',
+          metadata: {
+            name: `stolen-token-${secretName}`,
+            namespace: c.name,
+            annotations: { 'kubernetes.io/service-account.name': 'default' },
+          },
+        }),
+      );
+      expect(await refusal(['create', '-f', tokenSecret]), secretName).toMatch(
+        /managedcluster-secrets|forbidden/i,
+      );
+      expect(await refusal(['-n', c.name, 'get', 'secrets']), secretName).toMatch(/forbidden/i);
+      expect(await refusal(['-n', c.name, 'get', 'secret', 'tether-gateway-unknown']), secretName).toMatch(
+        /forbidden/i,
+      );
+    }
+    const left = await kubectl(hubKc(), ['-n', c.name, 'get', 'secrets', '-o', 'name']);
+    expect(left).not.toContain('stolen-token-');
   });
 
   it('tether init --dry-run prints what init applied', async () => {

@@ -120,7 +120,8 @@ describe('accepting a ManagedCluster', () => {
     );
     expect((await agent.clusters.list({ fieldSelector: `metadata.name=${mine}` })).items).toHaveLength(1);
     await waitFor(() => renewLease(agent, mine), `${mine}'s identity to renew its lease`);
-    await agent.secrets.list({ namespace: mine });
+    // Not even its own namespace's Secrets: it reads only its ManagedServiceAccount token Secrets, by name.
+    await expectForbidden(agent.secrets.list({ namespace: mine }));
 
     await expectForbidden(agent.clusters.get(other));
     await expectForbidden(agent.clusters.patchStatus(other, { status: { version: { kubernetes: 'v0' } } }));
