@@ -1,7 +1,29 @@
+import { availableParallelism } from 'node:os';
 import { defineConfig } from 'vitest/config';
 
-// Two projects: `unit` (pure logic, fast) and `e2e` (real etcd / kube-apiserver /
-// kube-controller-manager started once per run by test/e2e/global-setup.ts and shared).
+// Four projects. `npm test` (test/suite.ts) runs them in two vitest processes at once, because
+// vitest runs a run's sequential projects one after another and most e2e time is spent waiting on
+// real processes, not on the CPU:
+// - lane 1: `e2e`, the files that share one hub + cluster1 (test/e2e/global-setup.ts), one at a time;
+// - lane 2: `unit` and `integration` side by side, then `e2e-env`, the files that start environments
+//   of their own (real nodes, `tether up`, in-cluster installs, helm), one at a time.
+
+/** e2e files that start (and test) an environment of their own instead of the shared one. */
+export const ownEnvironmentFiles = [
+  'test/e2e/in-cluster.test.ts',
+  'test/e2e/addon-real-node.test.ts',
+  'test/e2e/addon-real-node-lease.test.ts',
+  'test/e2e/up.test.ts',
+  'test/e2e/up-supervisor.test.ts',
+  'test/e2e/fault-injection.test.ts',
+  'test/e2e/helm.test.ts',
+  'test/e2e/real-node*.test.ts',
+];
+
+// unit and integration share a group, so they share one worker count; on 2 cores vitest's default
+// (cores - 1) would run them one file at a time although integration files mostly wait on sockets.
+const sideBySide = Math.max(2, availableParallelism() - 1);
+
 export default defineConfig({
   test: {
     reporters: ['default', './test/summary-reporter.ts'],
@@ -12,6 +34,7 @@ export default defineConfig({
           include: ['test/**/*.test.ts'],
           exclude: ['test/e2e/**', 'test/integration/**'],
           testTimeout: 20_000,
+          maxWorkers: sideBySide,
         },
       },
       {
@@ -21,16 +44,28 @@ export default defineConfig({
           include: ['test/integration/**/*.test.ts'],
           testTimeout: 60_000,
           hookTimeout: 60_000,
+          maxWorkers: sideBySide,
         },
       },
       {
         test: {
           name: 'e2e',
           include: ['test/e2e/**/*.test.ts'],
+          exclude: ownEnvironmentFiles,
           globalSetup: ['test/e2e/global-setup.ts'],
           testTimeout: 120_000,
           hookTimeout: 180_000,
-          // Control planes are shared; files run one at a time so they do not starve each other on 2 cores.
+          // One control plane is shared; files run one at a time so they do not see each other's objects.
+          fileParallelism: false,
+        },
+      },
+      {
+        test: {
+          name: 'e2e-env',
+          include: ownEnvironmentFiles,
+          testTimeout: 120_000,
+          hookTimeout: 180_000,
+          // Real nodes share the host's iptables, cgroups and CNI state; one environment at a time.
           fileParallelism: false,
         },
       },
