@@ -12,10 +12,8 @@ import { defineConfig } from 'vitest/config';
 export const ownEnvironmentFiles = [
   'test/e2e/in-cluster.test.ts',
   'test/e2e/addon-real-node.test.ts',
-  'test/e2e/addon-real-node-lease.test.ts',
   'test/e2e/up.test.ts',
   'test/e2e/up-supervisor.test.ts',
-  'test/e2e/fault-injection.test.ts',
   'test/e2e/helm.test.ts',
   'test/e2e/real-node*.test.ts',
 ];

@@ -5,7 +5,16 @@
 // the managed node, gets its hub credential from the registration agent inside the klusterlet pod,
 // reaches the hub through squid, renews its Lease, and the registration agent turns that into the
 // add-on's Available condition. A second case: an agent whose image does not exist never renews a
-// lease, and the add-on shows OCM's Unknown ManagedClusterAddOnLeaseNotFound.
+// lease, and the add-on shows OCM's Unknown ManagedClusterAddOnLeaseNotFound. The slow case last:
+// the agent's process is frozen (SIGSTOP), so its pod stays Running but its Lease is no longer
+// renewed; the registration agent in the klusterlet pod turns the add-on Available False with OCM's
+// ManagedClusterAddOnLeaseUpdateStopped once the lease is older than the grace period (5 lease
+// durations), not before, and Available again after SIGCONT. (Scaling the agent's Deployment to 0
+// would not do: the work agent puts it back as its ManifestWork says.) The periods are set short as
+// OCM's integration suites set them: lease duration 5 s (`tether join --addon-lease-duration` for
+// the registration agent, the manager's --agent-lease-duration for the helloworld agent), so the
+// grace is 25 s; the registration agent looks at the add-on every second and the work agent syncs
+// status every 2 s. The defaults (60 s, 30 s, 30 s) are pinned by test/cli/agent-periods.test.ts.
 // Run only as `flock /tmp/tether-realnode.lock npx vitest run test/e2e/addon-real-node.test.ts`.
 import { afterAll, beforeAll, describe, expect, it, onTestFailed } from 'vitest';
 import { type AddOnDeploymentConfig, addOnDeploymentConfigResource } from '../../src/api/addon.ts';
@@ -17,6 +26,7 @@ import {
   eventually,
   kubeconfigProxyUrl,
   type Pod,
+  pidsWithArgs,
   readOrEmpty,
   resources,
   type Secret,
@@ -30,6 +40,10 @@ const ROLE = `open-cluster-management:${ADDON}:agent`;
 const SECRET = `${ADDON}-hub-kubeconfig`;
 /** The add-on lease duration here (OCM's 60 s is pinned in test/cli/agent-periods.test.ts). */
 const LEASE_DURATION_S = 5;
+/** OCM's grace: a lease counts as renewed for 5 lease durations after its renewTime. */
+const GRACE_MS = 5 * LEASE_DURATION_S * 1000;
+/** How often the registration agent looks at the add-on here (OCM's is 30 s). */
+const SYNC_INTERVAL_S = 1;
 const measured: Record<string, string> = {};
 const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
 
@@ -47,7 +61,7 @@ beforeAll(async () => {
   // syncs; the defaults are pinned in test/cli/agent-periods.test.ts)
   rn = await AddonRealNode.start(PREFIX, 'addon-real-node', {
     leaseDurationSeconds: LEASE_DURATION_S,
-    syncIntervalSeconds: 1,
+    syncIntervalSeconds: SYNC_INTERVAL_S,
     statusSyncIntervalSeconds: 2,
   });
   measured.environment = seconds(Date.now() - t);
@@ -258,6 +272,88 @@ describe('the helloworld add-on on a real managed node', () => {
       expect(now.filter((p) => p.status?.phase === 'Running')).toEqual([]);
       expect(await new ResourceClient<Lease>(e.managed(), leaseResource).get(ADDON, ns)).toBeUndefined();
     } finally {
+      await e.disable();
+    }
+  }, 420_000);
+});
+
+describe('Lease health of an add-on agent on a real node', () => {
+  it('a frozen agent (pod still Running) turns the add-on Available False ManagedClusterAddOnLeaseUpdateStopped after the grace period, and True again once it renews', async () => {
+    const e = env();
+    onTestFailed(async () => {
+      process.stderr.write(`${await logs()}\n`);
+    });
+    // the first case's agent left its Lease behind (disabling does not remove it, as in OCM); still
+    // fresh, it would make the add-on Available before this case's agent runs
+    await new ResourceClient<Lease>(e.managed(), leaseResource).delete(ADDON, ADDON_NS, {
+      ignoreNotFound: true,
+    });
+    const enabledAt = Date.now();
+    await e.enable();
+    let frozen: number | undefined;
+    try {
+      await e.addonUntil(
+        'the add-on to be Available (lease updated)',
+        (a) => conditionOf(a, 'Available')?.reason === 'ManagedClusterAddOnLeaseUpdated',
+        240_000,
+      );
+      measured.enableToAvailable = seconds(Date.now() - enabledAt);
+      const agentArgs = [
+        '/app/examples/helloworld-addon/helloworld.ts',
+        'agent',
+        `--cluster-name=${e.cluster}`,
+      ];
+      const pids = pidsWithArgs(agentArgs);
+      expect(pids, 'exactly one agent process on the node').toHaveLength(1);
+      const leases = new ResourceClient<Lease>(e.managed(), leaseResource);
+      const renewTimeOf = async () => Date.parse((await leases.get(ADDON, ADDON_NS))?.spec?.renewTime ?? '');
+      // the agent took the short lease duration from its manager
+      expect((await leases.get(ADDON, ADDON_NS))?.spec?.leaseDurationSeconds).toBe(LEASE_DURATION_S);
+
+      frozen = pids[0];
+      process.kill(frozen as number, 'SIGSTOP');
+      const frozenAt = Date.now();
+      const lastRenewal = await renewTimeOf();
+      expect(lastRenewal).toBeLessThanOrEqual(frozenAt);
+
+      const stopped = await e.addonUntil(
+        'Available False with ManagedClusterAddOnLeaseUpdateStopped',
+        (a) => conditionOf(a, 'Available')?.status === 'False',
+        GRACE_MS + 60_000,
+      );
+      const falseAt = Date.now();
+      measured.frozenToFalse = seconds(falseAt - frozenAt);
+      measured.lastRenewalToFalse = seconds(falseAt - lastRenewal);
+      expect(conditionOf(stopped, 'Available')).toMatchObject({
+        reason: 'ManagedClusterAddOnLeaseUpdateStopped',
+        message: `${ADDON} add-on is not available.`,
+      });
+      // not before the grace period ran out (renewTime has second precision)
+      const changedAt = Date.parse(conditionOf(stopped, 'Available')?.lastTransitionTime ?? '');
+      expect(changedAt).toBeGreaterThanOrEqual(lastRenewal + GRACE_MS - 1_000);
+      // and soon after it: the registration agent's grace is the short one, not OCM's 5 min
+      expect(changedAt).toBeLessThan(lastRenewal + GRACE_MS + 15_000);
+      // it is the lease that decides: the pod is still Running, the lease untouched
+      expect(await renewTimeOf()).toBe(lastRenewal);
+      const pods = new ResourceClient<Pod>(e.managed(), resources.pods);
+      const running = (await pods.list({ namespace: ADDON_NS, labelSelector: `app=${AGENT}` })).items.filter(
+        (p) => p.status?.phase === 'Running',
+      );
+      expect(running).toHaveLength(1);
+
+      process.kill(frozen as number, 'SIGCONT');
+      frozen = undefined;
+      const resumedAt = Date.now();
+      const back = await e.addonUntil(
+        'Available True again after SIGCONT',
+        (a) => conditionOf(a, 'Available')?.status === 'True',
+        60_000,
+      );
+      measured.resumedToAvailable = seconds(Date.now() - resumedAt);
+      expect(conditionOf(back, 'Available')?.reason).toBe('ManagedClusterAddOnLeaseUpdated');
+      expect(await renewTimeOf()).toBeGreaterThan(lastRenewal);
+    } finally {
+      if (frozen !== undefined) process.kill(frozen, 'SIGCONT');
       await e.disable();
     }
   }, 420_000);
