@@ -2,7 +2,12 @@
 // namespace tether creates, kube-scheduler on the host): the Node turns Ready, a Deployment of a
 // locally built image becomes Available, a ClusterIP Service serves it inside the node namespace,
 // `kubectl logs`/`exec` reach the kubelet through the apiserver, the namespace reaches nothing but
-// its host end, and after stop nothing the node created is left on the host.
+// its host end, and after stop nothing the node created is left on the host. Cluster DNS first, on
+// the same node: startNode resolves only once CoreDNS (built from Go modules, hack/coredns) answers
+// behind kube-dns at 10.0.0.10; pods resolve `kubernetes.default.svc.cluster.local`, `<svc>.<ns>.svc`
+// and the short `<svc>` of their own namespace through the search path, reach the echoserver
+// Service by name, get NXDOMAIN for names outside the cluster (there is no upstream), and after
+// stop the DNS pod is gone with the rest of the node.
 import { execFile } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -13,6 +18,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureNodeBinaries } from '../../src/localenv/binaries.ts';
 import { type ControlPlane, startControlPlane } from '../../src/localenv/controlplane.ts';
 import { type RealNode, startNode } from '../../src/localenv/node.ts';
+import { CLUSTER_DNS_IP, resolveInNetns } from '../../src/localenv/node-dns.ts';
 import { cgroupsLeft, mountsUnder, pidsInCgroupTree } from '../../src/localenv/node-host-state.ts';
 import { ensureNodeImages } from '../../src/localenv/node-images.ts';
 import { createNodeNetwork, type NodeNetwork, processesInNetns } from '../../src/localenv/node-network.ts';
@@ -27,7 +33,10 @@ import {
 
 const exec = promisify(execFile);
 const NAME = `rn${process.pid % 100000}`;
-const NS = 'default';
+/** the namespace of the node's echo Deployment and Service */
+const NS = 'node-app';
+/** the namespace of the DNS cases' echo Service and its pod */
+const APP_NS = 'dns-app';
 
 let dir: string;
 let network: NodeNetwork | undefined;
@@ -59,6 +68,9 @@ let sharedBefore: SharedHostState | undefined;
 let chainsBefore = '';
 let netnsDirBefore = false;
 let netnsBefore: string[] = [];
+/** set by the stop case, checked by the one after it */
+let nodeDir = '';
+let shimSockets: string[] = [];
 
 beforeAll(async () => {
   chainsBefore = await hostChains();
@@ -75,12 +87,17 @@ beforeAll(async () => {
   cp = await startControlPlane(NAME, { baseDir: dir, nodeNetwork: { hostAddress: network.hostAddress } });
   measured.controlPlane = `${((Date.now() - t) / 1000).toFixed(1)} s`;
   t = Date.now();
-  node = await startNode(cp, network, { baseDir: dir, binaries, images });
+  const progress = (l: string): void => {
+    const dnsLine = /cluster DNS on .* answering in ([\d.]+)s/.exec(l);
+    if (dnsLine) measured.dnsAddsToStartNode = `${dnsLine[1]} s`;
+  };
+  node = await startNode(cp, network, { baseDir: dir, binaries, images, progress });
   measured.nodeReady = `${((Date.now() - t) / 1000).toFixed(1)} s`;
   const kc = new KubeConfig();
   kc.loadFromFile(cp.kubeconfigPath);
   core = kc.makeApiClient(CoreV1Api);
   apps = kc.makeApiClient(AppsV1Api);
+  await core.createNamespace({ body: { metadata: { name: NS } } });
 }, 900_000);
 
 afterAll(async () => {
@@ -107,6 +124,126 @@ function getInNode(url: string): Promise<string> {
     ])
     .then((r) => r.stdout);
 }
+
+/** Runs the echoserver binary's client mode in a pod (`get URL`, `dial HOST:PORT`). */
+function inPod(namespace: string, pod: string, args: string[]): Promise<string> {
+  return kubectl(['exec', '-n', namespace, pod, '--', '/echoserver', ...args]);
+}
+
+/** A Deployment of one echoserver pod (optionally behind a Service of the same name); its pod's name. */
+async function echoDeployment(namespace: string, name: string, withService: boolean): Promise<string> {
+  if (!node) throw new Error('no node');
+  const labels = { app: name };
+  await apps.createNamespacedDeployment({
+    namespace,
+    body: {
+      metadata: { name },
+      spec: {
+        replicas: 1,
+        selector: { matchLabels: labels },
+        template: {
+          metadata: { labels },
+          spec: {
+            terminationGracePeriodSeconds: 1,
+            containers: [
+              {
+                name: 'echo',
+                image: node.images.echoserver.ref,
+                imagePullPolicy: 'Never',
+                ports: [{ containerPort: 8080 }],
+                readinessProbe: { httpGet: { path: '/', port: 8080 }, periodSeconds: 1 },
+              },
+            ],
+          },
+        },
+      },
+    },
+  });
+  if (withService) {
+    await core.createNamespacedService({
+      namespace,
+      body: { metadata: { name }, spec: { selector: labels, ports: [{ port: 80, targetPort: 8080 }] } },
+    });
+  }
+  return pollUntil(
+    async () => {
+      const pods = await core.listNamespacedPod({ namespace, labelSelector: `app=${name}` });
+      const ready = pods.items.find((p) =>
+        p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'),
+      );
+      return ready?.metadata?.name;
+    },
+    { timeoutMs: 60_000, intervalMs: 250, description: `a Ready pod of ${namespace}/${name}` },
+  );
+}
+
+describe('cluster DNS on a real node', () => {
+  it('is answering behind kube-dns at 10.0.0.10 when startNode resolves, and answers NXDOMAIN for names outside the cluster', async () => {
+    if (!network) throw new Error('no network');
+    const svc = await core.readNamespacedService({ name: 'kube-dns', namespace: 'kube-system' });
+    expect(svc.spec?.clusterIP).toBe(CLUSTER_DNS_IP);
+    const pods = await core.listNamespacedPod({
+      namespace: 'kube-system',
+      labelSelector: 'k8s-app=kube-dns',
+    });
+    expect(pods.items).toHaveLength(1);
+    expect(pods.items[0]?.spec?.nodeName).toBe(NAME);
+    expect(pods.items[0]?.status?.conditions?.find((c) => c.type === 'Ready')?.status).toBe('True');
+    // no poll: the first query after startNode must answer
+    const t = Date.now();
+    expect(
+      await resolveInNetns(network.netns, CLUSTER_DNS_IP, 'kubernetes.default.svc.cluster.local'),
+    ).toEqual(['10.0.0.1']);
+    measured.firstQuery = `${Date.now() - t} ms (incl. node process start)`;
+    await expect(
+      resolveInNetns(network.netns, CLUSTER_DNS_IP, 'nothere.default.svc.cluster.local'),
+    ).rejects.toThrow(/ENOTFOUND/);
+    // no forward and no upstream: NXDOMAIN at once rather than a timeout
+    await expect(resolveInNetns(network.netns, CLUSTER_DNS_IP, 'example.com')).rejects.toThrow(/ENOTFOUND/);
+    const coredns = pidsInCgroupTree(`/tether-${NAME}`).find(
+      (pid) => readFileSync(`/proc/${pid}/comm`, 'utf8').trim() === 'coredns',
+    );
+    const rss = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${coredns}/status`, 'utf8'))?.[1];
+    measured.corednsRssMiB = String(Math.round(Number(rss) / 1024));
+  });
+
+  it("lets a pod resolve kubernetes.default.svc.cluster.local, <svc>.<ns>.svc and its own namespace's <svc>, and reach the echoserver Service by name", async () => {
+    await core.createNamespace({ body: { metadata: { name: APP_NS } } });
+    const t = Date.now();
+    const [appPod, otherPod] = await Promise.all([
+      echoDeployment(APP_NS, 'echo', true),
+      echoDeployment('default', 'client', false),
+    ]);
+    measured.twoPodsReady = `${((Date.now() - t) / 1000).toFixed(1)} s`;
+    // the Service's endpoint may be programmed a moment after the pod turns Ready
+    const byShortName = await pollUntil(() => inPod(APP_NS, appPod, ['get', 'http://echo/']), {
+      timeoutMs: 20_000,
+      intervalMs: 300,
+      description: 'http://echo/ from a pod in its namespace',
+    });
+    expect(byShortName.trim()).toBe(`hello from ${appPod}`);
+    expect((await inPod(APP_NS, appPod, ['get', `http://echo.${APP_NS}.svc/`])).trim()).toBe(
+      `hello from ${appPod}`,
+    );
+    expect((await inPod('default', otherPod, ['get', `http://echo.${APP_NS}.svc/`])).trim()).toBe(
+      `hello from ${appPod}`,
+    );
+    expect(
+      (await inPod('default', otherPod, ['get', `http://echo.${APP_NS}.svc.cluster.local/`])).trim(),
+    ).toBe(`hello from ${appPod}`);
+    // the apiserver by its Service name, fully qualified and through the search path
+    for (const host of ['kubernetes.default.svc.cluster.local', 'kubernetes.default', 'kubernetes']) {
+      expect((await inPod('default', otherPod, ['dial', `${host}:443`])).trim()).toBe('connected');
+    }
+    // the search path is the pod's own namespace: `echo` from default is another (absent) Service
+    await expect(inPod('default', otherPod, ['get', 'http://echo/'])).rejects.toThrow(/no such host/);
+    // outside the cluster: "no such host" at once, not a 5 s timeout per search-path try
+    const t2 = Date.now();
+    await expect(inPod('default', otherPod, ['dial', 'example.com:80'])).rejects.toThrow(/no such host/);
+    measured.outsideNameFails = `${((Date.now() - t2) / 1000).toFixed(1)} s (incl. kubectl exec)`;
+    expect(Date.now() - t2).toBeLessThan(10_000);
+  });
+});
 
 describe('a local control plane with one real node', () => {
   it('registers the node Ready with its veth address as InternalIP', async () => {
@@ -269,19 +406,21 @@ describe('a local control plane with one real node', () => {
     expect(out.trim()).toBe(pod);
   });
 
-  it('leaves no process, mount, namespace, veth, cgroup or iptables chain behind after stop', async () => {
+  it('leaves no process, mount, namespace, veth or cgroup behind after stop (DNS pod included)', async () => {
     if (!node || !network || !cp) throw new Error('no node');
     const podPids = pidsInCgroupTree(`/tether-${NAME}`);
-    // three pods (two echoservers and cluster DNS): a pause and a program each
-    expect(podPids.length).toBeGreaterThanOrEqual(6);
+    const pods = (await core.listPodForAllNamespaces()).items.filter((p) => p.spec?.nodeName === NAME);
+    // two echoservers here, cluster DNS, and the DNS cases' echo and client: a pause and a program each
+    expect(pods).toHaveLength(5);
+    expect(podPids.length).toBeGreaterThanOrEqual(2 * pods.length);
     const pids = [
       ...podPids,
       ...(await processesInNetns(network.netns)),
       ...node.processes.map((p) => p.pid),
     ].filter((p): p is number => p !== undefined);
-    const nodeDir = node.dir;
-    const shimSockets = await nodeShimSockets(network.netns);
-    expect(shimSockets.length).toBe(3);
+    nodeDir = node.dir;
+    shimSockets = await nodeShimSockets(network.netns);
+    expect(shimSockets.length).toBe(pods.length);
     const t = Date.now();
     await node.stop();
     measured.nodeStop = `${((Date.now() - t) / 1000).toFixed(1)} s`;
@@ -297,13 +436,16 @@ describe('a local control plane with one real node', () => {
     }
     expect(existsSync(`/sys/class/net/${network.hostIface}`)).toBe(false);
     expect(cgroupsLeft(`/tether-${NAME}`)).toEqual([]);
+    expect(existsSync(nodeDir)).toBe(false);
+    expect(readFileSync('/proc/mounts', 'utf8')).not.toContain(nodeDir);
+  });
+
+  it("leaves the host's iptables chains, shared directories and kubelet sysctls as they were after stop", async () => {
+    if (!nodeDir) throw new Error('the node was not stopped by the case before');
     expect(await hostChains()).toBe(chainsBefore);
     expect(ownLeftovers({ name: NAME, dir: nodeDir, shimSockets })).toEqual([]);
     // hard-coded directories and the kubelet's sysctls: as before, unless another kubelet runs (then
     // they are partly its own)
-    const sharedAfter = sharedHostState();
-    expect(newSharedState(sharedBefore, sharedAfter)).toEqual([]);
-    expect(existsSync(nodeDir)).toBe(false);
-    expect(readFileSync('/proc/mounts', 'utf8')).not.toContain(nodeDir);
+    expect(newSharedState(sharedBefore, sharedHostState())).toEqual([]);
   });
 });
