@@ -278,9 +278,14 @@ describe('cluster-proxy addon identity on the proxy-server', () => {
       timeoutMs: 30_000,
       description: `${cluster}'s cluster-proxy agent holds a tunnel`,
     });
-    expect(
-      serverLog('agent connected', `"cluster":"${cluster}"`, '"agent":"cluster-proxy:agent1"'),
-    ).toHaveLength(1);
+    // the agent can see its tunnel up a moment before the proxy-server's log line reaches the file
+    const connected = () =>
+      serverLog('agent connected', `"cluster":"${cluster}"`, '"agent":"cluster-proxy:agent1"');
+    await pollUntil(() => connected().length > 0, {
+      timeoutMs: 10_000,
+      description: `the proxy-server to log ${cluster}'s cluster-proxy agent as connected`,
+    });
+    expect(connected()).toHaveLength(1);
     const version = await versionThroughTunnel(cluster);
     expect(version.status).toBe(200);
     expect(JSON.parse(version.body)).toHaveProperty('gitVersion');
