@@ -130,8 +130,8 @@ function inPod(namespace: string, pod: string, args: string[]): Promise<string> 
   return kubectl(['exec', '-n', namespace, pod, '--', '/echoserver', ...args]);
 }
 
-/** A Deployment of one echoserver pod (optionally behind a Service of the same name); its pod's name. */
-async function echoDeployment(namespace: string, name: string, withService: boolean): Promise<string> {
+/** A Deployment of `replicas` echoservers from the node's image, optionally behind a Service of the same name. */
+async function createEcho(namespace: string, name: string, replicas: number, withService: boolean) {
   if (!node) throw new Error('no node');
   const labels = { app: name };
   await apps.createNamespacedDeployment({
@@ -139,7 +139,7 @@ async function echoDeployment(namespace: string, name: string, withService: bool
     body: {
       metadata: { name },
       spec: {
-        replicas: 1,
+        replicas,
         selector: { matchLabels: labels },
         template: {
           metadata: { labels },
@@ -165,6 +165,11 @@ async function echoDeployment(namespace: string, name: string, withService: bool
       body: { metadata: { name }, spec: { selector: labels, ports: [{ port: 80, targetPort: 8080 }] } },
     });
   }
+}
+
+/** A Deployment of one echoserver pod (optionally behind a Service of the same name); its pod's name. */
+async function echoDeployment(namespace: string, name: string, withService: boolean): Promise<string> {
+  await createEcho(namespace, name, 1, withService);
   return pollUntil(
     async () => {
       const pods = await core.listNamespacedPod({ namespace, labelSelector: `app=${name}` });
@@ -254,40 +259,8 @@ describe('a local control plane with one real node', () => {
 
   it('runs a Deployment of a locally built image to Available and serves it through a ClusterIP Service inside the node namespace', async () => {
     if (!node) throw new Error('no node');
-    const labels = { app: 'echo' };
     const t = Date.now();
-    await apps.createNamespacedDeployment({
-      namespace: NS,
-      body: {
-        metadata: { name: 'echo' },
-        spec: {
-          replicas: 2,
-          selector: { matchLabels: labels },
-          template: {
-            metadata: { labels },
-            spec: {
-              terminationGracePeriodSeconds: 2,
-              containers: [
-                {
-                  name: 'echo',
-                  image: node.images.echoserver.ref,
-                  imagePullPolicy: 'Never',
-                  ports: [{ containerPort: 8080 }],
-                  readinessProbe: { httpGet: { path: '/', port: 8080 }, periodSeconds: 1 },
-                },
-              ],
-            },
-          },
-        },
-      },
-    });
-    await core.createNamespacedService({
-      namespace: NS,
-      body: {
-        metadata: { name: 'echo' },
-        spec: { selector: labels, ports: [{ port: 80, targetPort: 8080 }] },
-      },
-    });
+    await createEcho(NS, 'echo', 2, true);
     await pollUntil(
       async () => {
         const d = await apps.readNamespacedDeployment({ name: 'echo', namespace: NS });
