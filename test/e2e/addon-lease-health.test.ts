@@ -8,6 +8,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { AddonLeaseUpdater } from '../../src/addon/sdk/agent.ts';
 import { type ManagedClusterAddOn, managedClusterAddOnResource } from '../../src/api/addon.ts';
 import { ManagedClusterCondition } from '../../src/api/index.ts';
+import { ConflictError } from '../../src/errors.ts';
 import {
   findCondition,
   formatMicroTime,
@@ -162,10 +163,19 @@ describe('add-on Lease health', () => {
 
   it('leaves Customized-mode add-ons alone (the hub probes them)', async () => {
     const name = await createAddon();
-    const created = await hubAddons.get(name, cluster);
-    if (!created) throw new Error(`add-on ${name} is gone`);
-    // Customized mode and no conditions (the controller may have written one before this)
-    await hubAddons.replaceStatus({ ...created, status: { healthCheck: { mode: 'Customized' } } });
+    // Customized mode and no conditions (the controller may have written one before this, and may
+    // write one between our read and our write: then the write is refused, and we read again)
+    await waitFor(async () => {
+      const current = await hubAddons.get(name, cluster);
+      if (!current) throw new Error(`add-on ${name} is gone`);
+      try {
+        await hubAddons.replaceStatus({ ...current, status: { healthCheck: { mode: 'Customized' } } });
+        return true;
+      } catch (err) {
+        if (err instanceof ConflictError) return false;
+        throw err;
+      }
+    }, `${name}'s status set to Customized mode`);
     // The controller sees its add-ons in order, one at a time, and re-reads before a write: once a
     // Lease-mode add-on created after the change has its condition, no write to the first can follow.
     const witness = await createAddon();
