@@ -18,6 +18,7 @@
 //
 //   npm run bench -- footprint [--quick] [--runs=3] [--settle=SECONDS] [--node-flags="--max-semi-space-size=1"]
 //                               [--compile-cache] [--no-inspector] [--no-idle-trim] [--heap-top=N] [--tether-bin=PATH]
+//                               [--bundle]
 //
 // --node-flags goes to every child, the baselines included. --compile-cache gives the tether
 // children NODE_COMPILE_CACHE (a directory in the run's temp dir, filled by the warm-up run): Node
@@ -28,10 +29,13 @@
 // --heap-top=N takes a heap snapshot of each process in the last run and prints its N largest
 // kinds of objects (module source shows up as `string`, bytecode and metadata as `code`/`hidden`). --tether-bin runs another checkout's bin/tether.js
 // (e.g. `git archive <commit> | tar -x -C DIR` with node_modules linked) for a before/after.
+// --bundle builds the production bundle (src/image/bundle.ts, `npm run bundle`) and runs the tether
+// children from it: the same verbs, minified into one file set instead of ~900 modules.
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type ManagedCluster, ManagedClusterCondition, managedClusterResource } from '../src/api/index.ts';
+import { buildBundle } from '../src/image/bundle.ts';
 import { isConditionTrue, loadKubeconfig, ResourceClient } from '../src/kube/index.ts';
 import { startEnvironment } from '../src/localenv/environment.ts';
 import { freePort, localChildEnv, tetherBin } from '../src/localenv/process.ts';
@@ -86,7 +90,8 @@ export async function run(opts: BenchOptions): Promise<void> {
   const inspect = flag(opts.args, 'no-inspector') === undefined;
   const idleTrim = flag(opts.args, 'no-idle-trim') === undefined;
   const heapTop = Number(flag(opts.args, 'heap-top') ?? 0);
-  const bin = flag(opts.args, 'tether-bin') || tetherBin;
+  const bundled = flag(opts.args, 'bundle') !== undefined ? (await buildBundle()).entry : undefined;
+  const bin = flag(opts.args, 'tether-bin') || bundled || tetherBin;
   const dir = mkdtempSync(join(tmpdir(), 'tether-bench-footprint-'));
   const progress = (msg: string): void => console.error(`[footprint] ${msg}`);
   const env = localChildEnv({
