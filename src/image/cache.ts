@@ -11,10 +11,11 @@ import { join } from 'node:path';
 import { tetherCacheBase } from '../cache-dir.ts';
 import { listAppFiles } from './app-files.ts';
 import { buildImage, buildTimestamp, PROJECT_DIR, projectVersion } from './build.ts';
+import { bundlerVersion } from './bundle.ts';
 import { findNodeRuntime } from './node-runtime.ts';
 
 /** Bump when the build changes in a way the inputs below do not show. */
-const CACHE_FORMAT = 1;
+const CACHE_FORMAT = 2;
 /** Archives kept in the cache (newest first); older ones are removed after a build. */
 const KEEP_ARCHIVES = 3;
 
@@ -42,6 +43,7 @@ export async function imageInputsDigest(projectDir = PROJECT_DIR): Promise<strin
       version,
       timestamp: buildTimestamp(),
       node: runtime.version,
+      bundler: bundlerVersion,
       libraries: runtime.libraries.map((l) => l.path),
     }),
   );
