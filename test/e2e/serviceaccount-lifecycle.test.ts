@@ -150,6 +150,22 @@ describe('the token Secrets grant', () => {
     const msa = await createMsa(late);
     const name = msa.metadata.name;
     const first = await waitForProjection(late, name);
+    // The hub controller grants again on any event of the MSA: let the agent's last status write of
+    // the projection land first (a CI run saw one arrive after the grant was taken away, so the
+    // grant came back and the agent rightly recreated the Secret).
+    let last = '';
+    let quietSince = Date.now();
+    await pollUntil(
+      async () => {
+        const rv = (await msas.get(name, late.name))?.metadata.resourceVersion ?? '';
+        if (rv !== last) {
+          last = rv;
+          quietSince = Date.now();
+        }
+        return Date.now() - quietSince >= 2_000;
+      },
+      { timeoutMs: 20_000, intervalMs: 250, description: `${name} unchanged for two seconds` },
+    );
     // Take the grant away (as if the hub controller had not caught up) and the Secret with it.
     await hubRoleBindings.delete(tokenSecretsRoleName, late.name);
     await hubRoles.delete(tokenSecretsRoleName, late.name);
@@ -177,6 +193,8 @@ describe('the token Secrets grant', () => {
       { timeoutMs: 10_000, intervalMs: 200, description: 'two seconds without the grant' },
     );
     expect([...seen]).toEqual(['TokenReported=True secret=absent']);
+    // and nothing gave the grant back meanwhile (else the case above proved nothing)
+    expect((await msas.get(name, late.name))?.metadata.resourceVersion).toBe(last);
     // Any change to the MSA makes the hub controller grant its token Secret again.
     await msas.patchMerge(name, { metadata: { annotations: { 'example.com/touch': '1' } } }, late.name);
     const again = await waitForProjection(late, name, { notToken: first.token });
