@@ -4,9 +4,12 @@
 // the new one whenever it rotates; the proxy-agent (with --proxy-server) rotates in place: tunnels
 // with the new certificate first, then the old ones drain. /metrics serves the proxy-agent's
 // tether_agent_* series and the process metrics from the start (before the hub issues a cert).
+
 import type { KubeConfig } from '@kubernetes/client-node';
 import { type Command, Option } from 'commander';
+import type { InProcessAddonHost } from '../addon/inprocess/host.ts';
 import { defaultAddonLeaseDurationSeconds } from '../addon/sdk/agent.ts';
+import { InProcessAddon } from '../api/addon-in-process.ts';
 import { agentNamespace } from '../api/index.ts';
 import { InvalidArgumentError } from '../errors.ts';
 import { controllerMetricsRegistry, setForwardProxyCa } from '../kube/index.ts';
@@ -20,6 +23,7 @@ import {
   resolveAgentName,
   startRegistrationAgent,
 } from '../registration/agent/index.ts';
+import { checkInProcessAddons, inProcessAddonNames, startAddonHost } from './agent-addons.ts';
 import { readPemFlag } from './files.ts';
 import { kubeconfigFlag } from './kubeconfig-flag.ts';
 import { opsBindOption, periodSeconds, positiveInt } from './options.ts';
@@ -54,6 +58,7 @@ interface AgentFlags {
   opsPort: number;
   opsBindAddress: string;
   drainTimeout: number;
+  inProcessAddons?: string[];
 }
 
 interface Stoppable {
@@ -169,6 +174,14 @@ export function registerAgentCommand(program: Command): void {
         .argParser(collect),
     )
     .addOption(
+      new Option(
+        '--in-process-addons <names>',
+        `built-in add-ons whose agents run in this process, each with its own hub identity, instead of a Deployment each: ${inProcessAddonNames.join(', ')} (managed-serviceaccount here replaces the ManagedServiceAccount agent that runs as the cluster)`,
+      )
+        .env('TETHER_IN_PROCESS_ADDONS')
+        .argParser(collect),
+    )
+    .addOption(
       // Default 0: two agents on one host (one per managed cluster) must not collide; the bound
       // port is logged. In a pod the install passes a fixed --ops-port for the probes.
       new Option('--ops-port <port>', '/healthz, /readyz, /metrics (default 0 = a free port, logged)')
@@ -192,6 +205,9 @@ export function registerAgentCommand(program: Command): void {
 }
 
 async function runAgent(flags: AgentFlags): Promise<void> {
+  const inProcessAddons = checkInProcessAddons(flags.inProcessAddons ?? []);
+  // one ManagedServiceAccount agent per cluster: the add-on's, when this process hosts it
+  if (inProcessAddons.includes(InProcessAddon.ManagedServiceAccount)) flags.serviceaccount = false;
   const managed = kubeconfigFlag(flags.kubeconfig, 'managed cluster');
   const log0 = logger('agent', { cluster: flags.clusterName });
   const exportsList = (flags.export ?? []).map(parseExport);
@@ -212,6 +228,7 @@ async function runAgent(flags: AgentFlags): Promise<void> {
   let components: Stoppable[] = [];
   let proxyAgent: ProxyAgent | undefined;
   let registration: RegistrationAgent | undefined;
+  let addonHost: InProcessAddonHost | undefined;
   let chain: Promise<void> = Promise.resolve();
   let stopping = false;
 
@@ -326,6 +343,7 @@ async function runAgent(flags: AgentFlags): Promise<void> {
     proxyUrl: flags.proxyUrl,
     leaseDurationSeconds: flags.leaseDuration,
     maxCustomClusterClaims: flags.maxCustomClusterClaims,
+    inProcessAddons,
     ...(flags.addonRegistration ? {} : { addonRegistration: false as const }),
     addonLeaseHealth: flags.addonLeaseHealth && {
       leaseDurationSeconds: flags.addonLeaseDuration,
@@ -346,7 +364,22 @@ async function runAgent(flags: AgentFlags): Promise<void> {
     },
     log: logger('registration-agent', { cluster: flags.clusterName }),
   });
-  log.info({ opsPort: ops.port }, 'agent started');
+  if (inProcessAddons.length > 0) {
+    addonHost = await startAddonHost({
+      names: inProcessAddons,
+      clusterName: flags.clusterName,
+      agentName,
+      managed,
+      apiserver,
+      exports: exportsList,
+      proxyUrl: flags.proxyUrl,
+      proxyCaPem,
+      leaseDurationSeconds: flags.addonLeaseDuration,
+      // the tunnel's series, when no proxy-agent of the cluster's own identity has them
+      ...(proxyMetrics ? {} : { metrics }),
+    });
+  }
+  log.info({ opsPort: ops.port, inProcessAddons }, 'agent started');
   await untilSignal();
   stopping = true;
   await chain;
@@ -356,6 +389,7 @@ async function runAgent(flags: AgentFlags): Promise<void> {
     ...components.map((c) => c.stop()),
     proxyAgent?.stop({ drainMs: flags.drainTimeout * 1000 }),
     registration?.stop(),
+    addonHost?.stop(),
   ]);
   await ops.close();
 }

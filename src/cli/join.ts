@@ -3,6 +3,7 @@
 // `bootstrap-hub-kubeconfig` Secret and the klusterlet-agent Deployment: src/install/agent.ts), or
 // with --bootstrap-only just store the bootstrap kubeconfig for a `tether agent` run elsewhere;
 // --dry-run / --output-file print the manifests instead. unjoin removes everything join installed.
+
 import { readFileSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { CoreV1Api, KubeConfig, VersionApi } from '@kubernetes/client-node';
@@ -26,6 +27,7 @@ import { isNotFound, loadKubeconfig } from '../kube/index.ts';
 import { type PullPolicy, pullPolicies } from '../kube/workload.ts';
 import { bootstrapKubeconfigYaml, writeBootstrapSecret } from '../registration/bootstrap.ts';
 import { pollUntil } from '../wait.ts';
+import { checkInProcessAddons, inProcessAddonNames } from './agent-addons.ts';
 import { parseDurationSeconds, periodSeconds } from './options.ts';
 
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
@@ -74,6 +76,7 @@ interface JoinFlags {
   proxyServer?: string;
   proxyServerCaFile?: string;
   serviceaccount: boolean;
+  inProcessAddons: string | false;
   statusSyncInterval?: number;
   addonLeaseDuration?: number;
   addonLeaseSyncInterval?: number;
@@ -120,6 +123,12 @@ export function registerJoinCommands(program: Command): void {
       '--no-serviceaccount',
       'do not run the ManagedServiceAccount agent in the klusterlet (enable the managed-serviceaccount addon instead)',
     )
+    .option(
+      '--in-process-addons <names>',
+      `built-in add-ons whose agents the klusterlet runs in its own process once the hub enables them, each with its own hub identity (${inProcessAddonNames.join(', ')})`,
+      inProcessAddonNames.join(','),
+    )
+    .option('--no-in-process-addons', 'run every enabled add-on agent as its own Deployment')
     .addOption(
       new Option(
         '--status-sync-interval <seconds>',
@@ -195,6 +204,9 @@ export function registerJoinCommands(program: Command): void {
         proxyUrl: opts.proxyUrl,
         proxyCaPem,
         serviceAccountAgent: opts.serviceaccount,
+        inProcessAddons: checkInProcessAddons(
+          opts.inProcessAddons === false ? [] : opts.inProcessAddons.split(',').filter(Boolean),
+        ),
         statusSyncIntervalSeconds: opts.statusSyncInterval,
         addonLeaseDurationSeconds: opts.addonLeaseDuration,
         addonLeaseSyncIntervalSeconds: opts.addonLeaseSyncInterval,

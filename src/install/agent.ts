@@ -2,8 +2,9 @@
 // `bootstrap-hub-kubeconfig` Secret, the CA that verifies the hub's proxy-server, and one
 // Deployment `klusterlet-agent` (OCM's singleton mode: registration, work, ManagedServiceAccount
 // and proxy-agent in one process) with its ServiceAccount. Where the hub delivers the
-// managed-serviceaccount and cluster-proxy addons instead, the klusterlet runs without them (no
-// proxy-server, serviceAccountAgent false): their agents then run as addon pods. The agent keeps its hub credential in
+// managed-serviceaccount and cluster-proxy addons instead, the klusterlet hosts their agents in its
+// own process by default (inProcessAddons; each with the add-on's own hub identity), or, with
+// inProcessAddons empty, they run as addon pods. The agent keeps its hub credential in
 // `hub-kubeconfig-secret` (OCM's shape), so a restarted or rescheduled pod resumes with the same
 // identity and certificate.
 //
@@ -28,6 +29,8 @@ export interface AgentInstallOptions extends ImageOptions {
   proxyCaPem?: string;
   /** run the ManagedServiceAccount agent in the klusterlet (default true; false: the addon runs it) */
   serviceAccountAgent?: boolean;
+  /** built-in add-ons the agent hosts in-process (--in-process-addons); default none */
+  inProcessAddons?: readonly string[];
   /** the agent's --status-sync-interval (unset: the agent's default, 30 s) */
   statusSyncIntervalSeconds?: number;
   /** the agent's --addon-lease-duration (unset: the agent's default, OCM's 60 s) */
@@ -61,6 +64,7 @@ export function agentManifests(o: AgentInstallOptions): KubernetesObject[] {
   const mounts: Parameters<typeof deployment>[0]['mounts'] = [];
   if (o.proxyUrl) args.push(`--proxy-url=${o.proxyUrl}`);
   if (o.serviceAccountAgent === false) args.push('--no-serviceaccount');
+  if (o.inProcessAddons?.length) args.push(`--in-process-addons=${o.inProcessAddons.join(',')}`);
   if (o.statusSyncIntervalSeconds !== undefined)
     args.push(`--status-sync-interval=${o.statusSyncIntervalSeconds}`);
   if (o.addonLeaseDurationSeconds !== undefined)

@@ -11,12 +11,14 @@
 // The certificates are the one hand-written part: Helm generates them (genCA / genSignedCert) and
 // keeps the CAs an earlier release made (lookup), under the Secret names and keys hub-pki.ts uses;
 // the generator fails if hub-pki.ts grows a Secret or key this file has no template for.
+
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { stringify } from 'yaml';
 import { addonConfigAdmissionObjects } from '../addon/hub/config/admission.ts';
+import { inProcessAddonNames } from '../api/addon-in-process.ts';
 import { type CrdManifest, hubCrdManifests, managedCrdManifests } from '../api/index.ts';
 import { type PullPolicy, pullPolicies } from '../kube/workload.ts';
 import { placementAdmissionObjects } from '../placement/hub/clustersets-admission.ts';
@@ -351,6 +353,7 @@ const agentSentinels = {
   proxyServerCaPem: 'tetheragentproxyservercasentinel',
   proxyUrl: 'tetheragentproxyurlsentinel',
   proxyCaPem: 'tetheragentproxycasentinel',
+  inProcessAddons: 'tetheragentinprocessaddonssentinel',
 } as const;
 
 function agentValues(): string {
@@ -372,10 +375,14 @@ proxyServerCa: ""
 proxyUrl: ""
 # PEM bundle for TLS to an https:// forward proxy
 proxyCa: ""
+# built-in add-ons whose agents the klusterlet runs in its own process once the hub enables them
+# (tether join --in-process-addons); empty: each enabled add-on agent runs as its own Deployment
+inProcessAddons: ${inProcessAddonNames.join(',')}
 `;
 }
 
 function agentSchema(): Record<string, unknown> {
+  const alternatives = inProcessAddonNames.join('|');
   return {
     $schema: 'https://json-schema.org/draft-07/schema#',
     type: 'object',
@@ -390,6 +397,7 @@ function agentSchema(): Record<string, unknown> {
       proxyServerCa: { type: 'string' },
       proxyUrl: { type: 'string', pattern: '^(https?://.+)?$' },
       proxyCa: { type: 'string' },
+      inProcessAddons: { type: 'string', pattern: `^((${alternatives})(,(${alternatives}))*)?$` },
     },
   };
 }
@@ -417,10 +425,11 @@ function agentChart(): ChartFile[] {
     { token: s.proxyServerCaPem, expr: '.Values.proxyServerCa' },
     { token: s.proxyUrl, expr: '.Values.proxyUrl' },
     { token: s.proxyCaPem, expr: '.Values.proxyCa' },
+    { token: s.inProcessAddons, expr: '.Values.inProcessAddons' },
   ]);
   const flag = (value: string) => ({ conditions: [`not .Values.${value}`, `.Values.${value}`] });
-  const dims: Dimension[] = [flag('proxyServer'), flag('proxyCa'), flag('proxyUrl')];
-  const render = ([tunnel, proxyCa, proxyUrl]: number[]): ChartObject[] =>
+  const dims: Dimension[] = [flag('proxyServer'), flag('proxyCa'), flag('proxyUrl'), flag('inProcessAddons')];
+  const render = ([tunnel, proxyCa, proxyUrl, inProcess]: number[]): ChartObject[] =>
     agentManifests({
       clusterName: s.clusterName,
       image: s.image,
@@ -429,6 +438,7 @@ function agentChart(): ChartFile[] {
       ...(tunnel ? { proxyServer: s.proxyServer, proxyServerCaPem: s.proxyServerCaPem } : {}),
       ...(proxyCa ? { proxyCaPem: s.proxyCaPem } : {}),
       ...(proxyUrl ? { proxyUrl: s.proxyUrl } : {}),
+      ...(inProcess ? { inProcessAddons: [s.inProcessAddons] } : {}),
     }).map((object) => ({ object, file: componentFile(object, 'agent') }));
   const files = templates(dims, render, placeholders);
   return [

@@ -29,6 +29,22 @@ export interface LoadKubeconfigOptions {
   proxyEnv?: ProxyEnv | false;
 }
 
+/**
+ * A kubeconfig's YAML as a KubeConfig, unchecked; `source` names it in the InvalidKubeconfigError.
+ * The YAML parser quotes the lines around an error (and keeps the whole text on the error): only its
+ * first line is kept, and no cause, so a token next to a typo is not printed or logged.
+ */
+export function parseKubeconfigYaml(text: string, source: string): KubeConfig {
+  const kc = new KubeConfig();
+  try {
+    kc.loadFromString(text);
+  } catch (err) {
+    const reason = errorMessage(err).split('\n')[0]?.trim();
+    throw new InvalidKubeconfigError(source, `cannot parse: ${reason}`);
+  }
+  return kc;
+}
+
 /** Load and check a kubeconfig file; throws InvalidKubeconfigError saying what is wrong. */
 export function loadKubeconfig(path: string, options: LoadKubeconfigOptions = {}): KubeConfig {
   let text: string;
@@ -40,15 +56,7 @@ export function loadKubeconfig(path: string, options: LoadKubeconfigOptions = {}
     throw new InvalidKubeconfigError(path, problem, { cause: err });
   }
   if (text.trim() === '') throw new InvalidKubeconfigError(path, 'file is empty');
-  const kc = new KubeConfig();
-  try {
-    kc.loadFromString(text);
-  } catch (err) {
-    // The YAML parser quotes the lines around the error (and keeps the whole text on the error):
-    // keep only its first line and no cause, so a token next to a typo is not printed or logged.
-    const reason = errorMessage(err).split('\n')[0]?.trim();
-    throw new InvalidKubeconfigError(path, `cannot parse: ${reason}`);
-  }
+  const kc = parseKubeconfigYaml(text, path);
   kc.makePathsAbsolute(dirname(path));
   if (options.context !== undefined) {
     if (!kc.getContextObject(options.context)) {

@@ -1,11 +1,12 @@
 // The tether part of `tether up` on real nodes: tether installed into the local clusters exactly as
 // a user installs it into real ones — `tether init` on the hub (the image's Deployments, a NodePort
 // agent endpoint on the hub node), `tether join` on every managed cluster (the klusterlet-agent
-// Deployment — registration and work only — reaching the hub only through squid from its
-// firewalled node), acceptance the way `tether accept` does it, then tether's own agents as addons:
-// per cluster an AddOnDeploymentConfig whose proxyConfig is squid, and `tether addon enable` of
-// managed-serviceaccount and cluster-proxy with it (their agents run as pods in
-// open-cluster-management-agent-addon and reach the hub through squid) and of cluster-gateway (the
+// Deployment — registration and work — reaching the hub only through squid from its firewalled
+// node), acceptance the way `tether accept` does it, then tether's own agents as addons: per cluster
+// an AddOnDeploymentConfig whose proxyConfig is squid, and `tether addon enable` of
+// managed-serviceaccount and cluster-proxy with it (their agents run inside the klusterlet agent,
+// which reaches the hub through squid; on clusters listed in addonAgentPodsOn as pods in
+// open-cluster-management-agent-addon, through squid too) and of cluster-gateway (the
 // gateway's ManagedServiceAccount and RBAC); once every addon is Available, the gateway
 // kubeconfigs. The CLI verbs run as child processes, so this path is the CLI's path.
 import { execFile } from 'node:child_process';
@@ -61,6 +62,11 @@ export interface InClusterOptions {
   timeoutMs: number;
   /** more `tether join` flags for every cluster (tests set the agent's periods short with them) */
   joinArgs?: string[];
+  /**
+   * indices of the clusters whose add-on agents run as their own pods (`join --no-in-process-addons`);
+   * on the others (default all) the klusterlet agent hosts managed-serviceaccount and cluster-proxy
+   */
+  addonAgentPodsOn?: readonly number[];
   progress?: (message: string) => void;
   signal?: AbortSignal;
 }
@@ -118,15 +124,17 @@ export async function installTetherInCluster(
     `tether join: the klusterlet-agent on ${o.clusters.map((c) => c.name).join(', ')}, through squid…`,
   );
   await Promise.all(
-    o.clusters.map(async (cluster) => {
+    o.clusters.map(async (cluster, index) => {
       await tether(
         [
           'join',
           `--hub-token=${token}`,
           `--hub-apiserver=${o.hubApiserverUrl}`,
           `--ca-file=${hubCa}`,
-          // the tunnel and the ManagedServiceAccount agent come as addons (below)
+          // the tunnel and the ManagedServiceAccount agent come as addons (below), hosted by the
+          // klusterlet agent unless this cluster runs them as pods
           '--no-serviceaccount',
+          ...(o.addonAgentPodsOn?.includes(index) ? ['--no-in-process-addons'] : []),
           `--proxy-url=${o.squidUrlFor(cluster.name)}`,
           `--cluster-name=${cluster.name}`,
           `--kubeconfig=${cluster.kubeconfigPath}`,
@@ -250,6 +258,8 @@ export async function startInClusterEnvironment(opts: {
   namePrefix?: string;
   /** more `tether join` flags for every cluster (installTetherInCluster) */
   joinArgs?: string[];
+  /** clusters (by index) whose add-on agents run as pods (installTetherInCluster) */
+  addonAgentPodsOn?: readonly number[];
 }): Promise<Environment> {
   const env = await startEnvironment({
     clusters: opts.clusters,
@@ -275,6 +285,7 @@ export async function startInClusterEnvironment(opts: {
       workDir: join(env.dir, 'state'),
       timeoutMs: opts.timeoutMs ?? 180_000,
       joinArgs: opts.joinArgs,
+      ...(opts.addonAgentPodsOn ? { addonAgentPodsOn: opts.addonAgentPodsOn } : {}),
       progress: opts.progress,
       signal: opts.signal,
     });

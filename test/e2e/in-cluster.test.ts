@@ -73,6 +73,8 @@ beforeAll(async () => {
     // the work agent refreshes status (the addons' and the test work's Deployment availability)
     // every 2 s, not every 30 s (its default, pinned in test/cli/agent-periods.test.ts)
     joinArgs: ['--status-sync-interval=2'],
+    // cluster 0's klusterlet agent hosts the add-on agents (join's default); cluster 1 runs them as pods
+    addonAgentPodsOn: [1],
     progress: (l) => process.stderr.write(`[in-cluster] ${l}\n`),
   });
   measured.start = `${((Date.now() - t) / 1000).toFixed(1)} s`;
@@ -114,31 +116,45 @@ describe('tether installed in real clusters', () => {
     expect(clusters.items).toHaveLength(2);
   });
 
-  it("tether's proxy-agent and ManagedServiceAccount agent run as addon pods, and every addon is Available", async () => {
+  it("tether's proxy-agent and ManagedServiceAccount agent run inside the klusterlet agent (cluster 0) or as addon pods (cluster 1), and every addon is Available", async () => {
     type Pod = {
       metadata: { name: string };
       spec: { nodeName: string; containers: Array<{ args: string[] }> };
       status: { phase: string };
     };
-    for (const i of [0, 1]) {
-      const c = cluster(i);
-      const addonPods: Pod[] = JSON.parse(
-        await kubectl(c.kubeconfigPath, ['-n', ADDON_NS, 'get', 'pods', '-o', 'json']),
-      ).items;
-      const running = addonPods.filter((p) => p.status.phase === 'Running');
-      expect(running.map((p) => p.metadata.name.replace(/-[a-z0-9]+-[a-z0-9]+$/, '')).sort()).toEqual([
-        PROXY_AGENT,
-        'managed-serviceaccount-addon-agent',
-      ]);
-      expect(new Set(running.map((p) => p.spec.nodeName))).toEqual(new Set([c.name]));
-      // the klusterlet pod runs neither: no tunnel flags, no ManagedServiceAccount agent
-      const agentPods: Pod[] = JSON.parse(
-        await kubectl(c.kubeconfigPath, ['-n', AGENT_NS, 'get', 'pods', '-o', 'json']),
-      ).items;
-      const args = agentPods.flatMap((p) => p.spec.containers.flatMap((x) => x.args));
-      expect(args.filter((a) => a.startsWith('--proxy-server'))).toEqual([]);
-      expect(args).toContain('--no-serviceaccount');
-    }
+    const podsIn = async (c: ReturnType<typeof cluster>, ns: string): Promise<Pod[]> =>
+      JSON.parse(await kubectl(c.kubeconfigPath, ['-n', ns, 'get', 'pods', '-o', 'json'])).items;
+    const agentArgs = async (c: ReturnType<typeof cluster>) =>
+      (await podsIn(c, AGENT_NS)).flatMap((p) => p.spec.containers.flatMap((x) => x.args));
+
+    // cluster 0: no addon pod; the klusterlet announces what it hosts and renews both add-ons' leases
+    const hosting = cluster(0);
+    expect((await podsIn(hosting, ADDON_NS)).map((p) => p.metadata.name)).toEqual([]);
+    const args0 = await agentArgs(hosting);
+    expect(args0).toContain('--in-process-addons=cluster-proxy,managed-serviceaccount');
+    expect(args0).toContain('--no-serviceaccount');
+    const leases = await kubectl(hosting.kubeconfigPath, ['-n', ADDON_NS, 'get', 'leases', '-o', 'name']);
+    expect(leases.split('\n').filter(Boolean).sort()).toEqual([
+      'lease.coordination.k8s.io/cluster-proxy',
+      'lease.coordination.k8s.io/managed-serviceaccount',
+    ]);
+    const mc = JSON.parse(await kubectl(hubKc(), ['get', 'managedcluster', hosting.name, '-o', 'json']));
+    expect(mc.status.clusterClaims).toContainEqual({
+      name: 'in-process-addons.tether.dev',
+      value: 'cluster-proxy,managed-serviceaccount',
+    });
+
+    // cluster 1: both agents as pods on its node; the klusterlet runs neither
+    const pods = cluster(1);
+    const running = (await podsIn(pods, ADDON_NS)).filter((p) => p.status.phase === 'Running');
+    expect(running.map((p) => p.metadata.name.replace(/-[a-z0-9]+-[a-z0-9]+$/, '')).sort()).toEqual([
+      PROXY_AGENT,
+      'managed-serviceaccount-addon-agent',
+    ]);
+    expect(new Set(running.map((p) => p.spec.nodeName))).toEqual(new Set([pods.name]));
+    const args1 = await agentArgs(pods);
+    expect(args1.filter((a) => a.startsWith('--proxy-server') || a.startsWith('--in-process'))).toEqual([]);
+    expect(args1).toContain('--no-serviceaccount');
     const table = await kubectl(hubKc(), ['get', 'managedclusteraddons', '-A']);
     const [header = '', ...rows] = table.trim().split('\n');
     expect(header.split(/\s+/).slice(0, 3)).toEqual(['NAMESPACE', 'NAME', 'AVAILABLE']);
@@ -321,7 +337,7 @@ describe('tether installed in real clusters', () => {
   });
 
   it('a SIGTERMed proxy-agent addon pod drains an open watch through the gateway instead of cutting it', async () => {
-    const c = cluster(0);
+    const c = cluster(1); // the cluster whose proxy-agent is a pod
     const ns = 'default';
     const watch = spawn(
       'kubectl',

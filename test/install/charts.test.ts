@@ -3,6 +3,7 @@
 // same objects as hubManifests() / agentManifests() for the same values — every combination of the
 // agent's optional tunnel and forward proxy, every agent endpoint type of the hub — with
 // certificates that Helm generates under hub-pki.ts's Secret names and keys. Both charts lint.
+
 import { X509Certificate } from 'node:crypto';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -11,6 +12,7 @@ import type { KubernetesObject } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 import { addonConfigAdmissionObjects } from '../../src/addon/hub/config/admission.ts';
+import { inProcessAddonNames } from '../../src/api/addon-in-process.ts';
 import { hubCrdManifests, managedCrdManifests } from '../../src/api/index.ts';
 import { type AgentInstallOptions, agentManifests } from '../../src/install/agent.ts';
 import { chartsDir, generateCharts } from '../../src/install/charts.ts';
@@ -224,6 +226,8 @@ describe('tether-agent chart', () => {
           : {}),
         ...(c.proxyCa ? { proxyCaPem: pem('forward-proxy-ca') } : {}),
         ...(c.proxyUrl ? { proxyUrl: 'https://squid.example:3129' } : {}),
+        // the chart's default, as join's
+        inProcessAddons: inProcessAddonNames,
       };
       const rendered = await template('tether-agent', {
         ...base,

@@ -4,6 +4,7 @@
 // flag naming the forward proxy's CA the manager mounts from an AddOnDeploymentConfig. Pure data.
 import type { KubernetesObject } from '@kubernetes/client-node';
 import type { ConfigMeta } from '../../api/addon.ts';
+import { inProcessAddonLabel, inProcessConfigMapName } from '../../api/addon-in-process.ts';
 import type { SecretMount } from '../../kube/workload.ts';
 import { proxyCaKey, proxyCaMountPath } from '../hub/config/deployment-config.ts';
 import { hubKubeconfigMountPath, hubKubeconfigSecretName } from '../sdk/agent.ts';
@@ -63,4 +64,22 @@ export function withPodSpec(deployment: KubernetesObject, fields: Record<string,
   const d = deployment as KubernetesObject & { spec: { template: { spec: Record<string, unknown> } } };
   Object.assign(d.spec.template.spec, fields);
   return d;
+}
+
+/**
+ * What the hub renders instead of the agent's Deployment, ServiceAccount and RBAC when the cluster's
+ * klusterlet agent hosts the add-on in its own process (src/api/addon-in-process.ts): ConfigMap
+ * `<addon>-in-process` with what the agent needs of the hub's options.
+ */
+export function inProcessConfigMap(
+  addon: string,
+  namespace: string,
+  data: Record<string, string>,
+): KubernetesObject {
+  return {
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: { name: inProcessConfigMapName(addon), namespace, labels: { [inProcessAddonLabel]: addon } },
+    data,
+  } as KubernetesObject;
 }

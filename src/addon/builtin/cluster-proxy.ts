@@ -6,8 +6,12 @@
 // needed; the proxy-server accepts that identity as an agent of cluster <c>, and no other addon's
 // (src/proxy-server/agent-identity.ts). The agent never calls the hub API, so the identity gets no
 // hub permissions, and it never calls its own cluster's API (it dials the apiserver's TCP port), so
-// its ServiceAccount has no token. Available follows the Deployment. Pure: options → AgentAddon.
+// its ServiceAccount has no token. Available follows the Deployment. On a cluster whose klusterlet
+// agent hosts the addon in-process (src/api/addon-in-process.ts): no Deployment or ServiceAccount,
+// ConfigMap `cluster-proxy-in-process` with the proxy-server address, server name and CA instead,
+// and Available follows the agent's Lease (renewed while a tunnel is held). Pure: options → AgentAddon.
 import type { KubernetesObject } from '@kubernetes/client-node';
+import { hostsInProcess, InProcessConfigKey } from '../../api/addon-in-process.ts';
 import { deployment, type PullPolicy } from '../../kube/workload.ts';
 import { clusterProxyAddonName } from '../../proxy-server/agent-identity.ts';
 import { addOnDeploymentConfigKind } from '../hub/config/references.ts';
@@ -20,6 +24,7 @@ import {
   caConfigMap,
   forwardProxyCaArgs,
   hubKubeconfigMount,
+  inProcessConfigMap,
   withPodSpec,
 } from './agent-objects.ts';
 
@@ -54,6 +59,14 @@ const proxyServerCaDir = '/managed/proxy-server-ca';
 function manifests(o: ClusterProxyAddonOptions, ctx: AddonRenderContext): KubernetesObject[] {
   const ns = ctx.installNamespace;
   const cluster = ctx.cluster.metadata?.name ?? '';
+  if (hostsInProcess(ctx.cluster, clusterProxyAddonName)) {
+    const data = {
+      [InProcessConfigKey.ProxyServer]: o.proxyServer,
+      [InProcessConfigKey.CaCert]: o.proxyServerCaPem,
+      ...(o.proxyServerName ? { [InProcessConfigKey.ServerName]: o.proxyServerName } : {}),
+    };
+    return [sharedInstallNamespace(ns), inProcessConfigMap(clusterProxyAddonName, ns, data)];
+  }
   const args = [
     'proxy-agent',
     `--cluster-name=${cluster}`,
@@ -109,5 +122,7 @@ export function clusterProxyAddon(o: ClusterProxyAddonOptions): AgentAddon {
       approve: (cluster) => cluster.spec?.hubAcceptsClient === true,
     },
     health: { type: 'DeploymentAvailability' },
+    healthFor: (cluster) =>
+      hostsInProcess(cluster, clusterProxyAddonName) ? { type: 'Lease' } : { type: 'DeploymentAvailability' },
   };
 }

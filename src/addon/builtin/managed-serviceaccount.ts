@@ -6,8 +6,12 @@
 // agent`'s identity gets, src/serviceaccount/rbac.ts; the hub's ManagedServiceAccount controller
 // grants the existing token Secrets by name to both identities); on the managed cluster its ServiceAccount may manage
 // ServiceAccounts and request their tokens in the install namespace, read that namespace and review
-// tokens — nothing else. Available follows the Deployment. Pure: options → AgentAddon.
+// tokens — nothing else. Available follows the Deployment. On a cluster whose klusterlet agent hosts
+// the addon in-process (src/api/addon-in-process.ts) there is no Deployment, ServiceAccount or RBAC:
+// ConfigMap `managed-serviceaccount-in-process` only, and Available follows the agent's Lease. Pure:
+// options → AgentAddon.
 import type { KubernetesObject, V1PolicyRule } from '@kubernetes/client-node';
+import { hostsInProcess } from '../../api/addon-in-process.ts';
 import { deployment, type PullPolicy } from '../../kube/workload.ts';
 import { managedServiceAccountAddonName, serviceAccountAgentHubRules } from '../../serviceaccount/rbac.ts';
 import { addOnDeploymentConfigKind } from '../hub/config/references.ts';
@@ -19,6 +23,7 @@ import {
   type BuiltinAddonMeta,
   forwardProxyCaArgs,
   hubKubeconfigMount,
+  inProcessConfigMap,
 } from './agent-objects.ts';
 
 export { managedServiceAccountAddonName };
@@ -99,6 +104,10 @@ function rbac(ns: string): KubernetesObject[] {
 function manifests(o: ManagedServiceAccountAddonOptions, ctx: AddonRenderContext): KubernetesObject[] {
   const ns = ctx.installNamespace;
   const cluster = ctx.cluster.metadata?.name ?? '';
+  if (hostsInProcess(ctx.cluster, managedServiceAccountAddonName)) {
+    // the klusterlet agent runs it with the addon's hub credential and its own cluster credential
+    return [sharedInstallNamespace(ns), inProcessConfigMap(managedServiceAccountAddonName, ns, {})];
+  }
   return [
     sharedInstallNamespace(ns),
     agentServiceAccount(managedServiceAccountNames.serviceAccount, ns, true),
@@ -146,5 +155,9 @@ export function managedServiceAccountAddon(o: ManagedServiceAccountAddonOptions)
     // managed-serviceaccount does (ApprovalAllCSRs) once the manager's own checks passed.
     registration: { hubPermissions: () => managedServiceAccountHubPermissions() },
     health: { type: 'DeploymentAvailability' },
+    healthFor: (cluster) =>
+      hostsInProcess(cluster, managedServiceAccountAddonName)
+        ? { type: 'Lease' }
+        : { type: 'DeploymentAvailability' },
   };
 }

@@ -107,6 +107,11 @@ export interface AgentAddon {
   registration?: AddonRegistration;
   /** default { type: 'Lease' } */
   health?: AddonHealthProber;
+  /**
+   * the probe for one cluster, when it depends on how that cluster runs the agent (a built-in
+   * add-on its klusterlet agent hosts in-process renews a Lease); default: `health`
+   */
+  healthFor?(cluster: ManagedCluster): AddonHealthProber;
   /** ClusterManagementAddOn addOnMeta */
   displayName?: string;
   description?: string;

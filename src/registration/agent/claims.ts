@@ -31,14 +31,24 @@ export interface ExposedClaims {
   truncated: number;
 }
 
-/** OCM's exposeClaims: reserved claims first, then up to `maxCustom` custom ones, each sorted by name. */
-export function exposeClaims(claims: readonly ClusterClaim[], maxCustom: number): ExposedClaims {
-  const reserved: ManagedClusterClaim[] = [];
+/**
+ * OCM's exposeClaims: reserved claims first, then up to `maxCustom` custom ones, each sorted by name.
+ * `agentClaims` are the agent's own reserved claims (in-process-addons.tether.dev): they count as
+ * reserved, and a ClusterClaim object of the same name cannot replace them.
+ */
+export function exposeClaims(
+  claims: readonly ClusterClaim[],
+  maxCustom: number,
+  agentClaims: readonly ManagedClusterClaim[] = [],
+): ExposedClaims {
+  const reserved: ManagedClusterClaim[] = [...agentClaims];
   const custom: ManagedClusterClaim[] = [];
+  const agentNames = new Set(agentClaims.map((c) => c.name));
   for (const claim of claims) {
     const name = claim.metadata?.name;
     const value = claim.spec?.value;
     if (!name || !value) continue; // the hub's schema wants both non-empty
+    if (agentNames.has(name)) continue;
     if (claim.metadata.labels?.[spokeOnlyClaimLabel] !== undefined) continue;
     (reservedClusterClaimNames.has(name) ? reserved : custom).push({ name, value });
   }

@@ -5,6 +5,7 @@
 // reconcile in flight, so no work is dropped at a certificate rotation. Managed-cluster state it
 // reads (claims, probe) belongs to the agent and outlives sessions.
 import type { KubeConfig } from '@kubernetes/client-node';
+import type { ManagedClusterClaim } from '../../api/cluster.ts';
 import {
   type ClientConfig,
   type ClusterClaim,
@@ -31,6 +32,8 @@ export interface HubSessionOptions {
   probe: ManagedClusterProbe;
   clientConfigs: ClientConfig[];
   maxCustomClusterClaims: number;
+  /** the agent's own reserved claims (in-process-addons.tether.dev) */
+  agentClaims: readonly ManagedClusterClaim[];
   statusIntervalMs: number;
   /** how often the cheap managed-apiserver health check runs between status reconciles */
   healthCheckIntervalMs: number;

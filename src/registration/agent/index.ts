@@ -18,8 +18,10 @@
 // option, or HTTPS_PROXY/NO_PROXY). Never writes hub objects other than its ManagedCluster, its
 // CSRs (and its addons' CSRs), its lease, events and its addons' ClusterCertificateRotated
 // condition in its cluster namespace; never touches the hub's conditions.
+
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { KubeConfig } from '@kubernetes/client-node';
+import { inProcessAddonsClaim, inProcessClaimValue } from '../../api/addon-in-process.ts';
 import {
   agentNamespace as defaultAgentNamespace,
   defaultLeaseDurationSeconds,
@@ -75,6 +77,11 @@ export interface RegistrationAgentOptions {
   leaseDurationSeconds?: number;
   /** custom ClusterClaims exposed beyond the reserved ones (default 20) */
   maxCustomClusterClaims?: number;
+  /**
+   * built-in add-ons this process hosts (src/api/addon-in-process.ts): announced to the hub in the
+   * reserved claim in-process-addons.tether.dev
+   */
+  inProcessAddons?: readonly string[];
   /** CSR spec.expirationSeconds (≥ 600, the signer's minimum); default: the signer's own */
   csrExpirationSeconds?: number;
   /** renew when this fraction of the certificate lifetime is left; default 0.20–0.25 jittered */
@@ -240,6 +247,9 @@ export async function startRegistrationAgent(opts: RegistrationAgentOptions): Pr
         probe,
         clientConfigs,
         maxCustomClusterClaims: opts.maxCustomClusterClaims ?? defaultMaxCustomClusterClaims,
+        agentClaims: opts.inProcessAddons?.length
+          ? [{ name: inProcessAddonsClaim, value: inProcessClaimValue(opts.inProcessAddons) }]
+          : [],
         statusIntervalMs,
         healthCheckIntervalMs: (opts.healthCheckIntervalSeconds ?? 10) * 1000,
         onUnauthorized: () => credentials.reportUnauthorized(),

@@ -14,6 +14,7 @@
 // made after it has landed — otherwise the watchdog, still seeing the old lease, takes it away
 // again, and the two would flap (and the unreachable taint with them) until the next renewal.
 import type { KubeConfig } from '@kubernetes/client-node';
+import type { ManagedClusterClaim } from '../../api/cluster.ts';
 import {
   type ClientConfig,
   type ClusterClaim,
@@ -47,6 +48,8 @@ export interface StatusReconcilerOptions {
   probe: ManagedClusterProbe;
   clientConfigs: ClientConfig[];
   maxCustomClusterClaims: number;
+  /** the agent's own reserved claims, exposed whatever ClusterClaim objects say */
+  agentClaims?: readonly ManagedClusterClaim[];
   /** reconcile again this often even without events (the probe interval) */
   intervalMs: number;
   /** the hub answered 401 this many times in a row */
@@ -171,7 +174,7 @@ export class ManagedClusterStatusReconciler {
     const informer = this.opts.claimInformer;
     if (!informer.hasSynced()) return undefined;
     const max = this.opts.maxCustomClusterClaims;
-    const { claims, truncated } = exposeClaims(informer.list(), max);
+    const { claims, truncated } = exposeClaims(informer.list(), max, this.opts.agentClaims);
     if (truncated !== this.lastTruncated) {
       if (truncated > 0) {
         this.opts.log.warn(

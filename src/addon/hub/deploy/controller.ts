@@ -181,7 +181,8 @@ export function startAddonDeployController(opts: AddonDeployControllerOptions): 
     const configs = await resolveConfigs(configRefsOf(mca, cma), (ref) => configObjects.read(ref));
     const deploymentConfig = deploymentConfigOf(configs);
     const installNamespace = installNamespaceOf(mca, deploymentConfig);
-    const common: AddonStatusChange = { addon, cma, installNamespace };
+    const health = addon.healthFor?.(cluster) ?? addon.health;
+    const common: AddonStatusChange = { addon, cma, installNamespace, ...(health ? { health } : {}) };
     let objects: KubernetesObject[];
     try {
       const ctx: AddonRenderContext = {
@@ -224,7 +225,7 @@ export function startAddonDeployController(opts: AddonDeployControllerOptions): 
       addonName: name,
       mca,
       manifests: objects,
-      manifestConfigs: probeManifestConfigs(addon.health, objects),
+      manifestConfigs: probeManifestConfigs(health, objects),
       configSpecHash: configSpecHashAnnotationValue(mca),
       ...(opts.maxWorkBytes ? { maxWorkBytes: opts.maxWorkBytes } : {}),
     });
@@ -256,7 +257,7 @@ export function startAddonDeployController(opts: AddonDeployControllerOptions): 
       ...common,
       ...(complete ? { manifestApplied: manifestAppliedCondition(current) } : {}),
       ...(complete && !clusterUnknown
-        ? { available: availableCondition(name, addon.health, current, objects) }
+        ? { available: availableCondition(name, health, current, objects) }
         : {}),
       works: complete ? current : undefined,
     });

@@ -14,7 +14,7 @@ import type { ManifestWork } from '../../../api/work.ts';
 import { type ConditionUpdate, setCondition } from '../../../kube/conditions.ts';
 import type { ResourceClient } from '../../../kube/resources.ts';
 import { writeAddonStatus } from '../../../registration/addon-status-write.ts';
-import type { AgentAddon } from '../../sdk/types.ts';
+import type { AddonHealthProber, AgentAddon } from '../../sdk/types.ts';
 import { progressing } from './progressing.ts';
 import { healthCheckMode } from './work-health.ts';
 
@@ -22,6 +22,8 @@ export interface AddonStatusChange {
   addon: AgentAddon;
   cma: ClusterManagementAddOn | undefined;
   installNamespace: string;
+  /** the addon's health probe on this cluster (AgentAddon.healthFor); default: the addon's own */
+  health?: AddonHealthProber;
   /** undefined: leave ManifestApplied as it is */
   manifestApplied?: ConditionUpdate;
   /** undefined: leave Available as it is */
@@ -46,7 +48,10 @@ export function changedStatus(
 ): ManagedClusterAddOnStatus {
   const status: ManagedClusterAddOnStatus = structuredClone(mca.status ?? {});
   status.namespace = change.installNamespace;
-  status.healthCheck = { ...(status.healthCheck ?? {}), mode: healthCheckMode(change.addon.health) };
+  status.healthCheck = {
+    ...(status.healthCheck ?? {}),
+    mode: healthCheckMode(change.health ?? change.addon.health),
+  };
   const meta = change.cma?.spec.addOnMeta ?? {
     ...(change.addon.displayName ? { displayName: change.addon.displayName } : {}),
     ...(change.addon.description ? { description: change.addon.description } : {}),
