@@ -29,6 +29,9 @@
 // --heap-top=N takes a heap snapshot of each process in the last run and prints its N largest
 // kinds of objects (module source shows up as `string`, bytecode and metadata as `code`/`hidden`). --tether-bin runs another checkout's bin/tether.js
 // (e.g. `git archive <commit> | tar -x -C DIR` with node_modules linked) for a before/after.
+// --real-nodes measures the path users take instead (bench/footprint-nodes.ts): `tether up` with
+// one managed cluster on real nodes, every tether process summed per side, after the add-ons are
+// Available and everything idled a minute.
 // --bundle builds the production bundle (src/image/bundle.ts, `npm run bundle`) and runs the tether
 // children from it: the same verbs, minified into one file set instead of ~900 modules.
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -83,6 +86,11 @@ function writeFile(dir: string, name: string, text: string): string {
 }
 
 export async function run(opts: BenchOptions): Promise<void> {
+  if (flag(opts.args, 'real-nodes') !== undefined) {
+    const { runOnRealNodes } = await import('./footprint-nodes.ts');
+    await runOnRealNodes(opts);
+    return;
+  }
   const runs = Number(flag(opts.args, 'runs') ?? 3);
   const settleMs = Number(flag(opts.args, 'settle') ?? (opts.quick ? 4 : 10)) * 1000;
   const nodeFlags = (flag(opts.args, 'node-flags') ?? '').split(/\s+/).filter(Boolean);
