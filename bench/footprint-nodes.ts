@@ -3,9 +3,8 @@
 // by init/join, the three built-in add-ons enabled through squid), then, once every add-on is
 // Available and everything has idled `--idle` seconds (default 60), the RSS of every tether process
 // in the environment's pods from /proc, summed per side: the managed cluster (agent verbs) and the
-// hub (hub, proxy-server, gateway). Processes are told apart by verb and found through their
-// container shim, whose command line names this run's directory, so another `tether up` on the
-// machine does not count. Baseline in the same run: a bare `node` idling (the same Node 24).
+// hub. Processes are found by their node: their container shim's command line names the node's
+// containerd socket (this run's node names are prefixed, so another `tether up` does not count). Baseline in the same run: a bare `node` idling (the same Node 24).
 // --addon-pods joins cluster1 with --no-in-process-addons: the add-on agents as pods, for before/after.
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
@@ -17,8 +16,6 @@ import { rssParts } from './lib/process-footprint.ts';
 import { type BenchOptions, flag } from './lib/stats.ts';
 
 const MB = 1e6;
-const hubVerbs = new Set(['hub', 'proxy-server', 'gateway']);
-const managedVerbs = new Set(['agent', 'serviceaccount-agent', 'proxy-agent']);
 
 /** The goals of issue 25, RSS summed per side. */
 const goals = { managedMb: 120, hubMb: 200 };
@@ -46,26 +43,36 @@ function parentOf(pid: number): number {
   }
 }
 
-/** Whether an ancestor of `pid` (its container shim) names `dir` on its command line. */
-function underDir(pid: number, dir: string): boolean {
+/**
+ * The node `pid` runs on: the name (among `nodes`) in its container shim's containerd socket path
+ * (`…/tether-node-<name>-XXXXXX/containerd/containerd.sock`; the shim is an ancestor), or undefined.
+ */
+function nodeOf(pid: number, nodes: readonly string[]): string | undefined {
   for (let p = parentOf(pid), hops = 0; p > 1 && hops < 12; p = parentOf(p), hops++) {
-    if (cmdline(p).some((a) => a.includes(dir))) return true;
+    const args = cmdline(p).join(' ');
+    const node = nodes.find((n) => args.includes(`/tether-node-${n}-`));
+    if (node) return node;
   }
-  return false;
+  return undefined;
 }
 
-/** Every tether process of the environment in `dir`, with its verb and RSS. */
-function tetherProcesses(dir: string): TetherProcess[] {
-  const out: TetherProcess[] = [];
+interface NodeProcess extends TetherProcess {
+  node: string;
+}
+
+/** Every tether process on one of `nodes`, with its node, verb and RSS. */
+function tetherProcesses(nodes: readonly string[]): NodeProcess[] {
+  const out: NodeProcess[] = [];
   for (const name of readdirSync('/proc')) {
     const pid = Number(name);
     if (!Number.isInteger(pid)) continue;
     const args = cmdline(pid);
     const at = args.findIndex((a) => a.endsWith('/bin/tether.js'));
     const verb = at >= 0 ? args[at + 1] : undefined;
-    if (!verb || !underDir(pid, dir)) continue;
+    const node = verb ? nodeOf(pid, nodes) : undefined;
+    if (!verb || !node) continue;
     const { anon, file } = rssParts(pid);
-    out.push({ pid, verb, rss: anon + file });
+    out.push({ pid, verb, node, rss: anon + file });
   }
   return out;
 }
@@ -99,16 +106,19 @@ export async function runOnRealNodes(opts: BenchOptions): Promise<void> {
   try {
     progress(`ready in ${((Date.now() - started) / 1000).toFixed(1)} s; idling ${idleS} s`);
     await sleep(idleS * 1000);
-    const procs = tetherProcesses(dir);
-    const sum = (verbs: Set<string>) =>
-      procs.filter((p) => verbs.has(p.verb)).reduce((total, p) => total + p.rss, 0);
-    const managed = sum(managedVerbs);
-    const hub = sum(hubVerbs);
+    const hubNode = env.hub.name;
+    const procs = tetherProcesses([hubNode, ...env.clusters.map((c) => c.name)]);
+    if (procs.length === 0)
+      progress('no tether process found on the nodes: is the shim command line as expected?');
+    const sum = (onHub: boolean) =>
+      procs.filter((p) => (p.node === hubNode) === onHub).reduce((total, p) => total + p.rss, 0);
+    const managed = sum(false);
+    const hub = sum(true);
     const mb = (n: number) => (n / MB).toFixed(1);
     console.log('\nside     process               RSS MB   × bare node');
     for (const p of procs.sort((a, b) => a.verb.localeCompare(b.verb)))
       console.log(
-        `${(hubVerbs.has(p.verb) ? 'hub' : 'managed').padEnd(9)}${p.verb.padEnd(22)}${mb(p.rss).padStart(6)}   ${(p.rss / bare).toFixed(2)}`,
+        `${(p.node === hubNode ? 'hub' : 'managed').padEnd(9)}${p.verb.padEnd(22)}${mb(p.rss).padStart(6)}   ${(p.rss / bare).toFixed(2)}`,
       );
     console.log(`managed  (sum)                 ${mb(managed).padStart(6)}   goal ≤ ${goals.managedMb} MB`);
     console.log(`hub      (sum)                 ${mb(hub).padStart(6)}   goal ≤ ${goals.hubMb} MB`);
@@ -119,7 +129,7 @@ export async function runOnRealNodes(opts: BenchOptions): Promise<void> {
         addon_agents: addonPods ? 'pods' : 'in-process',
         managed_rss_mb: Number(mb(managed)),
         hub_rss_mb: Number(mb(hub)),
-        processes: procs.map((p) => ({ verb: p.verb, rss_mb: Number(mb(p.rss)) })),
+        processes: procs.map((p) => ({ node: p.node, verb: p.verb, rss_mb: Number(mb(p.rss)) })),
         bare_node_rss_mb: Number(mb(bare)),
         ratio_managed_vs_bare_node: Number((managed / bare).toFixed(2)),
         goal_managed_mb: goals.managedMb,
