@@ -32,6 +32,8 @@
 // --real-nodes measures the path users take instead (bench/footprint-nodes.ts): `tether up` with
 // one managed cluster on real nodes, every tether process summed per side, after the add-ons are
 // Available and everything idled a minute.
+// --hub-scale measures `tether hub` while simulated clusters are added (bench/footprint-hub-scale.ts):
+// hub memory per 100 managed clusters, up to 1 000.
 // --bundle builds the production bundle (src/image/bundle.ts, `npm run bundle`) and runs the tether
 // children from it: the same verbs, minified into one file set instead of ~900 modules.
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -86,6 +88,11 @@ function writeFile(dir: string, name: string, text: string): string {
 }
 
 export async function run(opts: BenchOptions): Promise<void> {
+  if (flag(opts.args, 'hub-scale') !== undefined) {
+    const { runHubScale } = await import('./footprint-hub-scale.ts');
+    await runHubScale(opts);
+    return;
+  }
   if (flag(opts.args, 'real-nodes') !== undefined) {
     const { runOnRealNodes } = await import('./footprint-nodes.ts');
     await runOnRealNodes(opts);
