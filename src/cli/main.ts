@@ -122,8 +122,11 @@ export async function main(argv: string[]): Promise<number> {
   if (verb && DAEMON_VERBS.includes(verb) && process.env.TETHER_IDLE_MEMORY_TRIM !== '0') {
     const log = logger('idle-memory');
     (await import('./idle-memory.ts')).trimMemoryWhenIdle({
-      onTrim: (before, after) =>
-        log.debug({ newSpaceBytes: { before, after } }, 'idle: V8 young generation given back'),
+      onTrim: (before, after, reason) =>
+        log.debug(
+          { reason, newSpaceBytes: { before, after } },
+          'idle: V8 garbage collected, young generation given back',
+        ),
     });
   }
   try {

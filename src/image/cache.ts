@@ -15,7 +15,7 @@ import { bundlerVersion } from './bundle.ts';
 import { findNodeRuntime } from './node-runtime.ts';
 
 /** Bump when the build changes in a way the inputs below do not show. */
-const CACHE_FORMAT = 2;
+const CACHE_FORMAT = 3;
 /** Archives kept in the cache (newest first); older ones are removed after a build. */
 const KEEP_ARCHIVES = 3;
 

@@ -7,6 +7,7 @@ export {
   defaultImageArchive,
   IMAGE_APP_DIR,
   IMAGE_ENTRYPOINT,
+  IMAGE_MALLOC_ENV,
   type ImageBuildOptions,
   type ImageBuildResult,
   projectVersion,

@@ -16,7 +16,7 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { IMAGE_ENTRYPOINT, IMAGE_UID, projectVersion } from '../../src/image/index.ts';
+import { IMAGE_ENTRYPOINT, IMAGE_MALLOC_ENV, IMAGE_UID, projectVersion } from '../../src/image/index.ts';
 import { pollUntil } from '../../src/wait.ts';
 import {
   type ContainerProcess,
@@ -153,6 +153,8 @@ describe('tether container image', () => {
   it('runs tether as its entrypoint, as the non-root user 65532, with no shell in the rootfs', () => {
     expect(image.config.Entrypoint).toEqual(IMAGE_ENTRYPOINT);
     expect(image.config.User).toBe(`${IMAGE_UID}:${IMAGE_UID}`);
+    // glibc's allocator tuned for idle daemons (src/image/build.ts)
+    expect(image.config.Env).toEqual(expect.arrayContaining([...IMAGE_MALLOC_ENV]));
     expect(image.config.Labels?.['org.opencontainers.image.version']).toBe(version);
     const root = image.rootfs;
     expect(readFileSync(join(root, 'etc/passwd'), 'utf8')).toContain(`tether:x:${IMAGE_UID}:${IMAGE_UID}:`);
