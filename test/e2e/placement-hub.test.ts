@@ -76,8 +76,13 @@ describe('placement hub', () => {
       30_000,
     );
     expect(decided).toEqual([cluster]);
-    const placement = await admin.placements.get('pick', namespace);
-    expect(placement?.status?.numberOfSelectedClusters).toBe(1);
+    // the scheduler writes the decisions first and the Placement's status after them
+    const selected = await waitFor(
+      async () => (await admin.placements.get('pick', namespace))?.status?.numberOfSelectedClusters,
+      'the Placement status to count the selected cluster',
+      30_000,
+    );
+    expect(selected).toBe(1);
   });
 
   it('tether hub runs the placement hub and stops it on SIGTERM', async () => {
