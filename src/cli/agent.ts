@@ -4,7 +4,8 @@
 // the new one whenever it rotates; the proxy-agent (with --proxy-server) rotates in place: tunnels
 // with the new certificate first, then the old ones drain. /metrics serves the proxy-agent's
 // tether_agent_* series and the process metrics from the start (before the hub issues a cert).
-
+// With --in-process-addons it also hosts the built-in add-ons' agents, each with the add-on's own
+// hub credential (src/addon/inprocess, src/cli/agent-addons.ts).
 import type { KubeConfig } from '@kubernetes/client-node';
 import { type Command, Option } from 'commander';
 import type { InProcessAddonHost } from '../addon/inprocess/host.ts';
@@ -206,6 +207,10 @@ export function registerAgentCommand(program: Command): void {
 
 async function runAgent(flags: AgentFlags): Promise<void> {
   const inProcessAddons = checkInProcessAddons(flags.inProcessAddons ?? []);
+  if (inProcessAddons.length > 0 && !flags.addonRegistration)
+    throw new InvalidArgumentError(
+      '--in-process-addons needs add-on registration: the hosted agents run with the credentials it writes (drop --no-addon-registration)',
+    );
   // one ManagedServiceAccount agent per cluster: the add-on's, when this process hosts it
   if (inProcessAddons.includes(InProcessAddon.ManagedServiceAccount)) flags.serviceaccount = false;
   const managed = kubeconfigFlag(flags.kubeconfig, 'managed cluster');
