@@ -136,16 +136,31 @@ describe('tunnel resilience', () => {
     const s = await server();
     await agent([`127.0.0.1:${s.port}`]);
     await s.waitForAgents('cluster1');
-    const garbage = netConnect(s.port, '127.0.0.1');
-    garbage.on('error', () => {});
-    const closed = new Promise<void>((r) => garbage.once('close', () => r()));
-    garbage.write(randomBytes(64 * 1024));
-    await closed;
-    const huge = netConnect(s.port, '127.0.0.1');
-    huge.on('error', () => {});
-    const hugeClosed = new Promise<void>((r) => huge.once('close', () => r()));
-    huge.write(Buffer.concat([Buffer.from([0x16, 0x03, 0x01, 0xff, 0xff]), randomBytes(70_000)]));
-    await hugeClosed;
+    // Each step has its own deadline, well inside the test's: a hang says which one (a CI run once
+    // hung here for 60 s without saying where).
+    const closedBy = async (bytes: Buffer, what: string) => {
+      const socket = netConnect(s.port, '127.0.0.1');
+      socket.on('error', () => {});
+      let closed = false;
+      socket.once('close', () => {
+        closed = true;
+      });
+      socket.write(bytes);
+      try {
+        await pollUntil(async () => closed, { timeoutMs: 15_000, intervalMs: 20, description: what });
+      } finally {
+        socket.destroy();
+      }
+    };
+    const garbage = randomBytes(64 * 1024);
+    await closedBy(
+      garbage,
+      `the server to close a connection sending garbage (first bytes ${garbage.subarray(0, 8).toString('hex')})`,
+    );
+    await closedBy(
+      Buffer.concat([Buffer.from([0x16, 0x03, 0x01, 0xff, 0xff]), randomBytes(70_000)]),
+      'the server to close a connection sending an oversized TLS record',
+    );
     const st = await s.dial('cluster1', 'kube-apiserver:443');
     expect((await roundTrip(st, Buffer.from('alive'))).bytes).toBe(5);
   });
