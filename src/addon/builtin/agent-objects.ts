@@ -4,11 +4,12 @@
 // flag naming the forward proxy's CA the manager mounts from an AddOnDeploymentConfig. Pure data.
 import type { KubernetesObject } from '@kubernetes/client-node';
 import type { ConfigMeta } from '../../api/addon.ts';
-import { inProcessAddonLabel, inProcessConfigMapName } from '../../api/addon-in-process.ts';
+import { hostsInProcess, inProcessAddonLabel, inProcessConfigMapName } from '../../api/addon-in-process.ts';
+import type { ManagedCluster } from '../../api/cluster.ts';
 import type { SecretMount } from '../../kube/workload.ts';
 import { proxyCaKey, proxyCaMountPath } from '../hub/config/deployment-config.ts';
 import { hubKubeconfigMountPath, hubKubeconfigSecretName } from '../sdk/agent.ts';
-import type { AddonRenderContext } from '../sdk/types.ts';
+import type { AddonHealthProber, AddonRenderContext } from '../sdk/types.ts';
 
 /** What the hub shows of a built-in addon: its ClusterManagementAddOn's addOnMeta and supportedConfigs. */
 export interface BuiltinAddonMeta {
@@ -82,4 +83,9 @@ export function inProcessConfigMap(
     metadata: { name: inProcessConfigMapName(addon), namespace, labels: { [inProcessAddonLabel]: addon } },
     data,
   } as KubernetesObject;
+}
+
+/** A built-in add-on's probe on `cluster`: its Lease where the klusterlet hosts it, else its Deployment. */
+export function builtinAddonHealth(addon: string, cluster: ManagedCluster): AddonHealthProber {
+  return hostsInProcess(cluster, addon) ? { type: 'Lease' } : { type: 'DeploymentAvailability' };
 }

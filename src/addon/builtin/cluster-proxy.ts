@@ -21,6 +21,7 @@ import type { AddonRenderContext, AgentAddon } from '../sdk/types.ts';
 import {
   agentServiceAccount,
   type BuiltinAddonMeta,
+  builtinAddonHealth,
   caConfigMap,
   forwardProxyCaArgs,
   hubKubeconfigMount,
@@ -122,7 +123,6 @@ export function clusterProxyAddon(o: ClusterProxyAddonOptions): AgentAddon {
       approve: (cluster) => cluster.spec?.hubAcceptsClient === true,
     },
     health: { type: 'DeploymentAvailability' },
-    healthFor: (cluster) =>
-      hostsInProcess(cluster, clusterProxyAddonName) ? { type: 'Lease' } : { type: 'DeploymentAvailability' },
+    healthFor: (cluster) => builtinAddonHealth(clusterProxyAddonName, cluster),
   };
 }

@@ -21,6 +21,7 @@ import type { AddonRenderContext, AgentAddon } from '../sdk/types.ts';
 import {
   agentServiceAccount,
   type BuiltinAddonMeta,
+  builtinAddonHealth,
   forwardProxyCaArgs,
   hubKubeconfigMount,
   inProcessConfigMap,
@@ -155,9 +156,6 @@ export function managedServiceAccountAddon(o: ManagedServiceAccountAddonOptions)
     // managed-serviceaccount does (ApprovalAllCSRs) once the manager's own checks passed.
     registration: { hubPermissions: () => managedServiceAccountHubPermissions() },
     health: { type: 'DeploymentAvailability' },
-    healthFor: (cluster) =>
-      hostsInProcess(cluster, managedServiceAccountAddonName)
-        ? { type: 'Lease' }
-        : { type: 'DeploymentAvailability' },
+    healthFor: (cluster) => builtinAddonHealth(managedServiceAccountAddonName, cluster),
   };
 }

@@ -5,6 +5,7 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import { HubKubeconfigSecretKey } from '../../api/cluster.ts';
 import { InvalidArgumentError } from '../../errors.ts';
 import { kubeconfigFromParts, parseKubeconfigYaml } from '../../kube/kubeconfig.ts';
+import { unb64 } from '../../registration/agent/kinds.ts';
 
 /** The add-on's own hub credential, from Secret `<addon>-hub-kubeconfig` (decoded). */
 export interface AddonCredential {
@@ -36,7 +37,7 @@ export type AddonRunner = (input: HostedAddonInput) => Promise<HostedAddon>;
 
 /** The credential in a registration Secret's data (base64), or an error saying what is missing. */
 export function credentialOf(data: Readonly<Record<string, string>> | undefined): AddonCredential {
-  const text = (key: string) => (data?.[key] ? Buffer.from(data[key], 'base64').toString('utf8') : '');
+  const text = (key: string) => unb64(data?.[key]);
   const certPem = text(HubKubeconfigSecretKey.TlsCert);
   const keyPem = text(HubKubeconfigSecretKey.TlsKey);
   if (!certPem || !keyPem) throw new InvalidArgumentError('the Secret has no tls.crt and tls.key yet');
