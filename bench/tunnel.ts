@@ -2,6 +2,7 @@
 // connection (node:tls, the same certificates) to the same kind of target, measured in the same run.
 //
 //   npm run bench -- tunnel [--quick] [--only=a,b] [--inproc] [--separate-targets] [--cpu-prof=DIR]
+//                           [--anp=BIN_DIR]
 //
 // Topology (default): this process is the hub (ProxyServer and every client). A child process is
 // the managed cluster: the proxy-agent, the TCP targets it dials, and the TLS listener the direct
@@ -21,6 +22,9 @@
 // Groups for --only: idle, bulk-1, bulk-1-reverse, bulk-100, rr-small, stalled, squid, ws, and the
 // CONNECT-frontend path a hub service uses (lib/frontend-scenarios.ts, clients in their own
 // process): frontend-bulk-1, frontend-bulk-16, frontend-connect-rr, frontend-rr-small, frontend-idle-2k.
+// --anp=BIN_DIR runs those frontend scenarios through Go konnectivity too (its `server` and `agent`
+// in BIN_DIR, bench/lib/konnectivity.ts), interleaved with tether and direct TLS, and adds a
+// "vs konnectivity" row per scenario with issue 26's goals.
 import { mkdirSync } from 'node:fs';
 import type { Socket } from 'node:net';
 import { availableParallelism, loadavg } from 'node:os';
@@ -154,6 +158,7 @@ export async function run(opts: BenchOptions): Promise<void> {
     .filter(Boolean);
   const cpuProfDir = flag(opts.args, 'cpu-prof');
   const separateTargets = flag(opts.args, 'separate-targets') !== undefined;
+  const anpDir = flag(opts.args, 'anp') || undefined;
   const selected = (group: string): boolean => !only || only.includes(group);
   const topology = inproc
     ? 'one process: proxy-server, proxy-agent, TCP targets, direct-TLS server and all clients (RSS figures are both ends combined)'
@@ -787,6 +792,7 @@ export async function run(opts: BenchOptions): Promise<void> {
       emit,
       progress,
       execArgv: profArgs,
+      anpDir,
     });
 
     // ---- through a real squid ----------------------------------------------------------------

@@ -19,6 +19,7 @@ import type { ProxyServer } from '../../src/proxy-server/server.ts';
 import type { ClusterApi, TargetPorts } from './cluster-side.ts';
 import { type ConnectRrResult, type Endpoint, RemoteFrontendClient } from './frontend-client.ts';
 import { TlsFloorServer } from './frontend-tls-floor.ts';
+import { Konnectivity, procCpu } from './konnectivity.ts';
 import { gc, median, nowMs, percentile, round, sleep } from './stats.ts';
 
 const MiB = 1024 * 1024;
@@ -52,6 +53,8 @@ export interface FrontendContext {
   emit: (json: Record<string, unknown>, row?: FrontendRow) => void;
   progress: (msg: string) => void;
   execArgv: string[];
+  /** a directory with Go konnectivity's `server` and `agent`: every scenario also runs through them */
+  anpDir?: string;
 }
 
 export const FRONTEND_GROUPS = [
@@ -90,6 +93,9 @@ const QUICK: Sizes = {
   idle: 2000,
 };
 
+/** direct TLS (the baseline), tether's CONNECT frontend, konnectivity's (with --anp) */
+type Side = 'direct' | 'frontend' | 'anp';
+
 const la = (): number => round(loadavg()[0] ?? 0);
 const verdict = (ok: boolean): string => (ok ? 'met' : 'MISSED');
 
@@ -119,7 +125,17 @@ export async function runFrontendScenarios(ctx: FrontendContext): Promise<void> 
   });
   const fport = await frontend.start();
   const client = new RemoteFrontendClient(ctx.execArgv);
+  let anp: Konnectivity | undefined;
   try {
+    if (ctx.anpDir !== undefined) {
+      anp = await Konnectivity.start(ctx.anpDir, {
+        caPem: ctx.ca.certPem,
+        serverCert: ctx.serverCert,
+        clientCaPem: clientCa.certPem,
+        agentCert: await issueCertificate(ctx.ca, { commonName: 'konnectivity-agent', usage: 'client' }),
+      });
+      progress(`konnectivity from ${ctx.anpDir}: frontend on ${anp.frontendPort}`);
+    }
     await client.init({
       caPem: ctx.ca.certPem,
       direct: { certPem: ctx.directClientCert.certPem, keyPem: ctx.directClientCert.keyPem },
@@ -130,20 +146,43 @@ export async function runFrontendScenarios(ctx: FrontendContext): Promise<void> 
       authority: `${exp}.${ctx.clusterName}:${port}`,
       identity: 'frontend',
     });
-    const paths = {
+    // konnectivity's agent dials whatever the CONNECT names: the same targets, by address
+    const viaAnp = (port: number): Endpoint => ({
+      port: anp?.frontendPort ?? 0,
+      authority: `127.0.0.1:${port}`,
+      identity: 'frontend',
+    });
+    const paths: Record<'bulk' | 'echo', Record<Side, Endpoint>> = {
       bulk: {
-        direct: { port: ctx.ports.tlsBulk, identity: 'direct' } as Endpoint,
+        direct: { port: ctx.ports.tlsBulk, identity: 'direct' },
         frontend: via('bulk', ctx.ports.bulk),
+        anp: viaAnp(ctx.ports.bulk),
       },
       echo: {
-        direct: { port: ctx.ports.tlsEcho, identity: 'direct' } as Endpoint,
+        direct: { port: ctx.ports.tlsEcho, identity: 'direct' },
         frontend: via('echo', ctx.ports.echo),
+        anp: viaAnp(ctx.ports.echo),
       },
     };
+    /** the paths measured, interleaved: each repeat starts one later in this list */
+    const sides: Side[] = anp ? ['direct', 'frontend', 'anp'] : ['direct', 'frontend'];
+    const order = (r: number): Side[] => [
+      ...sides.slice(r % sides.length),
+      ...sides.slice(0, r % sides.length),
+    ];
 
-    const cpu = async (): Promise<{ hub: number; agent: number }> => {
+    // CPU of the proxy side ("hub") and the cluster side of a path: for tether the hub process and
+    // the cluster process (agent + targets); for konnectivity its server, and its agent plus the
+    // same cluster process (whose targets it reaches); for direct, the cluster process's TLS listener.
+    const cpu = async (k: Side): Promise<{ hub: number; agent: number }> => {
+      const clusterCpu = (await cluster.stats(false)).cpuMicros;
+      if (k === 'anp' && anp)
+        return {
+          hub: procCpu(anp.serverPid).cpuMicros,
+          agent: procCpu(anp.agentPid).cpuMicros + clusterCpu,
+        };
       const c = process.cpuUsage();
-      return { hub: c.user + c.system, agent: (await cluster.stats(false)).cpuMicros };
+      return { hub: c.user + c.system, agent: clusterCpu };
     };
 
     // ---- idle connections (first: before bulk runs leave freed pages that hide RSS growth) -----
@@ -244,18 +283,17 @@ export async function runFrontendScenarios(ctx: FrontendContext): Promise<void> 
     const bulkScenario = async (name: string, streams: number): Promise<void> => {
       const per = Math.floor(sizes.bulkTotal / streams);
       const bytes = per * streams;
-      const runs: Record<'direct' | 'frontend', Array<{ mbps: number; hubS: number; agentS: number }>> = {
+      const runs: Record<Side, Array<{ mbps: number; hubS: number; agentS: number }>> = {
         direct: [],
         frontend: [],
+        anp: [],
       };
-      for (const k of ['direct', 'frontend'] as const) await client.bulk(paths.bulk[k], streams, per / 4);
+      for (const k of sides) await client.bulk(paths.bulk[k], streams, per / 4);
       for (let r = 0; r < REPEATS; r++) {
-        for (const k of (r % 2 ? ['frontend', 'direct'] : ['direct', 'frontend']) as Array<
-          'direct' | 'frontend'
-        >) {
-          const c0 = await cpu();
+        for (const k of order(r)) {
+          const c0 = await cpu(k);
           const res = await client.bulk(paths.bulk[k], streams, per);
-          const c1 = await cpu();
+          const c1 = await cpu(k);
           const gib = bytes / GiB;
           runs[k].push({
             mbps: bytes / 1e3 / res.ms,
@@ -266,7 +304,7 @@ export async function runFrontendScenarios(ctx: FrontendContext): Promise<void> 
           await sleep(100);
         }
       }
-      const med = (k: 'direct' | 'frontend', f: 'mbps' | 'hubS' | 'agentS'): number =>
+      const med = (k: Side, f: 'mbps' | 'hubS' | 'agentS'): number =>
         round(median(runs[k].map((x) => x[f])), 2);
       const ratio = round(med('frontend', 'mbps') / med('direct', 'mbps'), 3);
       const hubCpu = med('frontend', 'hubS');
@@ -298,21 +336,50 @@ export async function runFrontendScenarios(ctx: FrontendContext): Promise<void> 
           result: streams === 1 ? verdict(ratio >= 0.3 && hubCpu <= 2.5) : '—',
         },
       );
+      if (!anp) return;
+      // issue 26's goals against konnectivity: throughput ×1.2 (1 connection) / ×1.5 (16), and
+      // no more CPU per GiB on either side
+      const vsAnp = round(med('frontend', 'mbps') / med('anp', 'mbps'), 3);
+      const goal = streams === 1 ? 1.2 : 1.5;
+      const cpuMet = hubCpu <= med('anp', 'hubS') && med('frontend', 'agentS') <= med('anp', 'agentS');
+      emit(
+        {
+          scenario: `${name}-vs-konnectivity`,
+          ratio_vs_konnectivity: vsAnp,
+          frontend_mbps: med('frontend', 'mbps'),
+          konnectivity_mbps: med('anp', 'mbps'),
+          konnectivity_runs: runs.anp.map((x) => round(x.mbps, 1)),
+          konnectivity_ratio_vs_direct: round(med('anp', 'mbps') / med('direct', 'mbps'), 3),
+          hub_cpu_s_per_gib: hubCpu,
+          konnectivity_server_cpu_s_per_gib: med('anp', 'hubS'),
+          agent_cpu_s_per_gib: med('frontend', 'agentS'),
+          konnectivity_agent_cpu_s_per_gib: med('anp', 'agentS'),
+          streams,
+          target: { ratio_vs_konnectivity: goal, cpu_per_gib: 'each side ≤ konnectivity' },
+          met: vsAnp >= goal && cpuMet,
+          loadavg_1m: la(),
+        },
+        {
+          scenario: `${name} vs konnectivity`,
+          tunnel: `${med('frontend', 'mbps')} MB/s; CPU s/GiB hub ${hubCpu} agent ${med('frontend', 'agentS')}`,
+          baseline: `konnectivity ${med('anp', 'mbps')} MB/s; CPU s/GiB server ${med('anp', 'hubS')} agent ${med('anp', 'agentS')}`,
+          ratio: String(vsAnp),
+          target: `≥ ${goal}; CPU/GiB ≤ konnectivity`,
+          result: `${verdict(vsAnp >= goal)} rate; ${verdict(cpuMet)} CPU`,
+        },
+      );
     };
     await ctx.group('frontend-bulk-1', () => bulkScenario('frontend-bulk-1', 1));
     await ctx.group('frontend-bulk-16', () => bulkScenario('frontend-bulk-16', 16));
 
     // ---- new connection → first 1 KiB echo ----------------------------------------------------
-    type Side = 'direct' | 'frontend';
-    const orders: Side[][] = [
-      ['direct', 'frontend'],
-      ['frontend', 'direct'],
-    ];
     await ctx.group('frontend-connect-rr', async () => {
       const json: Record<string, unknown> = { scenario: 'frontend-connect-rr' };
       const cells: string[] = [];
       let goalLine = '';
       let met = true;
+      /** konnectivity's full-handshake latency, and tether's p99 against direct, for issue 26's goals */
+      const vsAnp = { p50: 0, p99: 0, tetherP50: 0, tetherP99: 0, directP99: 0 };
       for (const mode of [
         { key: 'full', resume: false },
         { key: 'resumed', resume: true },
@@ -335,18 +402,18 @@ export async function runFrontendScenarios(ctx: FrontendContext): Promise<void> 
           agentUs: [],
           clientUs: [],
         });
-        const lat: Record<Side, Runs> = { direct: runs(), frontend: runs() };
-        for (const k of orders[0] as Side[]) await client.connectRr(paths.echo[k], 50, 1, mode.resume);
+        const lat: Record<Side, Runs> = { direct: runs(), frontend: runs(), anp: runs() };
+        for (const k of sides) await client.connectRr(paths.echo[k], 50, 1, mode.resume);
         for (let r = 0; r < REPEATS; r++) {
-          for (const k of orders[r % 2] as Side[]) {
-            const c0 = await cpu();
+          for (const k of order(r)) {
+            const c0 = await cpu(k);
             const res: ConnectRrResult = await client.connectRr(
               paths.echo[k],
               sizes.connectLatency,
               1,
               mode.resume,
             );
-            const c1 = await cpu();
+            const c1 = await cpu(k);
             const count = res.latencies.length;
             const l = lat[k];
             l.p50.push(percentile(res.latencies, 50));
@@ -392,6 +459,13 @@ export async function runFrontendScenarios(ctx: FrontendContext): Promise<void> 
           [`${m}_direct_client_cpu_us_per_connection`]: us(lat.direct.clientUs),
           cipher: { direct: lat.direct.cipher, frontend: lat.frontend.cipher },
         });
+        if (anp)
+          Object.assign(json, {
+            [`${m}_konnectivity_p50_us`]: p('anp', 'p50'),
+            [`${m}_konnectivity_p99_us`]: p('anp', 'p99'),
+            [`${m}_konnectivity_server_cpu_us_per_connection`]: us(lat.anp.hubUs),
+            [`${m}_konnectivity_agent_cpu_us_per_connection`]: us(lat.anp.agentUs),
+          });
         cells.push(
           `${m}: p50 ${p('frontend', 'p50')} / p99 ${p('frontend', 'p99')} µs vs direct ${p('direct', 'p50')} / ${p('direct', 'p99')} (×${s50} / ×${s99}), CPU/conn hub ${us(lat.frontend.hubUs)} µs`,
         );
@@ -401,18 +475,25 @@ export async function runFrontendScenarios(ctx: FrontendContext): Promise<void> 
           json.p50_slowdown_vs_direct = s50;
           json.p99_slowdown_vs_direct = s99;
           goalLine = `×${s50} / ×${s99}`;
+          Object.assign(vsAnp, {
+            p50: p('anp', 'p50'),
+            p99: p('anp', 'p99'),
+            tetherP50: p('frontend', 'p50'),
+            tetherP99: p('frontend', 'p99'),
+            directP99: p('direct', 'p99'),
+          });
         }
       }
       // Opening rate: several openers at once, with resumption (what a pooled hub client does).
-      const rates: Record<Side, number[]> = { direct: [], frontend: [] };
+      const rates: Record<Side, number[]> = { direct: [], frontend: [], anp: [] };
       const hubUs: number[] = [];
       const agentUs: number[] = [];
       const clientUs: number[] = [];
       for (let r = 0; r < REPEATS; r++) {
-        for (const k of orders[r % 2] as Side[]) {
-          const c0 = await cpu();
+        for (const k of order(r)) {
+          const c0 = await cpu(k);
           const res = await client.connectRr(paths.echo[k], sizes.connectRate, sizes.rateOpeners, true);
-          const c1 = await cpu();
+          const c1 = await cpu(k);
           const count = res.latencies.length;
           rates[k].push(count / (res.ms / 1000));
           if (k === 'frontend') {
@@ -451,24 +532,56 @@ export async function runFrontendScenarios(ctx: FrontendContext): Promise<void> 
         target: 'p50 ≤ ×1.6, p99 ≤ ×2.5, ≥ 1500/s',
         result: `${verdict(met)} latency; ${verdict(rate >= 1500)} rate`,
       });
+      if (!anp) return;
+      const anpRate = Math.round(median(rates.anp));
+      const latMet = vsAnp.tetherP50 <= vsAnp.p50 && vsAnp.tetherP99 <= 2 * vsAnp.directP99;
+      const rateMet = rate >= anpRate && rate >= 1000;
+      emit(
+        {
+          scenario: 'frontend-connect-rr-vs-konnectivity',
+          p50_ratio_vs_konnectivity: round(vsAnp.tetherP50 / vsAnp.p50, 2),
+          frontend_p50_us: vsAnp.tetherP50,
+          konnectivity_p50_us: vsAnp.p50,
+          frontend_p99_us: vsAnp.tetherP99,
+          konnectivity_p99_us: vsAnp.p99,
+          direct_p99_us: vsAnp.directP99,
+          connections_per_second: rate,
+          konnectivity_connections_per_second: anpRate,
+          konnectivity_connections_per_second_runs: rates.anp.map(Math.round),
+          target: {
+            p50: '≤ konnectivity',
+            p99: '≤ 2 × direct',
+            connections_per_second: '≥ konnectivity and ≥ 1000',
+          },
+          met: latMet && rateMet,
+          loadavg_1m: la(),
+        },
+        {
+          scenario: 'frontend-connect-rr vs konnectivity',
+          tunnel: `p50 ${vsAnp.tetherP50} / p99 ${vsAnp.tetherP99} µs; ${rate}/s`,
+          baseline: `konnectivity p50 ${vsAnp.p50} / p99 ${vsAnp.p99} µs; ${anpRate}/s (direct p99 ${vsAnp.directP99} µs)`,
+          ratio: `p50 ×${round(vsAnp.tetherP50 / vsAnp.p50, 2)}; rate ×${round(rate / anpRate, 2)}`,
+          target: 'p50 ≤ konnectivity, p99 ≤ 2 × direct; rate ≥ konnectivity, ≥ 1000/s',
+          result: `${verdict(latMet)} latency; ${verdict(rateMet)} rate`,
+        },
+      );
     });
 
     // ---- 1 KiB round trip on an open connection ------------------------------------------------
     await ctx.group('frontend-rr-small', async () => {
-      const out: Record<'direct' | 'frontend', { p50: number[]; p99: number[] }> = {
+      const out: Record<Side, { p50: number[]; p99: number[] }> = {
         direct: { p50: [], p99: [] },
         frontend: { p50: [], p99: [] },
+        anp: { p50: [], p99: [] },
       };
       const hubUs: number[] = [];
       const agentUs: number[] = [];
-      for (const k of ['direct', 'frontend'] as const) await client.rr(paths.echo[k], 0, sizes.rrWarmup);
+      for (const k of sides) await client.rr(paths.echo[k], 0, sizes.rrWarmup);
       for (let r = 0; r < REPEATS; r++) {
-        for (const k of (r % 2 ? ['frontend', 'direct'] : ['direct', 'frontend']) as Array<
-          'direct' | 'frontend'
-        >) {
-          const c0 = await cpu();
+        for (const k of order(r)) {
+          const c0 = await cpu(k);
           const lat = await client.rr(paths.echo[k], sizes.rrIterations, 50);
-          const c1 = await cpu();
+          const c1 = await cpu(k);
           if (k === 'frontend') {
             hubUs.push((c1.hub - c0.hub) / (sizes.rrIterations + 50));
             agentUs.push((c1.agent - c0.agent) / (sizes.rrIterations + 50));
@@ -480,7 +593,7 @@ export async function runFrontendScenarios(ctx: FrontendContext): Promise<void> 
           );
         }
       }
-      const p = (k: 'direct' | 'frontend', q: 'p50' | 'p99'): number => round(median(out[k][q]), 1);
+      const p = (k: Side, q: 'p50' | 'p99'): number => round(median(out[k][q]), 1);
       const s99 = round(p('frontend', 'p99') / p('direct', 'p99'), 2);
       emit(
         {
@@ -514,9 +627,30 @@ export async function runFrontendScenarios(ctx: FrontendContext): Promise<void> 
           result: verdict(s99 <= 2),
         },
       );
+      if (anp)
+        emit(
+          {
+            scenario: 'frontend-rr-small-vs-konnectivity',
+            frontend_p50_us: p('frontend', 'p50'),
+            frontend_p99_us: p('frontend', 'p99'),
+            konnectivity_p50_us: p('anp', 'p50'),
+            konnectivity_p99_us: p('anp', 'p99'),
+            konnectivity_p99_slowdown_vs_direct: round(p('anp', 'p99') / p('direct', 'p99'), 2),
+            loadavg_1m: la(),
+          },
+          {
+            scenario: 'frontend-rr-small vs konnectivity',
+            tunnel: `p50 ${p('frontend', 'p50')} / p99 ${p('frontend', 'p99')} µs`,
+            baseline: `konnectivity ${p('anp', 'p50')} / ${p('anp', 'p99')} µs`,
+            ratio: `p50 ×${round(p('frontend', 'p50') / p('anp', 'p50'), 2)} / p99 ×${round(p('frontend', 'p99') / p('anp', 'p99'), 2)}`,
+            target: '(goal: p99 ≤ ×2 direct, above)',
+            result: '—',
+          },
+        );
     });
   } finally {
     await client.shutdown();
     await frontend.stop();
+    await anp?.stop();
   }
 }
