@@ -5,8 +5,10 @@
 // with TETHER_AGENT_UNRESPONSIVE. From then on the session is `unresponsive`: its open streams are
 // reset (a request on a pooled connection would otherwise wait for its headers timeout) and new
 // opens fail at once (the registry routes around it), until the agent answers again or the
-// keepalive drops the session. The session runs on a SessionSocket (session-socket.ts), so it keeps
-// reading the agent while its own large write drains.
+// keepalive drops the session. The session runs straight on the agent's TCP/TLS socket: node:http2
+// then reads nothing while its own large write drains, so liveness counts the bytes the kernel
+// sends as signs of life too (connection-progress.ts). A connection with no TCP socket below it
+// (TLS over a WebSocket) runs on a SessionSocket (session-socket.ts) instead.
 import {
   type ClientHttp2Session,
   type ClientHttp2Stream,
@@ -16,6 +18,7 @@ import {
 } from 'node:http2';
 import type { Duplex } from 'node:stream';
 import { TetherError, type TetherErrorCode } from '../errors.ts';
+import { connectionCounters, kernelHandleOf } from './connection-progress.ts';
 import { resetWhenHalfOpen } from './half-open.ts';
 import { SessionKeepalive } from './keepalive.ts';
 import { PeerLiveness } from './peer-liveness.ts';
@@ -62,12 +65,16 @@ export class HubTunnelSession {
     this.onClose = opts.onClose;
     this.peer = opts.peer ?? 'the agent';
     const l = opts.limits;
-    // The hub keeps reading the agent while its own large write drains (session-socket.ts): on a
-    // slow link or a busy agent that write can take seconds, and an unread PING answer would make a
-    // live agent look unresponsive.
-    const bridge = new SessionSocket(opts.socket, { maxUnsentBytes: l.maxUnsentBytes });
+    // No JS stream bridge where the kernel socket is reachable: the bridge costs CPU per byte, and
+    // the agent's session always reads, so the two ends cannot wait on each other's writes
+    // (session-socket.ts). While the hub's own write drains it reads nothing; the kernel's send
+    // counters still show the agent taking our bytes (connection-progress.ts).
+    const connection: Duplex = kernelHandleOf(opts.socket)
+      ? opts.socket
+      : new SessionSocket(opts.socket, { maxUnsentBytes: l.maxUnsentBytes });
+    const counters = connectionCounters(opts.socket);
     this.session = connect('http://agent.tether.invalid', {
-      createConnection: () => bridge,
+      createConnection: () => connection,
       ...http2SessionOptions(l),
     });
     this.session.on('connect', () => {
@@ -78,13 +85,19 @@ export class HubTunnelSession {
     this.session.on('error', () => {});
     this.session.on('close', () => this.finish('session closed'));
     this.session.on('goaway', () => this.finish('agent sent GOAWAY'));
-    this.keepalive = new SessionKeepalive(this.session, l.pingIntervalMs, l.pingTimeoutMs, (why) => {
-      this.finish(why);
-      this.session.destroy();
-    });
+    this.keepalive = new SessionKeepalive(
+      this.session,
+      l.pingIntervalMs,
+      l.pingTimeoutMs,
+      (why) => {
+        this.finish(why);
+        this.session.destroy();
+      },
+      counters,
+    );
     this.liveness = new PeerLiveness({
       keepalive: this.keepalive,
-      socket: opts.socket as { bytesRead?: number; bytesWritten?: number },
+      socket: counters,
       unresponsiveAfterMs: l.unresponsiveAfterMs,
       onUnresponsive: (silentMs) => {
         const streams = [...this.established];

@@ -23,9 +23,18 @@ export class SessionKeepalive {
   lastAnswerAt = Date.now();
   /** called whenever a PING goes out (periodic or probe) */
   onPingSent: (() => void) | undefined;
+  /** where bytes heard from the peer are counted; the session's socket unless given */
+  private readonly connection: { bytesRead?: number } | undefined;
 
-  constructor(session: Http2Session, intervalMs: number, timeoutMs: number, onDead: (why: string) => void) {
+  constructor(
+    session: Http2Session,
+    intervalMs: number,
+    timeoutMs: number,
+    onDead: (why: string) => void,
+    connection?: { bytesRead?: number },
+  ) {
     this.session = session;
+    this.connection = connection;
     this.timeoutMs = timeoutMs;
     this.onDead = onDead;
     this.timer = setInterval(() => this.ping(), intervalMs);
@@ -84,7 +93,7 @@ export class SessionKeepalive {
 
   private bytesRead(): number {
     try {
-      return this.session.socket?.bytesRead ?? 0;
+      return (this.connection ?? this.session.socket)?.bytesRead ?? 0;
     } catch {
       return 0;
     }

@@ -11,12 +11,13 @@
 //
 // Here the session writes into a buffer in front of the real socket and its write completes at
 // once, so it goes straight back to reading. One end that always reads breaks the cycle (the other
-// end's writes then always complete), so the agent's session runs on it (agent-session.ts). The
-// hub's session runs on it too (hub-session.ts): on a slow link, or towards a busy agent, the hub's
-// own batch of DATA (up to the agent's 64 MiB connection window) can take seconds to drain, and
-// while it did the hub read nothing, so the agent's PING answers went unread and the unresponsive
-// check reset the streams of a live agent. node runs a session over a Duplex that is not a socket
-// through its JS stream bridge, which costs CPU per byte read (one more JS hop per chunk). What
+// end's writes then always complete), so the agent's session runs on it (agent-session.ts). node
+// runs a session over a Duplex that is not a socket through its JS stream bridge, which costs CPU
+// per byte (one more JS hop and copy per chunk, about a third of the hub's CPU per byte in the
+// tunnel benchmark), so the hub's session runs on it only where no TCP socket is reachable (TLS
+// over a WebSocket). Over TCP the hub runs natively and stops reading while its own batch of DATA
+// drains, which on a slow link can take seconds; its liveness checks then count the bytes the
+// kernel sends as signs of the agent's life (connection-progress.ts). What
 // waits in that buffer is bounded by the peer's HTTP/2 connection window (a session sends no DATA
 // beyond it) plus a few control frames; a peer that advertises a larger window than
 // maxUnsentBytes, and then reads nothing, meets ordinary backpressure again: writes complete only
