@@ -16,17 +16,28 @@
 // in the session, and sessions expire after SESSION_TIMEOUT_S); a certificate caller is looked up
 // by its fingerprint (building the peer-certificate object costs ~60 µs, the fingerprint ~2 µs);
 // AES-128-GCM is preferred where the CPU has AES instructions; the 200 answer is a prebuilt buffer.
+//
+// Two wire protocols on one port, chosen by ALPN: HTTP/1.1 CONNECT (one tunnel per TLS connection;
+// clients that offer no ALPN get it), and HTTP/2 CONNECT (RFC 9113 §8.5: `:method CONNECT`,
+// `:authority` the same address) for clients offering `h2`, which carry many tunnels over one TLS
+// connection and so pay one handshake for all of them (connect-frontend-h2.ts). Both go through the
+// same authentication, authorization and limits (openTunnel).
 import { readFileSync } from 'node:fs';
-import type { IncomingMessage } from 'node:http';
-import { createServer, type Server } from 'node:https';
+import { createServer as createHttpServer, type Server as HttpServer, type IncomingMessage } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
-import { DEFAULT_CIPHERS, type TLSSocket } from 'node:tls';
+import {
+  createServer as createTlsServer,
+  DEFAULT_CIPHERS,
+  type TLSSocket,
+  type Server as TlsServer,
+} from 'node:tls';
 import { TetherError } from '../errors.ts';
 import { type Logger, logger as makeLogger } from '../log.ts';
 import { parseConnectAuthority } from '../tunnel/connect-authority.ts';
 import { isManagedClusterIdentity } from '../tunnel/identity.ts';
 import { ClientLimiter, type ClientLimits } from './client-limits.ts';
+import { type H2ConnectLimits, H2ConnectServer } from './connect-frontend-h2.ts';
 
 export interface Caller {
   user: string;
@@ -51,8 +62,27 @@ export interface ConnectFrontendOptions {
   maxHeaderBytes?: number;
   headersTimeoutMs?: number;
   maxConnections?: number;
+  /** HTTP/2 connections: concurrent tunnels and flow-control windows (defaults in connect-frontend-h2.ts) */
+  h2?: Partial<H2ConnectLimits>;
   log?: Logger;
 }
+
+/** Where a caller's credentials come from: the TLS connection, and a Proxy-Authorization value. */
+export interface TunnelRequest {
+  authority: string;
+  tlsSocket: TLSSocket;
+  proxyAuthorization?: string | string[];
+}
+
+/** Why a tunnel was not opened: the status, its text, a reason for the caller, extra headers. */
+export interface TunnelRefusal {
+  status: number;
+  text: string;
+  reason: string;
+  headers?: Record<string, string>;
+}
+
+export type TunnelOutcome = { upstream: Duplex } | { refusal: TunnelRefusal };
 
 /** How long a TLS session may be resumed after its full handshake (OpenSSL's session timeout). */
 export const SESSION_TIMEOUT_S = 300;
@@ -94,18 +124,32 @@ const statusFor: Record<string, [number, string]> = {
   TETHER_PROTOCOL: [502, 'Bad Gateway'],
 };
 
-function reject(socket: Duplex, status: number, text: string, reason: string, extra = ''): void {
-  const safe = reason.replace(/[\r\n]/g, ' ').slice(0, 500);
+/** A reason fit for a header value: one line, at most 500 characters. */
+export function headerSafe(reason: string): string {
+  return reason.replace(/[\r\n]/g, ' ').slice(0, 500);
+}
+
+function reject(socket: Duplex, r: TunnelRefusal): void {
+  const extra = Object.entries(r.headers ?? {})
+    .map(([k, v]) => `${k}: ${v}\r\n`)
+    .join('');
   if (socket.writable) {
     socket.end(
-      `HTTP/1.1 ${status} ${text}\r\ntether-reason: ${safe}\r\ncontent-length: 0\r\nconnection: close\r\n${extra}\r\n`,
+      `HTTP/1.1 ${r.status} ${r.text}\r\ntether-reason: ${headerSafe(r.reason)}\r\ncontent-length: 0\r\nconnection: close\r\n${extra}\r\n`,
     );
   }
   (socket as Partial<Socket>).destroySoon?.();
 }
 
+const refusal = (status: number, text: string, reason: string, headers?: Record<string, string>) => ({
+  refusal: { status, text, reason, ...(headers ? { headers } : {}) },
+});
+
 export class ConnectFrontend {
-  private readonly server: Server;
+  private readonly server: TlsServer;
+  /** HTTP/1.1 over the TLS connections that did not choose h2 */
+  private readonly http1: HttpServer;
+  private readonly h2: H2ConnectServer;
   private readonly opts: ConnectFrontendOptions;
   private readonly log: Logger;
   private readonly sockets = new Set<Socket>();
@@ -118,22 +162,41 @@ export class ConnectFrontend {
     this.log = opts.log ?? makeLogger('connect-frontend');
     this.limiter = new ClientLimiter(opts.limits);
     const clientCa = opts.tls.clientCaPem;
-    this.server = createServer({
+    this.server = createTlsServer({
       cert: opts.tls.certPem,
       key: opts.tls.keyPem,
       ...(clientCa ? { ca: clientCa, requestCert: true } : { requestCert: false }),
       rejectUnauthorized: false,
-      maxHeaderSize: opts.maxHeaderBytes ?? 8 * 1024,
-      // Strict parsing whatever NODE_OPTIONS says (--insecure-http-parser would otherwise apply):
-      // a request whose framing is ambiguous (CL with TE, obs-fold, bare LF) gets 400, never a tunnel.
-      insecureHTTPParser: false,
+      ALPNProtocols: ['h2', 'http/1.1'],
       ciphers: frontendCiphers(),
       honorCipherOrder: true,
       sessionTimeout: SESSION_TIMEOUT_S,
     });
-    this.server.headersTimeout = opts.headersTimeoutMs ?? 10_000;
-    this.server.requestTimeout = opts.headersTimeoutMs ?? 10_000;
     this.server.maxConnections = opts.maxConnections ?? 10_000;
+    this.http1 = createHttpServer({
+      maxHeaderSize: opts.maxHeaderBytes ?? 8 * 1024,
+      // Strict parsing whatever NODE_OPTIONS says (--insecure-http-parser would otherwise apply):
+      // a request whose framing is ambiguous (CL with TE, obs-fold, bare LF) gets 400, never a tunnel.
+      insecureHTTPParser: false,
+    });
+    this.http1.headersTimeout = opts.headersTimeoutMs ?? 10_000;
+    this.http1.requestTimeout = opts.headersTimeoutMs ?? 10_000;
+    this.h2 = new H2ConnectServer({
+      open: (req) => this.openTunnel(req),
+      limits: opts.h2,
+      idleTimeoutMs: opts.headersTimeoutMs ?? 10_000,
+      maxHeaderBytes: opts.maxHeaderBytes ?? 8 * 1024,
+      log: this.log,
+    });
+    this.server.on('secureConnection', (s: TLSSocket) => {
+      s.on('error', () => {});
+      if (s.alpnProtocol === 'h2') this.h2.accept(s);
+      else this.http1.emit('connection', s);
+    });
+    this.server.on('tlsClientError', (err, s) => {
+      this.log.debug({ err: err.message }, 'TLS handshake failed on the CONNECT frontend');
+      s.destroy();
+    });
     this.server.on('connection', (s: Socket) => {
       const release = this.limiter.connection(s.remoteAddress ?? '');
       if (!release) {
@@ -147,20 +210,20 @@ export class ConnectFrontend {
         release();
       });
     });
-    this.server.on('request', (_req, res) => {
+    this.http1.on('request', (_req, res) => {
       res
         .writeHead(405, { allow: 'CONNECT', 'content-type': 'text/plain' })
         .end('only CONNECT <cluster>:443 is served here\n');
     });
-    this.server.on('clientError', (err, socket) => {
+    this.http1.on('clientError', (err, socket) => {
       this.log.debug({ err: err.message }, 'malformed request on CONNECT frontend');
-      reject(socket, 400, 'Bad Request', 'malformed request');
+      reject(socket, { status: 400, text: 'Bad Request', reason: 'malformed request' });
     });
-    this.server.on('connect', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+    this.http1.on('connect', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
       socket.on('error', () => {});
       this.handleConnect(req, socket, head).catch((err: Error) => {
         this.log.warn({ err: err.message }, 'CONNECT failed');
-        reject(socket, 500, 'Internal Server Error', 'internal error');
+        reject(socket, { status: 500, text: 'Internal Server Error', reason: 'internal error' });
       });
     });
   }
@@ -177,14 +240,14 @@ export class ConnectFrontend {
     return (this.server.address() as AddressInfo | null)?.port ?? 0;
   }
 
-  private async authenticate(req: IncomingMessage): Promise<Caller | 'unauthenticated'> {
-    const tlsSocket = req.socket as TLSSocket;
+  private async authenticate(req: TunnelRequest): Promise<Caller | 'unauthenticated'> {
+    const tlsSocket = req.tlsSocket;
     // `authorized` is only ever true against the proxy-client CA (no CA, no certificate callers).
     if (this.opts.tls.clientCaPem && tlsSocket.authorized) {
       const caller = this.certificateCaller(tlsSocket);
       if (caller) return caller;
     }
-    const header = req.headers['proxy-authorization'];
+    const header = req.proxyAuthorization;
     const m = typeof header === 'string' ? /^Bearer\s+(\S+)$/i.exec(header) : null;
     if (m && this.opts.authenticateToken) {
       const caller = await this.opts.authenticateToken(m[1] as string);
@@ -211,51 +274,45 @@ export class ConnectFrontend {
     return caller;
   }
 
-  private async handleConnect(req: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
-    const authority = req.url ?? '';
+  /**
+   * Everything a tunnel needs before bytes flow, whatever the wire protocol: the authority parsed,
+   * the caller authenticated and authorized for the cluster, the caller's limits, the dial. On
+   * success the caller's tunnel slot is held until `upstream` closes.
+   */
+  async openTunnel(req: TunnelRequest): Promise<TunnelOutcome> {
+    const authority = req.authority;
     const parsed = parseConnectAuthority(authority);
-    if (!parsed) {
-      reject(
-        socket,
+    if (!parsed)
+      return refusal(
         400,
         'Bad Request',
         `"${authority.slice(0, 100)}" is not <cluster>:443 or <export>.<cluster>:<port>`,
       );
-      return;
-    }
     const caller = await this.authenticate(req);
-    if (caller === 'unauthenticated') {
-      reject(
-        socket,
+    if (caller === 'unauthenticated')
+      return refusal(
         407,
         'Proxy Authentication Required',
         'present a proxy-client certificate or a hub bearer token',
-        'proxy-authenticate: Bearer realm="tether"\r\n',
+        { 'proxy-authenticate': 'Bearer realm="tether"' },
       );
-      return;
-    }
     if (isManagedClusterIdentity(caller.user, caller.groups)) {
       this.log.warn(
         { user: caller.user, cluster: parsed.cluster },
         'refused a managed-cluster identity on the CONNECT frontend',
       );
-      reject(socket, 403, 'Forbidden', `${caller.user} is a managed-cluster identity, not a hub service`);
-      return;
+      return refusal(403, 'Forbidden', `${caller.user} is a managed-cluster identity, not a hub service`);
     }
-    if (!(await this.opts.authorize(caller, parsed.cluster))) {
-      reject(
-        socket,
+    if (!(await this.opts.authorize(caller, parsed.cluster)))
+      return refusal(
         403,
         'Forbidden',
         `${caller.user} may not get managedclusters/proxy for ${parsed.cluster}`,
       );
-      return;
-    }
     const slot = this.limiter.tunnel(caller.user);
     if ('limit' in slot) {
       this.log.debug({ user: caller.user, limit: slot.limit }, 'per-caller limit reached');
-      reject(socket, 429, 'Too Many Requests', slot.message, 'retry-after: 1\r\n');
-      return;
+      return refusal(429, 'Too Many Requests', slot.message, { 'retry-after': '1' });
     }
     let upstream: Duplex;
     try {
@@ -264,11 +321,25 @@ export class ConnectFrontend {
       slot.closed();
       const code = err instanceof TetherError ? err.code : 'TETHER_DIAL_FAILED';
       const [status, text] = statusFor[code] ?? [502, 'Bad Gateway'];
-      reject(socket, status, text, (err as Error).message, `tether-error: ${code}\r\n`);
-      return;
+      return refusal(status, text, (err as Error).message, { 'tether-error': code });
     }
     slot.dialed();
     upstream.once('close', slot.closed);
+    return { upstream };
+  }
+
+  /** HTTP/1.1 CONNECT: the whole TLS connection becomes the tunnel. */
+  private async handleConnect(req: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
+    const outcome = await this.openTunnel({
+      authority: req.url ?? '',
+      tlsSocket: req.socket as TLSSocket,
+      proxyAuthorization: req.headers['proxy-authorization'],
+    });
+    if ('refusal' in outcome) {
+      reject(socket, outcome.refusal);
+      return;
+    }
+    const { upstream } = outcome;
     if (socket.destroyed) {
       upstream.destroy();
       return;
@@ -285,6 +356,7 @@ export class ConnectFrontend {
 
   async stop(): Promise<void> {
     const closed = new Promise<void>((r) => this.server.close(() => r()));
+    this.h2.stop();
     for (const s of this.sockets) s.destroy();
     await closed;
   }
