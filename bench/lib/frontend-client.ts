@@ -9,6 +9,8 @@
 // { id, result } or { id, error } (the same shape as cluster-peer.ts). RemoteFrontendClient is
 // the parent's handle.
 import { type ChildProcess, fork } from 'node:child_process';
+import { type ClientHttp2Session, connect as h2Connect } from 'node:http2';
+import type { Duplex } from 'node:stream';
 import { createSecureContext, type SecureContext, type TLSSocket, connect as tlsConnect } from 'node:tls';
 import { fileURLToPath } from 'node:url';
 import { gc } from './stats.ts';
@@ -21,6 +23,8 @@ export interface Endpoint {
   authority?: string;
   /** which certificate this path presents: the direct listener and the frontend trust different CAs */
   identity: 'direct' | 'frontend';
+  /** CONNECT as a stream of one shared HTTP/2 connection (ALPN h2) instead of a TLS connection each */
+  h2?: boolean;
 }
 
 export interface ClientTls {
@@ -52,12 +56,25 @@ const REQUEST = Buffer.alloc(1024, 0x61);
 const CHUNK = Buffer.alloc(256 * 1024, 0x5a);
 const noop = (): void => {};
 
+/**
+ * Ends a tunnel as its client would: a TLS connection is destroyed; an HTTP/2 stream is ended
+ * (END_STREAM, the frontend ends its side once the target has), not reset, since a connection
+ * resetting streams faster than nghttp2's rapid-reset defence allows (a burst of 1 000, 33/s) is
+ * closed by the server.
+ */
+function closeTunnel(s: Duplex): void {
+  if ('rstCode' in s) s.end();
+  else s.destroy();
+}
+
 export class FrontendClient {
   /** one secure context per identity, built once (as a pooled client does): not per connection */
   private contexts: Record<'direct' | 'frontend', SecureContext> | undefined;
   /** the last TLS session per port, when resumption is on */
   private readonly sessions = new Map<number, Buffer>();
-  private readonly idle: TLSSocket[] = [];
+  private readonly idle: Duplex[] = [];
+  /** one HTTP/2 connection per frontend port, shared by every h2 tunnel (as a pooled client does) */
+  private readonly h2Sessions = new Map<number, ClientHttp2Session>();
 
   async init(tls: ClientTls): Promise<void> {
     const ctx = (id: { certPem: string; keyPem: string }): SecureContext =>
@@ -65,8 +82,46 @@ export class FrontendClient {
     this.contexts = { direct: ctx(tls.direct), frontend: ctx(tls.frontend) };
   }
 
+  private h2Session(ep: Endpoint): Promise<ClientHttp2Session> {
+    const known = this.h2Sessions.get(ep.port);
+    if (known && !known.destroyed && !known.closed) return Promise.resolve(known);
+    const contexts = this.contexts;
+    if (!contexts) throw new Error('init() first');
+    const session = h2Connect(`https://localhost:${ep.port}`, { secureContext: contexts[ep.identity] });
+    session.on('error', noop);
+    // the frontend closes a connection that carried no tunnel for a while: open a new one then
+    session.once('goaway', () => {
+      if (this.h2Sessions.get(ep.port) === session) this.h2Sessions.delete(ep.port);
+    });
+    this.h2Sessions.set(ep.port, session);
+    return new Promise((resolve, reject) => {
+      session.once('remoteSettings', () => resolve(session));
+      session.once('error', reject);
+    });
+  }
+
+  /** One tunnel as a CONNECT stream of the port's HTTP/2 connection; resolves on its 200, paused. */
+  private async openH2(ep: Endpoint): Promise<Duplex> {
+    const session = await this.h2Session(ep);
+    const stream = session.request({ ':method': 'CONNECT', ':authority': ep.authority ?? '' });
+    return new Promise((resolve, reject) => {
+      stream.once('error', reject);
+      stream.once('response', (h) => {
+        stream.off('error', reject);
+        stream.pause();
+        if (h[':status'] !== 200) {
+          stream.destroy();
+          reject(new Error(`CONNECT ${ep.authority} over h2: ${h[':status']}`));
+          return;
+        }
+        resolve(stream);
+      });
+    });
+  }
+
   /** Opens one connection: TLS, then (through the frontend) CONNECT and its 200; paused through the frontend. */
-  private open(ep: Endpoint, resume: boolean): Promise<TLSSocket> {
+  private open(ep: Endpoint, resume: boolean): Promise<Duplex> {
+    if (ep.h2) return this.openH2(ep);
     const contexts = this.contexts;
     if (!contexts) throw new Error('init() first');
     return new Promise((resolve, reject) => {
@@ -134,7 +189,7 @@ export class FrontendClient {
     );
     const ms = performance.now() - t0;
     const c = process.cpuUsage(c0);
-    for (const s of ss) s.destroy();
+    for (const s of ss) closeTunnel(s);
     return { ms, cpuMicros: c.user + c.system };
   }
 
@@ -145,7 +200,7 @@ export class FrontendClient {
     try {
       return await echoRoundTrips(s, REQUEST, iterations, warmup);
     } finally {
-      s.destroy();
+      closeTunnel(s);
     }
   }
 
@@ -172,9 +227,10 @@ export class FrontendClient {
           s.write(REQUEST);
           await echoed;
           latencies.push(Number(process.hrtime.bigint() - t) / 1e3);
-          if (s.isSessionReused()) resumed++;
-          cipher = s.getCipher().standardName;
-          s.destroy();
+          const tls = s as Partial<TLSSocket>;
+          if (tls.isSessionReused?.()) resumed++;
+          cipher = tls.getCipher?.().standardName ?? 'h2 stream';
+          closeTunnel(s);
         }
       }),
     );
@@ -201,7 +257,7 @@ export class FrontendClient {
   }
 
   async closeIdle(): Promise<void> {
-    for (const s of this.idle.splice(0)) s.destroy();
+    for (const s of this.idle.splice(0)) closeTunnel(s);
   }
 
   async stats(gcFirst: boolean): Promise<ClientStats> {
@@ -213,6 +269,8 @@ export class FrontendClient {
 
   async shutdown(): Promise<void> {
     await this.closeIdle();
+    for (const session of this.h2Sessions.values()) session.destroy();
+    this.h2Sessions.clear();
   }
 }
 

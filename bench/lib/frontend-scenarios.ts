@@ -93,8 +93,12 @@ const QUICK: Sizes = {
   idle: 2000,
 };
 
-/** direct TLS (the baseline), tether's CONNECT frontend, konnectivity's (with --anp) */
-type Side = 'direct' | 'frontend' | 'anp';
+/**
+ * direct TLS (the baseline), tether's CONNECT frontend over HTTP/1.1 (one TLS connection per
+ * tunnel) and over HTTP/2 (`h2`: every tunnel a stream of one TLS connection), konnectivity's
+ * HTTP-CONNECT frontend (with --anp)
+ */
+type Side = 'direct' | 'frontend' | 'h2' | 'anp';
 
 const la = (): number => round(loadavg()[0] ?? 0);
 const verdict = (ok: boolean): string => (ok ? 'met' : 'MISSED');
@@ -156,16 +160,18 @@ export async function runFrontendScenarios(ctx: FrontendContext): Promise<void> 
       bulk: {
         direct: { port: ctx.ports.tlsBulk, identity: 'direct' },
         frontend: via('bulk', ctx.ports.bulk),
+        h2: { ...via('bulk', ctx.ports.bulk), h2: true },
         anp: viaAnp(ctx.ports.bulk),
       },
       echo: {
         direct: { port: ctx.ports.tlsEcho, identity: 'direct' },
         frontend: via('echo', ctx.ports.echo),
+        h2: { ...via('echo', ctx.ports.echo), h2: true },
         anp: viaAnp(ctx.ports.echo),
       },
     };
     /** the paths measured, interleaved: each repeat starts one later in this list */
-    const sides: Side[] = anp ? ['direct', 'frontend', 'anp'] : ['direct', 'frontend'];
+    const sides: Side[] = anp ? ['direct', 'frontend', 'h2', 'anp'] : ['direct', 'frontend', 'h2'];
     const order = (r: number): Side[] => [
       ...sides.slice(r % sides.length),
       ...sides.slice(0, r % sides.length),
@@ -286,6 +292,7 @@ export async function runFrontendScenarios(ctx: FrontendContext): Promise<void> 
       const runs: Record<Side, Array<{ mbps: number; hubS: number; agentS: number }>> = {
         direct: [],
         frontend: [],
+        h2: [],
         anp: [],
       };
       for (const k of sides) await client.bulk(paths.bulk[k], streams, per / 4);
@@ -314,6 +321,9 @@ export async function runFrontendScenarios(ctx: FrontendContext): Promise<void> 
           ratio_vs_direct: ratio,
           frontend_mbps: med('frontend', 'mbps'),
           direct_mbps: med('direct', 'mbps'),
+          h2_mbps: med('h2', 'mbps'),
+          h2_hub_cpu_s_per_gib: med('h2', 'hubS'),
+          h2_agent_cpu_s_per_gib: med('h2', 'agentS'),
           frontend_runs: runs.frontend.map((x) => round(x.mbps, 1)),
           direct_runs: runs.direct.map((x) => round(x.mbps, 1)),
           streams,
@@ -329,7 +339,7 @@ export async function runFrontendScenarios(ctx: FrontendContext): Promise<void> 
         },
         {
           scenario: name,
-          tunnel: `${med('frontend', 'mbps')} MB/s; CPU s/GiB hub ${hubCpu} agent ${med('frontend', 'agentS')}`,
+          tunnel: `${med('frontend', 'mbps')} MB/s; CPU s/GiB hub ${hubCpu} agent ${med('frontend', 'agentS')}; over h2 ${med('h2', 'mbps')} MB/s, hub ${med('h2', 'hubS')} s/GiB`,
           baseline: `direct ${med('direct', 'mbps')} MB/s (cluster CPU ${med('direct', 'agentS')} s/GiB)`,
           ratio: String(ratio),
           target: streams === 1 ? '≥ 0.3; hub ≤ 2.5 s/GiB' : '—',
@@ -379,7 +389,7 @@ export async function runFrontendScenarios(ctx: FrontendContext): Promise<void> 
       let goalLine = '';
       let met = true;
       /** konnectivity's full-handshake latency, and tether's p99 against direct, for issue 26's goals */
-      const vsAnp = { p50: 0, p99: 0, tetherP50: 0, tetherP99: 0, directP99: 0 };
+      const vsAnp = { p50: 0, p99: 0, tetherP50: 0, tetherP99: 0, directP99: 0, h2P50: 0, h2P99: 0 };
       for (const mode of [
         { key: 'full', resume: false },
         { key: 'resumed', resume: true },
@@ -402,7 +412,7 @@ export async function runFrontendScenarios(ctx: FrontendContext): Promise<void> 
           agentUs: [],
           clientUs: [],
         });
-        const lat: Record<Side, Runs> = { direct: runs(), frontend: runs(), anp: runs() };
+        const lat: Record<Side, Runs> = { direct: runs(), frontend: runs(), h2: runs(), anp: runs() };
         for (const k of sides) await client.connectRr(paths.echo[k], 50, 1, mode.resume);
         for (let r = 0; r < REPEATS; r++) {
           for (const k of order(r)) {
@@ -458,6 +468,10 @@ export async function runFrontendScenarios(ctx: FrontendContext): Promise<void> 
           [`${m}_direct_server_cpu_us_per_connection`]: us(lat.direct.agentUs),
           [`${m}_direct_client_cpu_us_per_connection`]: us(lat.direct.clientUs),
           cipher: { direct: lat.direct.cipher, frontend: lat.frontend.cipher },
+          // over HTTP/2: a new tunnel is a new stream on an open TLS connection
+          [`${m}_h2_p50_us`]: p('h2', 'p50'),
+          [`${m}_h2_p99_us`]: p('h2', 'p99'),
+          [`${m}_h2_hub_cpu_us_per_connection`]: us(lat.h2.hubUs),
         });
         if (anp)
           Object.assign(json, {
@@ -467,7 +481,7 @@ export async function runFrontendScenarios(ctx: FrontendContext): Promise<void> 
             [`${m}_konnectivity_agent_cpu_us_per_connection`]: us(lat.anp.agentUs),
           });
         cells.push(
-          `${m}: p50 ${p('frontend', 'p50')} / p99 ${p('frontend', 'p99')} µs vs direct ${p('direct', 'p50')} / ${p('direct', 'p99')} (×${s50} / ×${s99}), CPU/conn hub ${us(lat.frontend.hubUs)} µs`,
+          `${m}: p50 ${p('frontend', 'p50')} / p99 ${p('frontend', 'p99')} µs vs direct ${p('direct', 'p50')} / ${p('direct', 'p99')} (×${s50} / ×${s99}), CPU/conn hub ${us(lat.frontend.hubUs)} µs; h2 stream p50 ${p('h2', 'p50')} / p99 ${p('h2', 'p99')} µs`,
         );
         if (m === 'full') {
           met = s50 <= 1.6 && s99 <= 2.5;
@@ -481,11 +495,13 @@ export async function runFrontendScenarios(ctx: FrontendContext): Promise<void> 
             tetherP50: p('frontend', 'p50'),
             tetherP99: p('frontend', 'p99'),
             directP99: p('direct', 'p99'),
+            h2P50: p('h2', 'p50'),
+            h2P99: p('h2', 'p99'),
           });
         }
       }
       // Opening rate: several openers at once, with resumption (what a pooled hub client does).
-      const rates: Record<Side, number[]> = { direct: [], frontend: [], anp: [] };
+      const rates: Record<Side, number[]> = { direct: [], frontend: [], h2: [], anp: [] };
       const hubUs: number[] = [];
       const agentUs: number[] = [];
       const clientUs: number[] = [];
@@ -510,6 +526,7 @@ export async function runFrontendScenarios(ctx: FrontendContext): Promise<void> 
       Object.assign(json, {
         connections_per_second: rate,
         direct_connections_per_second: Math.round(median(rates.direct)),
+        h2_tunnels_per_second: Math.round(median(rates.h2)),
         connections_per_second_runs: rates.frontend.map(Math.round),
         direct_connections_per_second_runs: rates.direct.map(Math.round),
         openers: sizes.rateOpeners,
@@ -527,7 +544,7 @@ export async function runFrontendScenarios(ctx: FrontendContext): Promise<void> 
       emit(json, {
         scenario: 'frontend-connect-rr',
         tunnel: cells.join('; '),
-        baseline: `${rate}/s opened vs direct ${json.direct_connections_per_second}/s (${sizes.rateOpeners} openers); per core: hub ${hubCap}/s, agent ${agentCap}/s`,
+        baseline: `${rate}/s opened (h2: ${json.h2_tunnels_per_second}/s) vs direct ${json.direct_connections_per_second}/s (${sizes.rateOpeners} openers); per core: hub ${hubCap}/s, agent ${agentCap}/s`,
         ratio: `full handshake ${goalLine}`,
         target: 'p50 ≤ ×1.6, p99 ≤ ×2.5, ≥ 1500/s',
         result: `${verdict(met)} latency; ${verdict(rate >= 1500)} rate`,
@@ -536,6 +553,10 @@ export async function runFrontendScenarios(ctx: FrontendContext): Promise<void> 
       const anpRate = Math.round(median(rates.anp));
       const latMet = vsAnp.tetherP50 <= vsAnp.p50 && vsAnp.tetherP99 <= 2 * vsAnp.directP99;
       const rateMet = rate >= anpRate && rate >= 1000;
+      // the same goals for a client that speaks HTTP/2 to the frontend (a new tunnel is a new stream)
+      const h2Rate = Math.round(median(rates.h2));
+      const h2Met =
+        vsAnp.h2P50 <= vsAnp.p50 && vsAnp.h2P99 <= 2 * vsAnp.directP99 && h2Rate >= anpRate && h2Rate >= 1000;
       emit(
         {
           scenario: 'frontend-connect-rr-vs-konnectivity',
@@ -548,6 +569,10 @@ export async function runFrontendScenarios(ctx: FrontendContext): Promise<void> 
           connections_per_second: rate,
           konnectivity_connections_per_second: anpRate,
           konnectivity_connections_per_second_runs: rates.anp.map(Math.round),
+          h2_p50_us: vsAnp.h2P50,
+          h2_p99_us: vsAnp.h2P99,
+          h2_tunnels_per_second: h2Rate,
+          h2_met: h2Met,
           target: {
             p50: '≤ konnectivity',
             p99: '≤ 2 × direct',
@@ -558,11 +583,11 @@ export async function runFrontendScenarios(ctx: FrontendContext): Promise<void> 
         },
         {
           scenario: 'frontend-connect-rr vs konnectivity',
-          tunnel: `p50 ${vsAnp.tetherP50} / p99 ${vsAnp.tetherP99} µs; ${rate}/s`,
+          tunnel: `p50 ${vsAnp.tetherP50} / p99 ${vsAnp.tetherP99} µs; ${rate}/s; over h2 p50 ${vsAnp.h2P50} / p99 ${vsAnp.h2P99} µs; ${h2Rate}/s`,
           baseline: `konnectivity p50 ${vsAnp.p50} / p99 ${vsAnp.p99} µs; ${anpRate}/s (direct p99 ${vsAnp.directP99} µs)`,
-          ratio: `p50 ×${round(vsAnp.tetherP50 / vsAnp.p50, 2)}; rate ×${round(rate / anpRate, 2)}`,
+          ratio: `p50 ×${round(vsAnp.tetherP50 / vsAnp.p50, 2)}; rate ×${round(rate / anpRate, 2)} (h2: ×${round(vsAnp.h2P50 / vsAnp.p50, 2)}; ×${round(h2Rate / anpRate, 2)})`,
           target: 'p50 ≤ konnectivity, p99 ≤ 2 × direct; rate ≥ konnectivity, ≥ 1000/s',
-          result: `${verdict(latMet)} latency; ${verdict(rateMet)} rate`,
+          result: `HTTP/1.1: ${verdict(latMet)} latency, ${verdict(rateMet)} rate; h2: ${verdict(h2Met)}`,
         },
       );
     });
@@ -572,6 +597,7 @@ export async function runFrontendScenarios(ctx: FrontendContext): Promise<void> 
       const out: Record<Side, { p50: number[]; p99: number[] }> = {
         direct: { p50: [], p99: [] },
         frontend: { p50: [], p99: [] },
+        h2: { p50: [], p99: [] },
         anp: { p50: [], p99: [] },
       };
       const hubUs: number[] = [];
@@ -603,6 +629,8 @@ export async function runFrontendScenarios(ctx: FrontendContext): Promise<void> 
           p99_slowdown_vs_direct: s99,
           frontend_p50_us: p('frontend', 'p50'),
           frontend_p99_us: p('frontend', 'p99'),
+          h2_p50_us: p('h2', 'p50'),
+          h2_p99_us: p('h2', 'p99'),
           direct_p50_us: p('direct', 'p50'),
           direct_p99_us: p('direct', 'p99'),
           frontend_p50_runs: out.frontend.p50.map((x) => round(x, 0)),

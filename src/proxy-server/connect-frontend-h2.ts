@@ -10,6 +10,9 @@
 // concurrent streams (SETTINGS_MAX_CONCURRENT_STREAMS), the flow-control windows (what the peer may
 // send before we read: per stream, and per connection), header size, and a connection that carries
 // no tunnel for idleTimeoutMs is closed (as HTTP/1.1 bounds the wait for a request's headers).
+// Clients close a tunnel by ending it (END_STREAM); the frontend ends its side once the target has.
+// A client that resets streams instead, faster than nghttp2's rapid-reset defence allows (a burst
+// of 1 000, then 33 a second), loses the whole connection.
 import {
   constants,
   createServer,

@@ -167,6 +167,8 @@ export class ConnectFrontend {
       key: opts.tls.keyPem,
       ...(clientCa ? { ca: clientCa, requestCert: true } : { requestCert: false }),
       rejectUnauthorized: false,
+      // small records (handshake, the 200, a CONNECT answer) go out at once, not after a delayed ACK
+      noDelay: true,
       ALPNProtocols: ['h2', 'http/1.1'],
       ciphers: frontendCiphers(),
       honorCipherOrder: true,
