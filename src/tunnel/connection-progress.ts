@@ -5,11 +5,13 @@
 // nothing while one of its own writes is in progress, though, and towards a slow link or a busy
 // agent one write (up to the agent's connection window of DATA) can take seconds to drain: the
 // agent's PING answers then wait unread, and a liveness check that only counts bytes read would
-// take a live agent for a frozen one. What still shows the agent is alive is that our bytes keep
-// leaving: the kernel takes them off the write queue only as the agent's side acknowledges them,
-// and once its receive buffer is full, only as the agent's process reads. So "heard from the peer"
-// here is bytes read plus bytes the kernel has sent; a frozen agent stops both within a receive
-// buffer's worth of data, a black-holed path at once.
+// take a live agent for a frozen one. What still shows the agent is alive is that our backed-up
+// bytes keep leaving: while more is queued than the kernel will take, it takes more only as the
+// agent's side acknowledges, and once the agent's receive buffer is full, only as its process
+// reads. So "heard from the peer" here is bytes read plus bytes the kernel sent *while our writes
+// were backed up*; a frozen agent stops that within a receive buffer's worth of data, a black-holed
+// path at once. Bytes sent with nothing backed up say nothing: a frozen agent's kernel still takes
+// a PING or a small request into its receive buffer, so they are not counted.
 //
 // node exposes those counters on the TCP handle under the TLS socket (`bytesRead`, `bytesWritten`,
 // and `writeQueueSize`, the bytes libuv still holds); no public API gives them, hence this module.
@@ -58,14 +60,26 @@ export function kernelHandleOf(socket: Duplex): KernelHandle | undefined {
   return undefined;
 }
 
-/** Counters for `socket`: from its TCP handle when it has one, else its own. */
+/**
+ * Counters for `socket`: from its TCP handle when it has one, else its own. bytesRead credits the
+ * bytes the kernel sent between two reads of it when writes were backed up at either read (the
+ * liveness checks read it every 250 ms while they wait for the peer).
+ */
 export function connectionCounters(socket: Duplex): ConnectionCounters {
   const fallback = socket as WrappedSocket;
+  let lastSent = -1;
+  let wasBackedUp = false;
+  let credited = 0;
   return {
     get bytesRead(): number {
       const h = kernelHandleOf(socket);
       if (!h) return fallback.bytesRead ?? 0;
-      return h.bytesRead + h.bytesWritten - h.writeQueueSize;
+      const sent = h.bytesWritten - h.writeQueueSize;
+      const backedUp = h.writeQueueSize > 0;
+      if (lastSent >= 0 && (backedUp || wasBackedUp)) credited += Math.max(0, sent - lastSent);
+      lastSent = sent;
+      wasBackedUp = backedUp;
+      return h.bytesRead + credited;
     },
     get bytesWritten(): number {
       const h = kernelHandleOf(socket);

@@ -55,7 +55,7 @@ describe('connectionCounters', () => {
     expect(kernelHandleOf(new PassThrough())).toBeUndefined();
   });
 
-  it('counts the bytes the peer takes as heard from it while we read nothing', async () => {
+  it('counts the bytes the peer takes while our writes are backed up, though we read nothing', async () => {
     const { ours, peer } = await tlsPair();
     ours.pause(); // we read nothing, as node:http2 during its own write
     const counters = connectionCounters(ours);
@@ -64,11 +64,38 @@ describe('connectionCounters', () => {
     peer.on('data', (c: Buffer) => {
       received += c.length;
     });
-    ours.write(Buffer.alloc(8 * 1024 * 1024));
-    await pollUntil(() => received >= 8 * 1024 * 1024, { timeoutMs: 10_000, description: '8 MiB received' });
-    // all of it left our kernel, and none of it was read from the peer
-    expect(counters.bytesRead - before).toBeGreaterThanOrEqual(8 * 1024 * 1024);
-    expect(counters.bytesWritten).toBeGreaterThanOrEqual(8 * 1024 * 1024);
+    const total = 32 * 1024 * 1024;
+    ours.write(Buffer.alloc(total));
+    // sampled as the liveness checks do, while the write drains
+    await pollUntil(
+      () => {
+        void counters.bytesRead;
+        return received >= total;
+      },
+      { timeoutMs: 10_000, intervalMs: 5, description: '32 MiB received' },
+    );
+    const heard = counters.bytesRead - before;
+    // most of it left while the write was backed up; none of it was read from the peer
+    expect(heard).toBeGreaterThan(total / 2);
+    expect(counters.bytesWritten).toBeGreaterThanOrEqual(total);
+  });
+
+  it('does not count small writes a frozen peer’s kernel still takes (a PING to a SIGSTOPped agent)', async () => {
+    const { ours, peer } = await tlsPair();
+    peer.pause(); // frozen: its kernel still acknowledges what fits in its receive buffer
+    ours.pause();
+    const counters = connectionCounters(ours);
+    const before = counters.bytesRead;
+    for (let i = 0; i < 20; i++) {
+      ours.write(Buffer.alloc(64));
+      await new Promise((r) => setImmediate(r));
+      void counters.bytesRead;
+    }
+    await pollUntil(() => kernelHandleOf(ours)?.writeQueueSize === 0, {
+      timeoutMs: 5000,
+      description: 'the small writes taken by the kernel',
+    });
+    expect(counters.bytesRead - before).toBe(0);
   });
 
   it('stops counting once a peer that reads nothing has filled the buffers (a frozen agent goes silent)', async () => {
