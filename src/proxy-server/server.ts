@@ -5,26 +5,19 @@
 // a managed cluster for hub code (gateway, CONNECT frontend). With a ClusterAdmission (the hub's
 // ManagedClusters), only accepted clusters may connect, and a cluster the hub denies or deletes
 // loses its live sessions at once.
-import { createServer as createHttpServer, type IncomingMessage } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { createServer as createTlsServer, type TLSSocket, type Server as TlsServer } from 'node:tls';
-import { createWebSocketStream, WebSocketServer } from 'ws';
 import { isTetherError, TetherError } from '../errors.ts';
 import { type Logger, logger as makeLogger } from '../log.ts';
 import { HubTunnelSession } from '../tunnel/hub-session.ts';
-import {
-  defaultTunnelLimits,
-  TUNNEL_ALPN,
-  type TunnelLimits,
-  WEBSOCKET_PATH,
-  WEBSOCKET_SUBPROTOCOL,
-} from '../tunnel/protocol.ts';
+import { defaultTunnelLimits, TUNNEL_ALPN, type TunnelLimits } from '../tunnel/protocol.ts';
 import { tunnelIdentityFromCertificate } from './agent-identity.ts';
 import type { ClusterAdmission } from './cluster-admission.ts';
 import { createProxyServerMetrics, type ProxyServerMetrics, type TunnelBytes } from './metrics.ts';
 import { connectionKey, defaultPreAuthLimits, PreAuthGate } from './pre-auth.ts';
 import { type AgentConnection, AgentRegistry } from './registry.ts';
+import { WebSocketTransport } from './websocket-transport.ts';
 
 export interface ProxyServerOptions {
   /** this replica's id, sent to agents in the hello */
@@ -73,9 +66,7 @@ export class ProxyServer {
   private readonly opts: ProxyServerOptions;
   private readonly log: Logger;
   private tlsServer: TlsServer | undefined;
-  private readonly innerTlsServer: TlsServer;
-  private readonly wss: WebSocketServer;
-  private readonly upgradeServer = createHttpServer();
+  private readonly websocket: WebSocketTransport;
   private pendingDials = 0;
   private readonly closedBytes = new Map<string, { fromCluster: number; toCluster: number }>();
   private stopping = false;
@@ -98,39 +89,15 @@ export class ProxyServer {
     });
     this.metrics = createProxyServerMetrics(() => this.tunnelBytes());
     this.log = opts.log ?? makeLogger('proxy-server', { serverId: opts.serverId });
-    this.innerTlsServer = createTlsServer({
-      cert: opts.tls.certPem,
-      key: opts.tls.keyPem,
-      ca: opts.tls.clientCaPem,
-      requestCert: true,
-      rejectUnauthorized: false,
-      ALPNProtocols: [TUNNEL_ALPN],
-      handshakeTimeout: this.limits.handshakeTimeoutMs,
+    this.websocket = new WebSocketTransport({
+      tls: opts.tls,
+      handshakeTimeoutMs: this.limits.handshakeTimeoutMs,
+      maxPayloadBytes: opts.maxWebSocketPayloadBytes ?? 4 * 1024 * 1024,
+      // The agent's TLS inside the WebSocket has its own handshake deadline; the slot is held until then.
+      onUpgraded: (outer) => this.preAuth.settle(connectionKey(outer), this.limits.handshakeTimeoutMs),
+      onAgent: (inner) => this.acceptAgent(inner, 'websocket'),
+      onHandshakeError: () => this.metrics.errors.inc({ code: 'TETHER_UNAUTHORIZED' }),
     });
-    this.innerTlsServer.on('secureConnection', (socket: TLSSocket) => {
-      socket.on('error', () => {});
-      this.acceptAgent(socket, 'websocket');
-    });
-    this.innerTlsServer.on('tlsClientError', (_err, socket) => {
-      this.metrics.errors.inc({ code: 'TETHER_UNAUTHORIZED' });
-      socket.destroy();
-    });
-    this.wss = new WebSocketServer({
-      noServer: true,
-      maxPayload: opts.maxWebSocketPayloadBytes ?? 4 * 1024 * 1024,
-      perMessageDeflate: false,
-      handleProtocols: (protocols) => (protocols.has(WEBSOCKET_SUBPROTOCOL) ? WEBSOCKET_SUBPROTOCOL : false),
-    });
-    this.upgradeServer.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) =>
-      this.onUpgrade(req, socket, head),
-    );
-    this.upgradeServer.on('request', (_req, res) => {
-      res
-        .writeHead(404, { 'content-type': 'text/plain' })
-        .end('tether proxy-server: agents connect with HTTP/2 (ALPN h2) or a WebSocket upgrade\n');
-    });
-    this.upgradeServer.headersTimeout = this.limits.handshakeTimeoutMs;
-    this.upgradeServer.requestTimeout = this.limits.handshakeTimeoutMs;
   }
 
   /** Starts listening; resolves with the bound port. */
@@ -187,25 +154,7 @@ export class ProxyServer {
       return;
     }
     // HTTP/1.1: only the WebSocket upgrade is served.
-    this.upgradeServer.emit('connection', socket);
-  }
-
-  private onUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
-    const url = req.url ?? '';
-    if (!url.startsWith(WEBSOCKET_PATH)) {
-      socket.end('HTTP/1.1 404 Not Found\r\nconnection: close\r\n\r\n');
-      return;
-    }
-    // The agent's TLS inside the WebSocket has its own handshake deadline; the slot is held until then.
-    const tlsSocket = socket as TLSSocket;
-    this.preAuth.settle(connectionKey(tlsSocket), this.limits.handshakeTimeoutMs);
-    this.wss.handleUpgrade(req, socket, head, (ws) => {
-      const stream = createWebSocketStream(ws, { allowHalfOpen: false });
-      stream.on('error', () => {});
-      // The agent runs TLS (with its client certificate) inside the WebSocket, so its identity
-      // holds end to end even when an ingress terminates the outer TLS.
-      this.innerTlsServer.emit('connection', stream);
-    });
+    this.websocket.accept(socket);
   }
 
   private acceptAgent(socket: TLSSocket, remoteAddress: string): void {
@@ -445,7 +394,7 @@ export class ProxyServer {
     const closed = new Promise<void>((r) => (this.tlsServer ? this.tlsServer.close(() => r()) : r()));
     await Promise.all(this.registry.all().map((c) => c.session.drain(graceMs)));
     for (const s of this.sockets) s.destroy();
-    this.wss.close();
+    this.websocket.close();
     await closed;
   }
 }
