@@ -111,7 +111,8 @@ function registrationToV1beta1(reg: JsonObject, driver: unknown): JsonObject {
   };
 }
 
-function registrationToV1alpha1(reg: JsonObject): JsonObject {
+/** A v1beta1 registration (kubeClient / customSigner) as v1alpha1's signerName + subject. */
+export function registrationToV1alpha1(reg: JsonObject): JsonObject {
   if (reg['type'] === 'kubeClient') {
     const config = isObject(reg['kubeClient']) ? reg['kubeClient'] : {};
     const subject = isObject(config['subject']) ? config['subject'] : undefined;

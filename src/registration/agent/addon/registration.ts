@@ -45,7 +45,7 @@ import {
 import { type Logger, logger } from '../../../log.ts';
 import { writeAddonStatus } from '../../addon-status-write.ts';
 import type { HubEndpoint } from '../bootstrap-kubeconfig.ts';
-import { certificateRotatedCondition } from '../certificate-reporting.ts';
+import { ClusterCertificateRotatedCondition, certificateRotatedCondition } from '../certificate-reporting.ts';
 import { fieldManager } from '../hub-kubeconfig-secret.ts';
 import {
   type CertificateSigningRequest,
@@ -62,6 +62,11 @@ import {
   registrationSecretLabel,
   storedAddonCredential,
 } from './hub-kubeconfig.ts';
+import {
+  checkRegistrations,
+  invalidRegistrationCondition,
+  invalidRegistrationReason,
+} from './registration-check.ts';
 
 export interface AddonRegistrationAgentOptions {
   clusterName: string;
@@ -171,6 +176,38 @@ export function startAddonRegistrationAgent(options: AddonRegistrationAgentOptio
     });
   };
 
+  /** Says on the add-on which registrations get no credential and why (once per change). */
+  const reportInvalid = async (s: Session, mca: ManagedClusterAddOn, problems: string[]) => {
+    const condition = invalidRegistrationCondition(problems);
+    const wrote = await writeAddonStatus(s.addonClient, mca, (current) =>
+      current.metadata.deletionTimestamp
+        ? undefined
+        : { ...current.status, conditions: setCondition(current.status?.conditions, condition) },
+    ).catch((err: unknown) => {
+      if (!isConflict(err)) throw err;
+      return false;
+    });
+    if (wrote)
+      log.warn({ addon: mca.metadata.name, problems }, 'addon registrations the agent cannot act on');
+  };
+
+  const invalidReported = (mca: ManagedClusterAddOn) =>
+    mca.status?.conditions?.some(
+      (c) => c.type === ClusterCertificateRotatedCondition && c.reason === invalidRegistrationReason,
+    ) ?? false;
+
+  /** The registrations are usable again: the InvalidRegistration report goes (a rotation reports True). */
+  const clearInvalid = async (s: Session, mca: ManagedClusterAddOn) => {
+    await writeAddonStatus(s.addonClient, mca, (current) => ({
+      ...current.status,
+      conditions: (current.status?.conditions ?? []).filter(
+        (c) => !(c.type === ClusterCertificateRotatedCondition && c.reason === invalidRegistrationReason),
+      ),
+    })).catch((err: unknown) => {
+      if (!isConflict(err)) throw err;
+    });
+  };
+
   /** One registration: ms until it needs a look again (rotation), or undefined (a CSR event wakes it). */
   const syncRegistration = async (
     s: Session,
@@ -254,7 +291,10 @@ export function startAddonRegistrationAgent(options: AddonRegistrationAgentOptio
     if (s !== session || stopped || !addon) return undefined;
     const mca = s.addons.getByName(addon, clusterName);
     if (mca?.metadata.deletionTimestamp) return undefined;
-    const registrations = mca?.status?.registrations ?? [];
+    // Unusable entries are reported on the add-on, not retried: a new status wakes this again.
+    const { registrations, problems } = checkRegistrations(mca?.status?.registrations);
+    if (mca && problems.length > 0) await reportInvalid(s, mca, problems);
+    else if (mca && invalidReported(mca)) await clearInvalid(s, mca);
     const keep = new Set(
       registrations.map((r) => {
         const t = targetOf(mca!, r, s.hub);
