@@ -29,6 +29,7 @@ import { loadKubeconfig } from '../kube/kubeconfig.ts';
 import { type PullPolicy, pullPolicies } from '../kube/workload.ts';
 import { installCrds } from '../localenv/crds.ts';
 import { createBootstrapToken, ensureBootstrapIdentity } from '../registration/bootstrap.ts';
+import { createBootstrapTokenSecret } from '../registration/bootstrap-token.ts';
 import { hubAdmissionPolicyNames, installHubAdmission } from '../registration/hub/admission-policies.ts';
 import { parseDurationSeconds, positiveInt } from './options.ts';
 
@@ -43,6 +44,7 @@ export function clusterCaPem(kc: ReturnType<typeof loadKubeconfig>): string {
 interface InitFlags {
   kubeconfig: string;
   bootstrapTokenExpiration: string;
+  useBootstrapToken: boolean;
   hubApiserver?: string;
   caOut: string;
   proxyServerCaOut: string;
@@ -70,6 +72,11 @@ export function registerInitCommand(program: Command): void {
       '--bootstrap-token-expiration <duration>',
       'lifetime of the printed bootstrap token (e.g. 24h, 90m)',
       '24h',
+    )
+    .option(
+      '--use-bootstrap-token',
+      'join with a Kubernetes bootstrap token (Secret bootstrap-token-<id> in kube-system, label app=cluster-manager, as clusteradm init --use-bootstrap-token makes) instead of a ServiceAccount token; the hub apiserver needs --enable-bootstrap-token-auth',
+      false,
     )
     .option(
       '--hub-apiserver <url>',
@@ -208,7 +215,9 @@ async function printJoinLine(
   expiration: number,
   proxyServer?: string,
 ): Promise<void> {
-  const { token } = await createBootstrapToken(kc, expiration);
+  const { token } = opts.useBootstrapToken
+    ? await createBootstrapTokenSecret(kc, expiration)
+    : await createBootstrapToken(kc, expiration);
   const caPath = resolve(opts.caOut);
   writeFileSync(caPath, clusterCaPem(kc), { mode: 0o644 });
   const tunnel = proxyServer

@@ -295,6 +295,8 @@ export async function startControlPlane(
                 '--enable-aggregator-routing=true',
               ]
             : ['--authorization-mode=RBAC']),
+          // Kubernetes bootstrap tokens (`tether init --use-bootstrap-token`), as kubeadm hubs have
+          '--enable-bootstrap-token-auth=true',
           `--service-account-key-file=${f('sa.pub')}`,
           `--service-account-signing-key-file=${f('sa.key')}`,
           '--service-account-issuer=https://kubernetes.default.svc.cluster.local',
