@@ -11,6 +11,7 @@
 import { randomInt } from 'node:crypto';
 import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
 import { ResourceClient } from '../kube/index.ts';
+import { secretResource } from '../kube/kinds.ts';
 import { BOOTSTRAP_TOKEN_GROUP } from './bootstrap.ts';
 
 export const BOOTSTRAP_TOKEN_NAMESPACE = 'kube-system';
@@ -61,8 +62,6 @@ export function newBootstrapTokenSecret(
     },
   };
 }
-
-const secretResource = { group: '', version: 'v1', plural: 'secrets', kind: 'Secret', namespaced: true };
 
 /** Creates a new bootstrap-token Secret on the hub; resolves with the token and its expiry. */
 export async function createBootstrapTokenSecret(

@@ -15,6 +15,7 @@ import {
   managedClusterAddOnV1beta1Resource,
 } from '../../src/api/index.ts';
 import { findCondition, ResourceClient } from '../../src/kube/index.ts';
+import { certificateSigningRequestResource, namespaceResource } from '../../src/kube/kinds.ts';
 import { type ControlPlane, startControlPlane } from '../../src/localenv/controlplane.ts';
 import { installCrds } from '../../src/localenv/crds.ts';
 import {
@@ -27,21 +28,6 @@ import { adminKubeConfig } from './fixtures/helpers.ts';
 const CLUSTER = 'cluster1';
 let cp: ControlPlane | undefined;
 let agent: AddonRegistrationAgent | undefined;
-
-const namespaceResource = {
-  group: '',
-  version: 'v1',
-  plural: 'namespaces',
-  kind: 'Namespace',
-  namespaced: false,
-};
-const csrResource = {
-  group: 'certificates.k8s.io',
-  version: 'v1',
-  plural: 'certificatesigningrequests',
-  kind: 'CertificateSigningRequest',
-  namespaced: false,
-};
 
 beforeAll(async () => {
   cp = await startControlPlane(`nowebhook${process.pid % 10000}`);
@@ -97,7 +83,7 @@ describe('addon registration without the hub’s conversion webhook', () => {
     );
     expect(condition.status).toBe('False');
     expect(condition.message).toContain('status.registrations[0] has no signerName');
-    const csrs = new ResourceClient(kc, csrResource);
+    const csrs = new ResourceClient(kc, certificateSigningRequestResource);
     expect(
       (await csrs.list({ labelSelector: 'open-cluster-management.io/addon-name=legacy' })).items,
     ).toEqual([]);

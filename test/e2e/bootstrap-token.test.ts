@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ResourceClient } from '../../src/kube/index.ts';
+import { secretResource } from '../../src/kube/kinds.ts';
 import { tetherBin } from '../../src/localenv/process.ts';
 import { newBootstrapTokenSecret } from '../../src/registration/bootstrap-token.ts';
 import * as clusteradm from './fixtures/clusteradm.ts';
@@ -115,13 +116,7 @@ describe('tether init --use-bootstrap-token', () => {
 
   it('an expired bootstrap token is refused (401)', async () => {
     const expired = newBootstrapTokenSecret(-60);
-    await new ResourceClient(hub, {
-      group: '',
-      version: 'v1',
-      plural: 'secrets',
-      kind: 'Secret',
-      namespaced: true,
-    }).create(expired.secret as never);
+    await new ResourceClient(hub, secretResource).create(expired.secret as never);
     made.push(expired.secret.metadata?.name ?? '');
     const err = await reviews(asToken(expired.token))
       .create({} as never)

@@ -13,15 +13,7 @@ import {
 } from '../../src/proxy-server/connect-frontend.ts';
 import type { ProxyServer } from '../../src/proxy-server/server.ts';
 import { pollUntil } from '../../src/wait.ts';
-import {
-  echoServer,
-  type HubPki,
-  hubPki,
-  roundTrip,
-  sha256,
-  startAgent,
-  startServer,
-} from './tunnel-fixtures.ts';
+import { echoTunnel, type HubPki, roundTrip, sha256 } from './tunnel-fixtures.ts';
 
 let pki: HubPki;
 let server: ProxyServer;
@@ -29,21 +21,10 @@ let hubService: KeyPairPem;
 const cleanups: Array<() => Promise<void> | void> = [];
 
 beforeAll(async () => {
-  pki = await hubPki();
-  const echo = await echoServer();
-  server = await startServer(pki);
-  const agent = await startAgent(pki, {
-    cluster: 'cluster1',
-    servers: [`127.0.0.1:${server.port}`],
-    targetPort: echo.port,
-  });
-  await server.waitForAgents('cluster1');
+  const tunnel = await echoTunnel();
+  ({ pki, server } = tunnel);
   hubService = await pki.proxyClientCert('h2-svc');
-  return async () => {
-    await agent.stop();
-    await server.stop(100);
-    await echo.close();
-  };
+  return tunnel.stop;
 });
 afterAll(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();

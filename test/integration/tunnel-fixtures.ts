@@ -129,3 +129,35 @@ export function roundTrip(stream: Duplex, payload: Buffer): Promise<{ sha: strin
 export function sha256(b: Buffer): string {
   return createHash('sha256').update(b).digest('hex');
 }
+
+export interface EchoTunnel {
+  pki: HubPki;
+  server: ProxyServer;
+  /** the TCP echo target cluster1's agent dials */
+  echo: { port: number; close: () => Promise<void> };
+  /** stops agent, proxy-server and echo target */
+  stop: () => Promise<void>;
+}
+
+/** A hub PKI, a proxy-server and cluster1's connected agent in front of a TCP echo target. */
+export async function echoTunnel(cluster = 'cluster1'): Promise<EchoTunnel> {
+  const pki = await hubPki();
+  const echo = await echoServer();
+  const server = await startServer(pki);
+  const agent = await startAgent(pki, {
+    cluster,
+    servers: [`127.0.0.1:${server.port}`],
+    targetPort: echo.port,
+  });
+  await server.waitForAgents(cluster);
+  return {
+    pki,
+    server,
+    echo,
+    stop: async () => {
+      await agent.stop();
+      await server.stop(100);
+      await echo.close();
+    },
+  };
+}
