@@ -68,6 +68,9 @@ export class H2ConnectServer {
     this.opts = opts;
     this.limits = { ...defaultH2ConnectLimits, ...opts.limits };
     this.server = createServer({
+      // node's default (10 MB) is below the connection window: a client whose tunnels have that much
+      // unread would get new streams refused before flow control ever held it back
+      maxSessionMemory: Math.ceil((2 * this.limits.connectionWindowBytes) / (1024 * 1024)),
       maxHeaderListPairs: 64,
       maxSendHeaderBlockLength: opts.maxHeaderBytes,
       settings: {
