@@ -177,11 +177,6 @@ export async function buildImage(opts: ImageBuildOptions = {}): Promise<ImageBui
 }
 
 /**
- * The time written into the image (history, config `created`, every file's mtime): the
- * reproducible-builds SOURCE_DATE_EPOCH if set, else 0 (1970, as distroless and ko do), so the same
- * sources give the same image digest and a node that has a layer never takes it again.
- */
-/**
  * glibc malloc settings every tether process in the image starts with. Most of an idle process's
  * memory outside V8's heap is malloc's (TLS and HTTP/2 buffers, OpenSSL): by default glibc keeps
  * freed memory at the top of its heaps up to a threshold it raises as a process frees large blocks,
@@ -191,6 +186,11 @@ export async function buildImage(opts: ImageBuildOptions = {}): Promise<ImageBui
  */
 export const IMAGE_MALLOC_ENV = ['MALLOC_ARENA_MAX=2', 'MALLOC_TRIM_THRESHOLD_=65536'] as const;
 
+/**
+ * The time written into the image (history, config `created`, every file's mtime): the
+ * reproducible-builds SOURCE_DATE_EPOCH if set, else 0 (1970, as distroless and ko do), so the same
+ * sources give the same image digest and a node that has a layer never takes it again.
+ */
 export function buildTimestamp(env: NodeJS.ProcessEnv = process.env): string {
   const given = env.SOURCE_DATE_EPOCH;
   if (given === undefined || given === '') return '0';

@@ -32,6 +32,7 @@ import {
 } from '../../../api/cluster.ts';
 import { errorMessage } from '../../../errors.ts';
 import {
+  type Condition,
   type Controller,
   Informer,
   isAlreadyExists,
@@ -162,50 +163,44 @@ export function startAddonRegistrationAgent(options: AddonRegistrationAgentOptio
     });
   };
 
-  const reportRotated = async (s: Session, addon: string, notBefore: Date, notAfter: Date) => {
-    const mca = await s.addonClient.get(addon, clusterName);
-    if (!mca) return;
-    const rotated = certificateRotatedCondition(notBefore, notAfter);
-    await writeAddonStatus(s.addonClient, mca, (current) =>
+  /**
+   * Writes the add-on's conditions as `change` makes them (not on an add-on being deleted);
+   * resolves whether it wrote. A conflict is left to the next look: others kept writing.
+   */
+  const writeConditions = (
+    s: Session,
+    mca: ManagedClusterAddOn,
+    change: (conditions: Condition[] | undefined) => Condition[],
+  ): Promise<boolean> =>
+    writeAddonStatus(s.addonClient, mca, (current) =>
       current.metadata.deletionTimestamp
         ? undefined
-        : { ...current.status, conditions: setCondition(current.status?.conditions, rotated) },
-    ).catch((err: unknown) => {
-      // others kept writing: the next rotation reports again
-      if (!isConflict(err)) throw err;
-    });
-  };
-
-  /** Says on the add-on which registrations get no credential and why (once per change). */
-  const reportInvalid = async (s: Session, mca: ManagedClusterAddOn, problems: string[]) => {
-    const condition = invalidRegistrationCondition(problems);
-    const wrote = await writeAddonStatus(s.addonClient, mca, (current) =>
-      current.metadata.deletionTimestamp
-        ? undefined
-        : { ...current.status, conditions: setCondition(current.status?.conditions, condition) },
+        : { ...current.status, conditions: change(current.status?.conditions) },
     ).catch((err: unknown) => {
       if (!isConflict(err)) throw err;
       return false;
     });
-    if (wrote)
+
+  const reportRotated = async (s: Session, addon: string, notBefore: Date, notAfter: Date) => {
+    const mca = await s.addonClient.get(addon, clusterName);
+    if (!mca) return;
+    const rotated = certificateRotatedCondition(notBefore, notAfter);
+    await writeConditions(s, mca, (conditions) => setCondition(conditions, rotated));
+  };
+
+  const isInvalidReport = (c: { type: string; reason?: string }) =>
+    c.type === ClusterCertificateRotatedCondition && c.reason === invalidRegistrationReason;
+
+  /** Says on the add-on which registrations get no credential and why (once per change). */
+  const reportInvalid = async (s: Session, mca: ManagedClusterAddOn, problems: string[]) => {
+    const condition = invalidRegistrationCondition(problems);
+    if (await writeConditions(s, mca, (conditions) => setCondition(conditions, condition)))
       log.warn({ addon: mca.metadata.name, problems }, 'addon registrations the agent cannot act on');
   };
 
-  const invalidReported = (mca: ManagedClusterAddOn) =>
-    mca.status?.conditions?.some(
-      (c) => c.type === ClusterCertificateRotatedCondition && c.reason === invalidRegistrationReason,
-    ) ?? false;
-
   /** The registrations are usable again: the InvalidRegistration report goes (a rotation reports True). */
   const clearInvalid = async (s: Session, mca: ManagedClusterAddOn) => {
-    await writeAddonStatus(s.addonClient, mca, (current) => ({
-      ...current.status,
-      conditions: (current.status?.conditions ?? []).filter(
-        (c) => !(c.type === ClusterCertificateRotatedCondition && c.reason === invalidRegistrationReason),
-      ),
-    })).catch((err: unknown) => {
-      if (!isConflict(err)) throw err;
-    });
+    await writeConditions(s, mca, (conditions) => (conditions ?? []).filter((c) => !isInvalidReport(c)));
   };
 
   /** One registration: ms until it needs a look again (rotation), or undefined (a CSR event wakes it). */
@@ -294,7 +289,7 @@ export function startAddonRegistrationAgent(options: AddonRegistrationAgentOptio
     // Unusable entries are reported on the add-on, not retried: a new status wakes this again.
     const { registrations, problems } = checkRegistrations(mca?.status?.registrations);
     if (mca && problems.length > 0) await reportInvalid(s, mca, problems);
-    else if (mca && invalidReported(mca)) await clearInvalid(s, mca);
+    else if (mca?.status?.conditions?.some(isInvalidReport)) await clearInvalid(s, mca);
     const keep = new Set(
       registrations.map((r) => {
         const t = targetOf(mca!, r, s.hub);
