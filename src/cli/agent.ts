@@ -17,6 +17,7 @@ import { controllerMetricsRegistry, setForwardProxyCa } from '../kube/index.ts';
 import { logger } from '../log.ts';
 import { processMetrics, startOpsServer } from '../ops.ts';
 import type { AgentTls, ProxyAgent } from '../proxy-agent/agent.ts';
+import { tunnelForwardProxy } from '../proxy-agent/hub-forward-proxy.ts';
 import { parseExport, parseHostPort, targetPolicy } from '../proxy-agent/targets.ts';
 import { addonLeaseSyncIntervalMs } from '../registration/agent/addon/lease-health.ts';
 import {
@@ -297,14 +298,22 @@ async function runAgent(flags: AgentFlags): Promise<void> {
       await proxyAgent.rotate(tls);
       return;
     }
+    const hubCluster = hub.getCurrentCluster();
+    const way = tunnelForwardProxy(
+      { proxyUrl: flags.proxyUrl, proxyCaPem },
+      {
+        proxyUrl: hubCluster?.proxyUrl,
+        caPem: hubCluster?.caData && Buffer.from(hubCluster.caData, 'base64').toString('utf8'),
+      },
+    );
     proxyAgent = new tunnel[0].ProxyAgent({
       cluster: flags.clusterName,
       agentId: agentName,
       servers: proxyServers,
       tls,
       resolveTarget: targetPolicy(apiserver, exportsList),
-      proxyUrl: flags.proxyUrl,
-      proxyCaPem,
+      proxyUrl: way.proxyUrl,
+      proxyCaPem: way.proxyCa,
       metrics: proxyMetrics,
       log: logger('proxy-agent', { cluster: flags.clusterName }),
     });

@@ -5,7 +5,9 @@
 // it gives an https:// proxy no TLS settings of its own, so a proxy with a private CA cannot be
 // trusted. We replace its (private) `createDispatcher` once, for all KubeConfigs: dispatchers are
 // cached by their exact TLS/proxy settings (bounded), and `proxy` dispatchers get the proxy CA set
-// with `setForwardProxyCa`. Everything else stays client-node's own behaviour.
+// with `setForwardProxyCa` — or, without one, the cluster's own `certificate-authority-data`, as Go
+// clients use it for the proxy hop too (this is how `clusteradm join --proxy-ca-file` writes a
+// bootstrap kubeconfig: the proxy's CA appended to the hub's). Everything else stays client-node's.
 //
 // Per-request and per-connection costs (issue 14): the cache key of a KubeConfig is computed once
 // per credential (the settings are compared byte for byte with the last ones it asked for, which
@@ -15,7 +17,7 @@
 // kubeconfig data or an exec plugin) changes the settings, hence the key: a new dispatcher with a
 // new context; the old one is closed once it falls out of the cache.
 import { createHash } from 'node:crypto';
-import { createSecureContext, type SecureContext } from 'node:tls';
+import { createSecureContext, getCACertificates, type SecureContext } from 'node:tls';
 import { KubeConfig } from '@kubernetes/client-node';
 import { Agent, type Dispatcher, ProxyAgent } from 'undici';
 
@@ -119,6 +121,17 @@ function withSharedContext(tls: Record<string, unknown> | undefined): Record<str
   return { ...rest, secureContext };
 }
 
+/**
+ * TLS to an https:// proxy: the proxy CA set for the process; else the cluster's CA bundle next to
+ * Node's default CAs (a proxy with a public certificate keeps working); else Node's defaults.
+ */
+function proxyTlsOf(opts: DispatcherOptions): { proxyTls?: Record<string, unknown> } {
+  if (proxyCa) return { proxyTls: withSharedContext({ ca: proxyCa }) };
+  const clusterCa = opts.requestTls?.ca;
+  if (clusterCa === undefined || !opts.uri?.startsWith('https:')) return {};
+  return { proxyTls: withSharedContext({ ca: [clusterCa, ...getCACertificates('default')] }) };
+}
+
 // HTTP/1.1 with keep-alive: undici 8 negotiates HTTP/2 with the apiserver by default, and its
 // HTTP/2 session idle timeout surfaces as an uncaught InformationalError ("socket idle timeout").
 function build(opts: DispatcherOptions): Dispatcher {
@@ -128,7 +141,7 @@ function build(opts: DispatcherOptions): Dispatcher {
       requestTls: withSharedContext(opts.requestTls),
       connect: opts.connect,
       allowH2: false,
-      ...(proxyCa ? { proxyTls: withSharedContext({ ca: proxyCa }) } : {}),
+      ...proxyTlsOf(opts),
     });
   }
   return new Agent({ connect: withSharedContext(opts.connect), allowH2: false });

@@ -32,7 +32,8 @@ export interface ProxyAgentOptions {
   resolveTarget: TargetResolver;
   /** explicit forward proxy (http:// or https://, userinfo = Basic auth); else HTTPS_PROXY & co */
   proxyUrl?: string;
-  proxyCaPem?: string;
+  /** CAs for TLS to an https:// forward proxy (PEM, or several); else Node's default CAs */
+  proxyCaPem?: string | string[];
   env?: Record<string, string | undefined>;
   limits?: Partial<TunnelLimits>;
   /**

@@ -23,7 +23,7 @@ export interface TunnelDialerOptions {
   /** read at every dial, so a rotated certificate is used from the next dial on */
   tls: () => AgentTls;
   proxyUrl?: string;
-  proxyCaPem?: string;
+  proxyCaPem?: string | string[];
   env?: Record<string, string | undefined>;
   handshakeTimeoutMs: number;
   log: Logger;

@@ -12,7 +12,12 @@ import {
   ManagedClusterCondition,
   managedClusterResource,
 } from '../../src/api/index.ts';
-import { findCondition, type KubeObject, ResourceClient } from '../../src/kube/index.ts';
+import {
+  closeCachedDispatchers,
+  findCondition,
+  type KubeObject,
+  ResourceClient,
+} from '../../src/kube/index.ts';
 import { startSquid } from '../../src/localenv/squid.ts';
 import { createCertificateAuthority, issueCertificate } from '../../src/pki/index.ts';
 import { goTimeString } from '../../src/registration/agent/certificate-reporting.ts';
@@ -239,8 +244,36 @@ describe('registration agent hub credential', () => {
     const defaults = getCACertificates('default');
     setDefaultCACertificates([...defaults, proxyCa.certPem]);
     cleanups.push(() => setDefaultCACertificates(defaults));
+    // dispatchers read the default CAs when they are built (a process sets them at start): new
+    // requests get new ones; the old ones close once their requests (watches among them) end
+    void closeCachedDispatchers();
     await f.acceptWhenCreated();
     await agent.joined(60_000);
+    await agent.stop();
+    await pollUntil(() => squid.accessLog().includes(` CONNECT 127.0.0.1:${hubPort} `), {
+      timeoutMs: 30_000,
+      description: 'the https squid to log a CONNECT to the hub apiserver',
+    });
+  });
+
+  it('joins through an https:// squid whose CA is appended to the bootstrap kubeconfig’s certificate-authority-data (clusteradm join --proxy-ca-file)', async () => {
+    const f = await fixture('reg-https-ca');
+    const proxyCa = await createCertificateAuthority('e2e-https-proxy-ca-in-kubeconfig');
+    const serving = await issueCertificate(proxyCa, {
+      commonName: '127.0.0.1',
+      usage: 'server',
+      ipAddresses: ['127.0.0.1'],
+    });
+    const squid = await startSquid({ tls: serving });
+    cleanups.push(() => squid.stop());
+    await f.writeBootstrapSecret(squid.url, proxyCa.certPem);
+    const agent = await f.start();
+    await f.acceptWhenCreated();
+    await agent.joined(60_000);
+    // the hub kubeconfig it wrote keeps the way out: the same proxy, the same CA bundle
+    const hubKubeconfig = f.secretValue(await f.hubSecret(), 'kubeconfig');
+    expect(hubKubeconfig).toContain(`proxy-url: ${squid.url}`);
+    await agentStillReports(f);
     await agent.stop();
     await pollUntil(() => squid.accessLog().includes(` CONNECT 127.0.0.1:${hubPort} `), {
       timeoutMs: 30_000,

@@ -111,7 +111,8 @@ export class FakeHub {
   }
 
   /** A bootstrap kubeconfig (YAML) with a fresh token of the bootstrap ServiceAccount. */
-  async bootstrapKubeconfig(proxyUrl?: string): Promise<string> {
+  /** `appendCaPem` is appended to the hub's CA, as `clusteradm join --proxy-ca-file` writes it. */
+  async bootstrapKubeconfig(proxyUrl?: string, appendCaPem?: string): Promise<string> {
     const tr = await this.core.createNamespacedServiceAccountToken({
       name: 'bootstrap',
       namespace: this.opts.name,
@@ -120,7 +121,9 @@ export class FakeHub {
     const kc = kubeconfigFromParts({
       name: 'hub',
       server: this.opts.hub.apiserverUrl,
-      caPem: readFileSync(this.opts.hub.caCertPath, 'utf8'),
+      caPem: [readFileSync(this.opts.hub.caCertPath, 'utf8').trimEnd(), appendCaPem?.trimEnd()]
+        .filter(Boolean)
+        .join('\n'),
       token: tr.status?.token ?? '',
       ...(proxyUrl ? { proxyUrl } : {}),
     });
