@@ -1,7 +1,7 @@
 import { availableParallelism } from 'node:os';
 import { defineConfig } from 'vitest/config';
 
-// Four projects. `npm test` (test/suite.ts) runs them in two vitest processes at once, because
+// Five projects (the fifth, `ocm`, is `npm run test:ocm` only). `npm test` (test/suite.ts) runs them in two vitest processes at once, because
 // vitest runs a run's sequential projects one after another and most e2e time is spent waiting on
 // real processes, not on the CPU:
 // - lane 1: `e2e`, the files that share one hub + cluster1 (test/e2e/global-setup.ts), one at a time;
@@ -30,7 +30,7 @@ export default defineConfig({
         test: {
           name: 'unit',
           include: ['test/**/*.test.ts'],
-          exclude: ['test/e2e/**', 'test/integration/**'],
+          exclude: ['test/e2e/**', 'test/integration/**', 'test/ocm/**'],
           testTimeout: 20_000,
           maxWorkers: sideBySide,
         },
@@ -64,6 +64,18 @@ export default defineConfig({
           testTimeout: 120_000,
           hookTimeout: 180_000,
           // Real nodes share the host's iptables, cgroups and CNI state; one environment at a time.
+          fileParallelism: false,
+        },
+      },
+      {
+        // `npm run test:ocm`, not part of `npm test`: OCM's own binaries (clusteradm, its Go agents
+        // and hub controllers) against tether, and tether against them (test/ocm/global-setup.ts).
+        test: {
+          name: 'ocm',
+          include: ['test/ocm/**/*.test.ts'],
+          globalSetup: ['test/ocm/global-setup.ts'],
+          testTimeout: 180_000,
+          hookTimeout: 300_000,
           fileParallelism: false,
         },
       },
