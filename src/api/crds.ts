@@ -20,6 +20,7 @@ import {
   clusterManagementAddOnCrd,
   managedClusterAddOnCrd,
 } from './addon-crds.ts';
+import { addOnTemplateCrd } from './addon-template.ts';
 import { managedServiceAccountCrd } from './authentication.ts';
 import { clusterClaimCrd, managedClusterCrd } from './cluster.ts';
 import { clusterProfileCrd } from './clusterprofile.ts';
@@ -48,6 +49,7 @@ export function hubCrdManifests(opts: HubCrdOptions = {}): CrdManifest[] {
     clusterManagementAddOnCrd(webhook),
     managedClusterAddOnCrd(webhook),
     addOnDeploymentConfigCrd(),
+    addOnTemplateCrd(),
     managedServiceAccountCrd(),
     ...placementCrdManifests(),
     // Argo CD registration (OCM's multicloud-integrations kind) and SIG Multicluster's cluster

@@ -152,35 +152,40 @@ function manifestConditionSchema(): s.JsonSchema {
   );
 }
 
+/** ManifestWork's spec (also AddOnTemplate's spec.agentSpec). */
+export function manifestWorkSpecSchema(): s.JsonSchema {
+  return s.object({
+    workload: s.object({ manifests: s.array(s.embeddedResource()) }),
+    deleteOption: s.object({
+      propagationPolicy: s.oneOf(Object.values(DeletePropagationPolicy), {
+        default: DeletePropagationPolicy.Foreground,
+      }),
+      selectivelyOrphans: s.object({ orphaningRules: s.array(resourceIdentifierSchema()) }),
+      ttlSecondsAfterFinished: s.integer('int64'),
+    }),
+    manifestConfigs: s.array(manifestConfigSchema()),
+    executor: s.object({
+      subject: s.object(
+        {
+          type: s.oneOf(['ServiceAccount']),
+          serviceAccount: s.object(
+            { namespace: dnsSubdomain(), name: dnsSubdomain() },
+            { required: ['namespace', 'name'] },
+          ),
+        },
+        { required: ['type'] },
+      ),
+    }),
+  });
+}
+
 export function manifestWorkCrd(): s.CrdManifest {
   return s.defineCrd({
     resource: manifestWorkResource,
     description:
       "Kubernetes objects the hub wants applied on one managed cluster. Lives in that cluster's namespace " +
       'on the hub; the work agent applies it and reports per-manifest status.',
-    spec: s.object({
-      workload: s.object({ manifests: s.array(s.embeddedResource()) }),
-      deleteOption: s.object({
-        propagationPolicy: s.oneOf(Object.values(DeletePropagationPolicy), {
-          default: DeletePropagationPolicy.Foreground,
-        }),
-        selectivelyOrphans: s.object({ orphaningRules: s.array(resourceIdentifierSchema()) }),
-        ttlSecondsAfterFinished: s.integer('int64'),
-      }),
-      manifestConfigs: s.array(manifestConfigSchema()),
-      executor: s.object({
-        subject: s.object(
-          {
-            type: s.oneOf(['ServiceAccount']),
-            serviceAccount: s.object(
-              { namespace: dnsSubdomain(), name: dnsSubdomain() },
-              { required: ['namespace', 'name'] },
-            ),
-          },
-          { required: ['type'] },
-        ),
-      }),
-    }),
+    spec: manifestWorkSpecSchema(),
     // Written by the cluster's work agent: its lists are bounded (peer-limits.ts).
     status: s.object({
       conditions: conditionsSchema({ maxItems: limits.maxClusterWrittenConditions }),

@@ -8,6 +8,7 @@
 // v1alpha1 ⇄ v1beta1 CRD conversion webhook.
 import { type Command, Option } from 'commander';
 import { addonManagerLeaderLeaseName, startAddonHub } from '../addon/hub/index.ts';
+import { startTemplateAddons } from '../addon/hub/template/controller.ts';
 import type { AddonConversionWebhookServer } from '../addon/index.ts';
 import { defaultClusterProfileNamespace } from '../api/clusterprofile.ts';
 import { InvalidArgumentError } from '../errors.ts';
@@ -230,6 +231,12 @@ export function registerHubCommand(program: Command): void {
             log: logger('builtin-addons'),
           })
         : undefined;
+      // add-ons defined by an AddOnTemplate (`clusteradm addon create`)
+      const templateAddons = startTemplateAddons({
+        hubKubeConfig: hub,
+        leaderElection: flags.leaderElect ? { namespace: flags.leaderElectionNamespace } : false,
+        log: logger('addon-template'),
+      });
       if (!builtinAddons)
         log.info('built-in addons not offered: --addon-image (the image their agents run) is not given');
       const serviceaccounts = await startServiceAccountHub({
@@ -265,6 +272,7 @@ export function registerHubCommand(program: Command): void {
         placement.stop(),
         addons.stop(),
         builtinAddons?.stop(),
+        templateAddons.stop(),
         serviceaccounts.stop(),
         workCollector.stop(),
         webhook?.close(),

@@ -22,6 +22,7 @@ import type { KubernetesObject } from '@kubernetes/client-node';
 import { addonDeployHubRules } from '../addon/hub/deploy/rbac.ts';
 import { addonInstallHubRules } from '../addon/hub/install-strategy/rbac.ts';
 import { addonRegistrationHubRules } from '../addon/hub/registration/rbac.ts';
+import { addonTemplateHubNamespaceRules, addonTemplateHubRules } from '../addon/hub/template/rbac.ts';
 import {
   addonApiGroup,
   authenticationApiGroup,
@@ -159,7 +160,23 @@ export function hubRbac(): KubernetesObject[] {
       // the built-in addons' AddonManager (`--addon-image`)
       ...addonDeployHubRules(),
       ...addonRegistrationHubRules(),
+      // add-ons defined by AddOnTemplates (src/addon/hub/template)
+      ...addonTemplateHubRules(),
     ]),
+    {
+      apiVersion: `${rbacGroup}/v1`,
+      kind: 'Role',
+      metadata: meta(`${c.controllers}:addon-template-signers`, hubNamespace, c.controllers),
+      rules: addonTemplateHubNamespaceRules(),
+    } as KubernetesObject,
+    binding(
+      'RoleBinding',
+      `${c.controllers}:addon-template-signers`,
+      hubNamespace,
+      c.controllers,
+      { kind: 'Role', name: `${c.controllers}:addon-template-signers` },
+      sa(c.controllers),
+    ),
     binding(
       'ClusterRoleBinding',
       `open-cluster-management:${c.controllers}`,

@@ -76,6 +76,7 @@ describe('CRD sets', () => {
       'ClusterManagementAddOn',
       'ManagedClusterAddOn',
       'AddOnDeploymentConfig',
+      'AddOnTemplate',
       'ManagedServiceAccount',
       'ManagedClusterSet',
       'ManagedClusterSetBinding',

@@ -91,8 +91,19 @@ export interface AddonRegistration {
    * CSR for someone else. Default: approve.
    */
   approve?(cluster: ManagedCluster, addon: ManagedClusterAddOn, csr: CertificateSigningRequest): boolean;
+  /**
+   * RoleBindings of existing (Cluster)Roles to the identity's per-cluster group: in the cluster's
+   * hub namespace or in another namespace (an AddOnTemplate's hubPermissions). Default: none.
+   */
+  hubRoleBindings?(cluster: ManagedCluster, addon: ManagedClusterAddOn): AddonHubRoleBinding[];
   /** for a custom signer: the signed certificate (PEM) for an approved CSR of that signer */
-  sign?(csr: CertificateSigningRequest): Promise<string>;
+  sign?(csr: CertificateSigningRequest, addon?: ManagedClusterAddOn): Promise<string>;
+}
+
+/** One RoleBinding an addon's agent identity gets on the hub (see AddonRegistration.hubRoleBindings). */
+export interface AddonHubRoleBinding {
+  namespace: string;
+  roleRef: { kind: 'ClusterRole' | 'Role'; name: string };
 }
 
 /** An addon, as its author writes it. */

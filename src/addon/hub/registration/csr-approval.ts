@@ -113,7 +113,7 @@ export class AddonCsrReconciler {
     }
     let certPem: string;
     try {
-      certPem = await sign(csr);
+      certPem = await sign(csr, mca);
       if (!certPem.includes('BEGIN CERTIFICATE')) throw new Error('the signer returned no PEM certificate');
     } catch (err) {
       const now = formatTime(new Date());

@@ -6,6 +6,8 @@
 //   - a Role and RoleBinding `open-cluster-management:<addon>:agent` in the cluster namespace from
 //     `registration.hubPermissions`, bound to the addon's per-cluster group and owned by the
 //     ManagedClusterAddOn, so they go with it. Nothing outside the cluster namespace;
+//   - the RoleBindings of `registration.hubRoleBindings` (existing roles, any namespace the addon
+//     names: an AddOnTemplate's hubPermissions; registration/role-bindings.ts);
 //   - condition RegistrationApplied with OCM's reasons;
 // and the addon's CSRs: approval and, for a custom signer, signing (registration/csr-approval.ts).
 // Status is written read → change only registrations and RegistrationApplied → replace with the
@@ -47,6 +49,7 @@ import type { AgentAddon } from '../../sdk/types.ts';
 import { addonOwnerReference } from '../addon-owner.ts';
 import { desiredRegistrations } from './configs.ts';
 import { AddonCsrReconciler } from './csr-approval.ts';
+import { removeHubRoleBindings, syncHubRoleBindings } from './role-bindings.ts';
 
 export { desiredRegistrations } from './configs.ts';
 
@@ -145,6 +148,11 @@ export function startAddonRegistrationController(
   const reconcileAddon = async (key: string): Promise<void> => {
     const { namespace, name } = splitKey(key);
     const cached = addonInformer.getByName(name, namespace);
+    if (!cached && namespace && addon.registration?.hubRoleBindings) {
+      // gone: its bindings outside the cluster namespace have no owner to go with
+      await removeHubRoleBindings(bindings, addon.name, namespace);
+      return;
+    }
     if (!cached || cached.metadata.deletionTimestamp || !namespace) return;
     const cluster = await clusters.get(namespace);
     if (!cluster) return; // the cluster namespace goes with it
@@ -161,6 +169,14 @@ export function startAddonRegistrationController(
     } else {
       try {
         await syncHubRbac(cached, addon.registration.hubPermissions?.(cluster, cached) ?? []);
+        if (addon.registration.hubRoleBindings)
+          await syncHubRoleBindings(
+            bindings,
+            addon.name,
+            cached,
+            addon.registration.hubRoleBindings(cluster, cached),
+            addonRegistrationFieldManager,
+          );
         condition =
           problems.length > 0
             ? {

@@ -1,0 +1,182 @@
+// The AgentAddon of one template add-on: a ClusterManagementAddOn whose supportedConfigs list
+// `addontemplates`. Which AddOnTemplate a cluster gets is the one its ManagedClusterAddOn's
+// status.configReferences name (the CMA's default or the cluster's own, set by the add-on
+// manager's config controller); from it come the agent's manifests (render.ts), its hub
+// registrations — KubeClient (OCM's default user `…:agent:<addon>-agent` and groups) and
+// CustomSigner (the template's signer and subject, signed with the CA Secret it names) — and the
+// RoleBindings of its hub permissions, which bind the cluster's own add-on group only (OCM also
+// binds the fleet-wide add-on group, which would let every cluster's agent use one cluster's
+// binding). A template that cannot be used (missing, bad manifest, a signing CA outside the hub
+// namespace) renders nothing and the error names why. Health: the Deployments among the manifests
+// (OCM: WorkloadAvailability).
+import type { KubernetesObject } from '@kubernetes/client-node';
+import type { ConfigMeta, ManagedClusterAddOn, RegistrationConfig } from '../../../api/addon.ts';
+import { addonApiGroup } from '../../../api/addon.ts';
+import { addonAgentUser, addonDefaultGroups } from '../../../api/addon-registration.ts';
+import {
+  type AddOnTemplate,
+  addOnTemplateResource,
+  type TemplateRegistration,
+} from '../../../api/addon-template.ts';
+import type { ManagedCluster } from '../../../api/cluster.ts';
+import { InvalidArgumentError } from '../../../errors.ts';
+import type { AddonHubRoleBinding, AddonRenderContext, AgentAddon } from '../../sdk/types.ts';
+import { renderTemplate } from './render.ts';
+
+/** The agent name OCM's template add-ons put in their default user. */
+export function templateAgentName(addonName: string): string {
+  return `${addonName}-agent`;
+}
+
+export const addOnTemplateConfig: ConfigMeta = {
+  group: addonApiGroup,
+  resource: addOnTemplateResource.plural,
+};
+
+/** Looks templates up by name (an informer's cache) and signs with a Secret's CA. */
+export interface TemplateSource {
+  template(name: string): AddOnTemplate | undefined;
+  /** the certificate (PEM) for `csr`, signed by the CA in Secret `caSecret` (tls.crt / tls.key) */
+  sign(caSecret: { name: string; namespace: string }, requestPem: string): Promise<string>;
+}
+
+/** The namespace a custom signer's CA Secret must be in: the hub's, which only hub admins write. */
+export const signingCaNamespace = 'open-cluster-management-hub';
+
+/** The name of the template `mca` uses, from its config references (desired config first). */
+export function templateNameOf(mca: ManagedClusterAddOn): string | undefined {
+  const ref = (mca.status?.configReferences ?? []).find(
+    (r) => r.group === addonApiGroup && r.resource === addOnTemplateResource.plural,
+  );
+  return ref?.desiredConfig?.name ?? ref?.name;
+}
+
+function registrationConfig(
+  cluster: string,
+  addon: string,
+  r: TemplateRegistration,
+): RegistrationConfig | undefined {
+  const user = addonAgentUser(cluster, addon, templateAgentName(addon));
+  const groups = addonDefaultGroups(cluster, addon);
+  if (r.type === 'KubeClient')
+    return { signerName: 'kubernetes.io/kube-apiserver-client', subject: { user, groups } };
+  if (!r.customSigner) return undefined;
+  const subject = r.customSigner.subject;
+  return {
+    signerName: r.customSigner.signerName,
+    subject: subject
+      ? {
+          ...(subject.user ? { user: subject.user } : {}),
+          ...(subject.groups ? { groups: [...subject.groups] } : {}),
+          ...(subject.organizationUnit ? { organizationUnit: [...subject.organizationUnit] } : {}),
+        }
+      : { user, groups },
+  };
+}
+
+/** The RoleBindings a template's hub permissions ask for on `cluster`; throws for an unusable one. */
+export function templateRoleBindings(cluster: string, template: AddOnTemplate): AddonHubRoleBinding[] {
+  const out: AddonHubRoleBinding[] = [];
+  for (const r of template.spec.registration ?? []) {
+    for (const p of r.type === 'KubeClient' ? (r.kubeClient?.hubPermissions ?? []) : []) {
+      if (p.type === 'CurrentCluster') {
+        if (!p.currentCluster?.clusterRoleName)
+          throw new InvalidArgumentError(
+            'hubPermissions type CurrentCluster needs currentCluster.clusterRoleName',
+          );
+        out.push({
+          namespace: cluster,
+          roleRef: { kind: 'ClusterRole', name: p.currentCluster.clusterRoleName },
+        });
+      } else {
+        const single = p.singleNamespace;
+        if (!single?.namespace || !single.roleRef?.name)
+          throw new InvalidArgumentError(
+            'hubPermissions type SingleNamespace needs singleNamespace.namespace and roleRef',
+          );
+        if (single.roleRef.kind !== 'Role' && single.roleRef.kind !== 'ClusterRole')
+          throw new InvalidArgumentError(
+            `hubPermissions roleRef kind must be Role or ClusterRole, got "${single.roleRef.kind}"`,
+          );
+        out.push({
+          namespace: single.namespace,
+          roleRef: { kind: single.roleRef.kind, name: single.roleRef.name },
+        });
+      }
+    }
+  }
+  return out;
+}
+
+/** The AgentAddon that runs the template add-on `name` from `source`'s templates. */
+export function templateAddon(name: string, source: TemplateSource): AgentAddon {
+  const templateFor = (mca: ManagedClusterAddOn): AddOnTemplate => {
+    const templateName = templateNameOf(mca);
+    if (!templateName)
+      throw new InvalidArgumentError(
+        `add-on ${name}: no AddOnTemplate in the ManagedClusterAddOn's config references`,
+      );
+    const template = source.template(templateName);
+    if (!template) throw new InvalidArgumentError(`add-on ${name}: AddOnTemplate ${templateName} not found`);
+    if (template.spec.addonName !== name)
+      throw new InvalidArgumentError(
+        `add-on ${name}: AddOnTemplate ${templateName} is for add-on ${template.spec.addonName}, not this one`,
+      );
+    return template;
+  };
+  const customSignerOf = (mca: ManagedClusterAddOn, signerName: string) =>
+    (templateFor(mca).spec.registration ?? []).find(
+      (r) => r.type === 'CustomSigner' && r.customSigner?.signerName === signerName,
+    )?.customSigner;
+
+  return {
+    name,
+    supportedConfigs: [addOnTemplateConfig],
+    health: { type: 'DeploymentAvailability' },
+    manifests(ctx: AddonRenderContext): KubernetesObject[] {
+      const template = templateFor(ctx.addon);
+      for (const r of template.spec.registration ?? []) {
+        const ns = r.customSigner?.signingCA.namespace ?? signingCaNamespace;
+        if (r.type === 'CustomSigner' && ns !== signingCaNamespace)
+          throw new InvalidArgumentError(
+            `add-on ${name}: a custom signer's signingCA must be in ${signingCaNamespace}, got ${ns}`,
+          );
+      }
+      return renderTemplate({
+        addonName: name,
+        clusterName: ctx.cluster.metadata.name ?? '',
+        installNamespace: ctx.installNamespace,
+        ...(ctx.deploymentConfig?.agentInstallNamespace
+          ? { configuredInstallNamespace: ctx.deploymentConfig.agentInstallNamespace }
+          : {}),
+        variables: ctx.variables,
+        template: template.spec,
+      });
+    },
+    registration: {
+      configs(cluster: ManagedCluster, mca: ManagedClusterAddOn): RegistrationConfig[] {
+        const template = templateFor(mca);
+        return (template.spec.registration ?? [])
+          .map((r) => registrationConfig(cluster.metadata.name ?? '', name, r))
+          .filter((r): r is RegistrationConfig => r !== undefined);
+      },
+      hubRoleBindings(cluster: ManagedCluster, mca: ManagedClusterAddOn): AddonHubRoleBinding[] {
+        return templateRoleBindings(cluster.metadata.name ?? '', templateFor(mca));
+      },
+      async sign(csr, mca) {
+        const signer = mca ? customSignerOf(mca, csr.spec.signerName) : undefined;
+        if (!signer)
+          throw new InvalidArgumentError(`add-on ${name}: no custom signer ${csr.spec.signerName}`);
+        const namespace = signer.signingCA.namespace ?? signingCaNamespace;
+        if (namespace !== signingCaNamespace)
+          throw new InvalidArgumentError(
+            `add-on ${name}: a custom signer's signingCA must be in ${signingCaNamespace}, got ${namespace}`,
+          );
+        return source.sign(
+          { name: signer.signingCA.name, namespace },
+          Buffer.from(csr.spec.request, 'base64').toString(),
+        );
+      },
+    },
+  };
+}
