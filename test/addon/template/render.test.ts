@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { templateNameOf, templateRoleBindings } from '../../../src/addon/hub/template/agent.ts';
 import { renderTemplate, substitute, templateValues } from '../../../src/addon/hub/template/render.ts';
 import type { ManagedClusterAddOn } from '../../../src/api/addon.ts';
-import type { AddOnTemplate, AddOnTemplateSpec } from '../../../src/api/addon-template.ts';
+import type { AddOnTemplateSpec } from '../../../src/api/addon-template.ts';
 
 const deployment = {
   apiVersion: 'apps/v1',
@@ -135,10 +135,8 @@ describe('AddOnTemplate rendering', () => {
 });
 
 describe('AddOnTemplate registration', () => {
-  const template = (registration: AddOnTemplateSpec['registration']): AddOnTemplate => ({
-    metadata: { name: 't' },
-    spec: spec({ registration }),
-  });
+  const template = (registration: AddOnTemplateSpec['registration']): AddOnTemplateSpec =>
+    spec({ registration });
 
   it('binds CurrentCluster in the cluster namespace and SingleNamespace where it says', () => {
     expect(
@@ -197,10 +195,21 @@ describe('AddOnTemplate registration', () => {
 
   it('takes the template a ManagedClusterAddOn uses from its config references, the desired config first', () => {
     const mca = (refs: unknown[]) =>
-      ({ status: { configReferences: refs } }) as unknown as ManagedClusterAddOn;
+      ({ spec: {}, status: { configReferences: refs } }) as unknown as ManagedClusterAddOn;
     const ref = { group: 'addon.open-cluster-management.io', resource: 'addontemplates', name: 'old' };
     expect(templateNameOf(mca([{ ...ref, desiredConfig: { name: 'new', specHash: 'h' } }]))).toBe('new');
-    expect(templateNameOf(mca([ref]))).toBe('old');
-    expect(templateNameOf(mca([{ ...ref, resource: 'addondeploymentconfigs' }]))).toBeUndefined();
+    expect(
+      templateNameOf(mca([{ ...ref, desiredConfig: { name: 'adc' }, resource: 'addondeploymentconfigs' }])),
+    ).toBeUndefined();
+    // before the install strategy wrote one: the CMA's default, overridden by the MCA's spec.configs
+    const cma = {
+      metadata: { name: 'hello' },
+      spec: {
+        supportedConfigs: [{ group: ref.group, resource: ref.resource, defaultConfig: { name: 'dflt' } }],
+      },
+    } as never;
+    expect(templateNameOf(mca([]), cma)).toBe('dflt');
+    const own = { spec: { configs: [{ group: ref.group, resource: ref.resource, name: 'mine' }] } } as never;
+    expect(templateNameOf(own, cma)).toBe('mine');
   });
 });

@@ -4,7 +4,7 @@
 // other kind a ClusterManagementAddOn lists in supportedConfigs gets an informer of its own the
 // first time a config-manager pass meets it (watch()), so an edit re-queues the add-ons that support
 // the kind, as OCM's dynamic config informers do. Where no informer has synced, the object is read
-// directly at its group's preferred version, found through discovery (remembered for
+// directly at its group's preferred version that serves it, found through discovery (remembered for
 // discoveryMaxAgeMs, a kind nobody serves for discoveryMissMaxAgeMs). Reads only; stop() ends the
 // informers it started.
 import { ApisApi, CoreV1Api, CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
@@ -157,22 +157,36 @@ export class ConfigObjects {
     return descriptor;
   }
 
-  /** Where a kind is served (preferred version of its group), undefined when nobody serves it. */
+  /**
+   * Where a kind is served: the preferred version of its group if it serves the kind, else the first
+   * other version that does (addontemplates exist only at v1alpha1 while the group prefers v1beta1);
+   * undefined when nobody serves it.
+   */
   private async discover(gr: GroupResource): Promise<ResourceDescriptor | undefined> {
     const kc = this.opts.kubeconfig;
     try {
-      const version = gr.group
-        ? (await kc.makeApiClient(ApisApi).getAPIVersions()).groups.find((g) => g.name === gr.group)
-            ?.preferredVersion?.version
-        : 'v1';
-      if (!version) return undefined;
-      const list = gr.group
-        ? await kc.makeApiClient(CustomObjectsApi).getAPIResources({ group: gr.group, version })
-        : await kc.makeApiClient(CoreV1Api).getAPIResources();
-      const r = list.resources?.find((x) => x.name === gr.resource);
-      return r
-        ? { group: gr.group, version, plural: r.name, kind: r.kind, namespaced: r.namespaced }
-        : undefined;
+      if (!gr.group) {
+        const r = (await kc.makeApiClient(CoreV1Api).getAPIResources()).resources?.find(
+          (x) => x.name === gr.resource,
+        );
+        return r
+          ? { group: '', version: 'v1', plural: r.name, kind: r.kind, namespaced: r.namespaced }
+          : undefined;
+      }
+      const group = (await kc.makeApiClient(ApisApi).getAPIVersions()).groups.find(
+        (g) => g.name === gr.group,
+      );
+      const preferred = group?.preferredVersion?.version;
+      const versions = [
+        ...(preferred ? [preferred] : []),
+        ...(group?.versions ?? []).map((v) => v.version).filter((v) => v !== preferred),
+      ];
+      for (const version of versions) {
+        const list = await kc.makeApiClient(CustomObjectsApi).getAPIResources({ group: gr.group, version });
+        const r = list.resources?.find((x) => x.name === gr.resource);
+        if (r) return { group: gr.group, version, plural: r.name, kind: r.kind, namespaced: r.namespaced };
+      }
+      return undefined;
     } catch (err) {
       if (isNotFound(err)) return undefined;
       throw err;

@@ -10,17 +10,24 @@
 // namespace) renders nothing and the error names why. Health: the Deployments among the manifests
 // (OCM: WorkloadAvailability).
 import type { KubernetesObject } from '@kubernetes/client-node';
-import type { ConfigMeta, ManagedClusterAddOn, RegistrationConfig } from '../../../api/addon.ts';
+import type {
+  ClusterManagementAddOn,
+  ConfigMeta,
+  ManagedClusterAddOn,
+  RegistrationConfig,
+} from '../../../api/addon.ts';
 import { addonApiGroup } from '../../../api/addon.ts';
 import { addonAgentUser, addonDefaultGroups } from '../../../api/addon-registration.ts';
 import {
   type AddOnTemplate,
+  type AddOnTemplateSpec,
   addOnTemplateResource,
   type TemplateRegistration,
 } from '../../../api/addon-template.ts';
 import type { ManagedCluster } from '../../../api/cluster.ts';
 import { InvalidArgumentError } from '../../../errors.ts';
 import type { AddonHubRoleBinding, AddonRenderContext, AgentAddon } from '../../sdk/types.ts';
+import { configRefsOf } from '../deploy/configs.ts';
 import { renderTemplate } from './render.ts';
 
 /** The agent name OCM's template add-ons put in their default user. */
@@ -36,6 +43,7 @@ export const addOnTemplateConfig: ConfigMeta = {
 /** Looks templates up by name (an informer's cache) and signs with a Secret's CA. */
 export interface TemplateSource {
   template(name: string): AddOnTemplate | undefined;
+  clusterManagementAddOn(name: string): ClusterManagementAddOn | undefined;
   /** the certificate (PEM) for `csr`, signed by the CA in Secret `caSecret` (tls.crt / tls.key) */
   sign(caSecret: { name: string; namespace: string }, requestPem: string): Promise<string>;
 }
@@ -43,12 +51,14 @@ export interface TemplateSource {
 /** The namespace a custom signer's CA Secret must be in: the hub's, which only hub admins write. */
 export const signingCaNamespace = 'open-cluster-management-hub';
 
-/** The name of the template `mca` uses, from its config references (desired config first). */
-export function templateNameOf(mca: ManagedClusterAddOn): string | undefined {
-  const ref = (mca.status?.configReferences ?? []).find(
+/**
+ * The name of the template `mca` uses: its desired config when the install strategy wrote one, else
+ * the ClusterManagementAddOn's default overridden by the ManagedClusterAddOn's spec.configs.
+ */
+export function templateNameOf(mca: ManagedClusterAddOn, cma?: ClusterManagementAddOn): string | undefined {
+  return configRefsOf(mca, cma).find(
     (r) => r.group === addonApiGroup && r.resource === addOnTemplateResource.plural,
-  );
-  return ref?.desiredConfig?.name ?? ref?.name;
+  )?.name;
 }
 
 function registrationConfig(
@@ -75,9 +85,9 @@ function registrationConfig(
 }
 
 /** The RoleBindings a template's hub permissions ask for on `cluster`; throws for an unusable one. */
-export function templateRoleBindings(cluster: string, template: AddOnTemplate): AddonHubRoleBinding[] {
+export function templateRoleBindings(cluster: string, template: AddOnTemplateSpec): AddonHubRoleBinding[] {
   const out: AddonHubRoleBinding[] = [];
-  for (const r of template.spec.registration ?? []) {
+  for (const r of template.registration ?? []) {
     for (const p of r.type === 'KubeClient' ? (r.kubeClient?.hubPermissions ?? []) : []) {
       if (p.type === 'CurrentCluster') {
         if (!p.currentCluster?.clusterRoleName)
@@ -110,22 +120,25 @@ export function templateRoleBindings(cluster: string, template: AddOnTemplate): 
 
 /** The AgentAddon that runs the template add-on `name` from `source`'s templates. */
 export function templateAddon(name: string, source: TemplateSource): AgentAddon {
-  const templateFor = (mca: ManagedClusterAddOn): AddOnTemplate => {
-    const templateName = templateNameOf(mca);
+  const templateFor = (mca: ManagedClusterAddOn): AddOnTemplateSpec => {
+    const templateName = templateNameOf(mca, source.clusterManagementAddOn(name));
     if (!templateName)
       throw new InvalidArgumentError(
         `add-on ${name}: no AddOnTemplate in the ManagedClusterAddOn's config references`,
       );
     const template = source.template(templateName);
     if (!template) throw new InvalidArgumentError(`add-on ${name}: AddOnTemplate ${templateName} not found`);
-    if (template.spec.addonName !== name)
+    return checked(templateName, template.spec);
+  };
+  const checked = <T extends { addonName: string }>(templateName: string, spec: T): T => {
+    if (spec.addonName !== name)
       throw new InvalidArgumentError(
-        `add-on ${name}: AddOnTemplate ${templateName} is for add-on ${template.spec.addonName}, not this one`,
+        `add-on ${name}: AddOnTemplate ${templateName} is for add-on ${spec.addonName}, not this one`,
       );
-    return template;
+    return spec;
   };
   const customSignerOf = (mca: ManagedClusterAddOn, signerName: string) =>
-    (templateFor(mca).spec.registration ?? []).find(
+    (templateFor(mca).registration ?? []).find(
       (r) => r.type === 'CustomSigner' && r.customSigner?.signerName === signerName,
     )?.customSigner;
 
@@ -134,8 +147,16 @@ export function templateAddon(name: string, source: TemplateSource): AgentAddon 
     supportedConfigs: [addOnTemplateConfig],
     health: { type: 'DeploymentAvailability' },
     manifests(ctx: AddonRenderContext): KubernetesObject[] {
-      const template = templateFor(ctx.addon);
-      for (const r of template.spec.registration ?? []) {
+      // the template as the add-on manager resolved it for this rendering (its spec hash is recorded)
+      const resolved = ctx.configs.find(
+        (c) => c.group === addonApiGroup && c.resource === addOnTemplateResource.plural,
+      );
+      if (resolved && resolved.spec === undefined)
+        throw new InvalidArgumentError(`add-on ${name}: AddOnTemplate ${resolved.name} not found`);
+      const template = resolved
+        ? checked(resolved.name, resolved.spec as AddOnTemplateSpec)
+        : templateFor(ctx.addon);
+      for (const r of template.registration ?? []) {
         const ns = r.customSigner?.signingCA.namespace ?? signingCaNamespace;
         if (r.type === 'CustomSigner' && ns !== signingCaNamespace)
           throw new InvalidArgumentError(
@@ -150,13 +171,12 @@ export function templateAddon(name: string, source: TemplateSource): AgentAddon 
           ? { configuredInstallNamespace: ctx.deploymentConfig.agentInstallNamespace }
           : {}),
         variables: ctx.variables,
-        template: template.spec,
+        template,
       });
     },
     registration: {
       configs(cluster: ManagedCluster, mca: ManagedClusterAddOn): RegistrationConfig[] {
-        const template = templateFor(mca);
-        return (template.spec.registration ?? [])
+        return (templateFor(mca).registration ?? [])
           .map((r) => registrationConfig(cluster.metadata.name ?? '', name, r))
           .filter((r): r is RegistrationConfig => r !== undefined);
       },

@@ -64,6 +64,7 @@ export function startTemplateAddons(opts: TemplateAddonsOptions): TemplateAddons
   const secrets = new ResourceClient<SecretData>(opts.hubKubeConfig, secretResource);
   const source: TemplateSource = {
     template: (name) => templates.getByName(name),
+    clusterManagementAddOn: (name) => cmas.getByName(name),
     async sign(caSecret, requestPem) {
       const secret = await secrets.get(caSecret.name, caSecret.namespace);
       const cert = secret?.data?.['tls.crt'];
