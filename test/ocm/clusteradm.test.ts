@@ -9,7 +9,7 @@ import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
+import { CoreV1Api, CustomObjectsApi, RbacAuthorizationV1Api } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort, localChildEnv, SupervisedProcess, tetherBin } from '../../src/localenv/process.ts';
 import { pollUntil } from '../../src/wait.ts';
@@ -25,6 +25,7 @@ const workNamespace = uniqueName('ocmadm-work');
 const placementNamespace = uniqueName('ocmadm-pl');
 const clusterSet = uniqueName('ocmadm-set');
 const addonName = uniqueName('ocmadm-addon');
+const templateAddon = uniqueName('ocmadm-tmpl');
 // where clusteradm join puts the bootstrap secret; the test's agent runs in a namespace of its own
 const joinNamespace = 'open-cluster-management-agent';
 const agentNamespace = uniqueName('ocmadm-agent');
@@ -152,8 +153,41 @@ afterAll(async () => {
     }),
   );
   await gone(hub.makeApiClient(CoreV1Api).deleteNamespace({ name: placementNamespace }));
+  await gone(
+    objects.deleteClusterCustomObject({
+      group: 'addon.open-cluster-management.io',
+      version: 'v1alpha1',
+      plural: 'clustermanagementaddons',
+      name: templateAddon,
+    }),
+  );
+  const templates = (await objects
+    .listClusterCustomObject({
+      group: 'addon.open-cluster-management.io',
+      version: 'v1alpha1',
+      plural: 'addontemplates',
+    })
+    .catch(() => ({ items: [] }))) as { items: { metadata: { name: string } }[] };
+  for (const t of templates.items.filter((t) => t.metadata.name.startsWith(templateAddon)))
+    await gone(
+      objects.deleteClusterCustomObject({
+        group: 'addon.open-cluster-management.io',
+        version: 'v1alpha1',
+        plural: 'addontemplates',
+        name: t.metadata.name,
+      }),
+    );
+  await gone(
+    hub.makeApiClient(RbacAuthorizationV1Api).deleteClusterRole({ name: `${templateAddon}-reader` }),
+  );
   const core = managed.makeApiClient(CoreV1Api);
   await gone(core.deleteNamespace({ name: agentNamespace }));
+  await gone(
+    core.deleteNamespacedSecret({
+      name: `${templateAddon}-hub-kubeconfig`,
+      namespace: 'open-cluster-management-agent-addon',
+    }),
+  );
   await gone(core.deleteNamespace({ name: workNamespace }));
   rmSync(dir, { recursive: true, force: true });
 });
@@ -397,6 +431,100 @@ describe('the real clusteradm against a tether hub', () => {
           () => true,
         ),
       { timeoutMs: 30_000, description: 'the ManagedClusterAddOn deleted by addon disable' },
+    );
+  });
+
+  it('addon create writes an AddOnTemplate add-on; addon enable runs it: its agent applied with the cluster’s values, its hub identity issued and bound; addon disable removes it', async () => {
+    const manifests = join(dir, 'template-addon.yaml');
+    writeFileSync(
+      manifests,
+      `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: tmpl-agent\n  namespace: ${workNamespace}\ndata:\n  cluster: '{{CLUSTER_NAME}}'\n`,
+    );
+    const objects = hub.makeApiClient(CustomObjectsApi);
+    const reader = `${templateAddon}-reader`;
+    await hub.makeApiClient(RbacAuthorizationV1Api).createClusterRole({
+      body: {
+        metadata: { name: reader },
+        rules: [{ apiGroups: [''], resources: ['configmaps'], verbs: ['get'] }],
+      },
+    });
+    ok(
+      await clusteradm(
+        'addon',
+        'create',
+        templateAddon,
+        '-f',
+        manifests,
+        '--hub-registration',
+        '--cluster-role-bind',
+        reader,
+      ),
+    );
+    const cma = (await objects.getClusterCustomObject({
+      group: 'addon.open-cluster-management.io',
+      version: 'v1alpha1',
+      plural: 'clustermanagementaddons',
+      name: templateAddon,
+    })) as { spec: { supportedConfigs: { resource: string; defaultConfig?: { name: string } }[] } };
+    const templateName = cma.spec.supportedConfigs.find((c) => c.resource === 'addontemplates')?.defaultConfig
+      ?.name;
+    expect(templateName).toBeTruthy();
+
+    ok(await clusteradm('addon', 'enable', '--names', templateAddon, '--clusters', clusterName));
+    const agentObject = await pollUntil(
+      () =>
+        managed
+          .makeApiClient(CoreV1Api)
+          .readNamespacedConfigMap({ name: 'tmpl-agent', namespace: workNamespace })
+          .catch(() => undefined),
+      {
+        timeoutMs: 90_000,
+        intervalMs: 1000,
+        description: 'the template add-on’s agent ConfigMap on cluster2',
+      },
+    );
+    expect(agentObject.data).toEqual({ cluster: clusterName });
+    // the hub identity: tether's agent asked, the template add-on's registration approved it
+    const secret = await pollUntil(
+      () =>
+        managed
+          .makeApiClient(CoreV1Api)
+          .readNamespacedSecret({
+            name: `${templateAddon}-hub-kubeconfig`,
+            namespace: 'open-cluster-management-agent-addon',
+          })
+          .catch(() => undefined),
+      { timeoutMs: 90_000, intervalMs: 1000, description: `${templateAddon}-hub-kubeconfig on cluster2` },
+    );
+    expect(Object.keys(secret.data ?? {})).toEqual(
+      expect.arrayContaining(['kubeconfig', 'tls.crt', 'tls.key']),
+    );
+    const binding = await pollUntil(
+      () =>
+        hub
+          .makeApiClient(RbacAuthorizationV1Api)
+          .readNamespacedRoleBinding({
+            name: `open-cluster-management:${templateAddon}:${clusterName}:clusterrole:${reader}:agent`,
+            namespace: clusterName,
+          })
+          .catch(() => undefined),
+      { timeoutMs: 30_000, description: 'the --cluster-role-bind RoleBinding in the cluster namespace' },
+    );
+    expect(binding.subjects?.map((x) => x.name)).toEqual([
+      `system:open-cluster-management:cluster:${clusterName}:addon:${templateAddon}`,
+    ]);
+
+    ok(await clusteradm('addon', 'disable', '--names', templateAddon, '--clusters', clusterName));
+    await pollUntil(
+      () =>
+        managed
+          .makeApiClient(CoreV1Api)
+          .readNamespacedConfigMap({ name: 'tmpl-agent', namespace: workNamespace })
+          .then(
+            () => undefined,
+            () => true,
+          ),
+      { timeoutMs: 60_000, description: 'the agent ConfigMap removed by addon disable' },
     );
   });
 });
