@@ -1,7 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { templateNameOf, templateRoleBindings } from '../../../src/addon/hub/template/agent.ts';
 import { renderTemplate, substitute, templateValues } from '../../../src/addon/hub/template/render.ts';
-import type { ManagedClusterAddOn } from '../../../src/api/addon.ts';
 import type { AddOnTemplateSpec } from '../../../src/api/addon-template.ts';
 
 const deployment = {
@@ -131,85 +129,5 @@ describe('AddOnTemplate rendering', () => {
     expect(() =>
       renderTemplate(input({ agentSpec: { workload: { manifests: ['{{X}}' as never] } } })),
     ).toThrow(/must be an object/);
-  });
-});
-
-describe('AddOnTemplate registration', () => {
-  const template = (registration: AddOnTemplateSpec['registration']): AddOnTemplateSpec =>
-    spec({ registration });
-
-  it('binds CurrentCluster in the cluster namespace and SingleNamespace where it says', () => {
-    expect(
-      templateRoleBindings(
-        'c1',
-        template([
-          {
-            type: 'KubeClient',
-            kubeClient: {
-              hubPermissions: [
-                { type: 'CurrentCluster', currentCluster: { clusterRoleName: 'reader' } },
-                {
-                  type: 'SingleNamespace',
-                  singleNamespace: {
-                    namespace: 'shared',
-                    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'writer' },
-                  },
-                },
-              ],
-            },
-          },
-        ]),
-      ),
-    ).toEqual([
-      { namespace: 'c1', roleRef: { kind: 'ClusterRole', name: 'reader' } },
-      { namespace: 'shared', roleRef: { kind: 'Role', name: 'writer' } },
-    ]);
-  });
-
-  it('refuses a permission without its settings or with a roleRef kind other than Role or ClusterRole', () => {
-    expect(() =>
-      templateRoleBindings(
-        'c1',
-        template([{ type: 'KubeClient', kubeClient: { hubPermissions: [{ type: 'CurrentCluster' }] } }]),
-      ),
-    ).toThrow(/currentCluster.clusterRoleName/);
-    expect(() =>
-      templateRoleBindings(
-        'c1',
-        template([
-          {
-            type: 'KubeClient',
-            kubeClient: {
-              hubPermissions: [
-                {
-                  type: 'SingleNamespace',
-                  singleNamespace: { namespace: 'x', roleRef: { apiGroup: '', kind: 'User', name: 'u' } },
-                },
-              ],
-            },
-          },
-        ]),
-      ),
-    ).toThrow(/Role or ClusterRole, got "User"/);
-  });
-
-  it('takes the template a ManagedClusterAddOn uses from its config references, the desired config first', () => {
-    const mca = (refs: unknown[]) =>
-      ({ spec: {}, status: { configReferences: refs } }) as unknown as ManagedClusterAddOn;
-    const ref = { group: 'addon.open-cluster-management.io', resource: 'addontemplates', name: 'old' };
-    expect(templateNameOf(mca([{ ...ref, desiredConfig: { name: 'new', specHash: 'h' } }]))).toBe('new');
-    expect(
-      templateNameOf(mca([{ ...ref, desiredConfig: { name: 'adc' }, resource: 'addondeploymentconfigs' }])),
-    ).toBeUndefined();
-    // before the install strategy wrote one: the CMA's default, overridden by the MCA's spec.configs
-    const cma = {
-      metadata: { name: 'hello' },
-      spec: {
-        supportedConfigs: [{ group: ref.group, resource: ref.resource, defaultConfig: { name: 'dflt' } }],
-      },
-    } as never;
-    expect(templateNameOf(mca([]), cma)).toBe('dflt');
-    const own = { spec: { configs: [{ group: ref.group, resource: ref.resource, name: 'mine' }] } } as never;
-    expect(templateNameOf(own, cma)).toBe('mine');
   });
 });

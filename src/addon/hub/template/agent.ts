@@ -1,14 +1,15 @@
 // The AgentAddon of one template add-on: a ClusterManagementAddOn whose supportedConfigs list
-// `addontemplates`. Which AddOnTemplate a cluster gets is the one its ManagedClusterAddOn's
-// status.configReferences name (the CMA's default or the cluster's own, set by the add-on
-// manager's config controller); from it come the agent's manifests (render.ts), its hub
-// registrations — KubeClient (OCM's default user `…:agent:<addon>-agent` and groups) and
-// CustomSigner (the template's signer and subject, signed with the CA Secret it names) — and the
+// `addontemplates`. Which AddOnTemplate a cluster gets is its ManagedClusterAddOn's desired config
+// (written by the add-on manager's install strategy), else the ClusterManagementAddOn's default
+// overridden by the ManagedClusterAddOn's spec.configs; from it come the agent's manifests
+// (render.ts), its hub registrations — KubeClient (OCM's default user `…:agent:<addon>-agent` and
+// groups) and CustomSigner (the template's signer and subject; without a subject the default user
+// alone, since `system:` groups are the hub's; signed with the CA Secret it names) — and the
 // RoleBindings of its hub permissions, which bind the cluster's own add-on group only (OCM also
 // binds the fleet-wide add-on group, which would let every cluster's agent use one cluster's
-// binding). A template that cannot be used (missing, bad manifest, a signing CA outside the hub
-// namespace) renders nothing and the error names why. Health: the Deployments among the manifests
-// (OCM: WorkloadAvailability).
+// binding). A template that cannot be used (missing, for another add-on, a signing CA outside the
+// hub namespace) renders nothing and the error names why. Health: the Deployments among the
+// manifests (OCM: WorkloadAvailability, which counts DaemonSets too).
 import type { KubernetesObject } from '@kubernetes/client-node';
 import type {
   ClusterManagementAddOn,
@@ -80,7 +81,7 @@ function registrationConfig(
           ...(subject.groups ? { groups: [...subject.groups] } : {}),
           ...(subject.organizationUnit ? { organizationUnit: [...subject.organizationUnit] } : {}),
         }
-      : { user, groups },
+      : { user },
   };
 }
 
