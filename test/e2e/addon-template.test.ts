@@ -268,4 +268,10 @@ describe('template add-ons', () => {
       60_000,
     );
   });
+
+  it('stops the add-on when its ClusterManagementAddOn is deleted; the ClusterManagementAddOn stays deleted', async () => {
+    await cmas.delete(addon);
+    await waitFor('the template add-on to stop', async () => !running.running().includes(addon));
+    expect(await cmas.get(addon)).toBeUndefined();
+  });
 });

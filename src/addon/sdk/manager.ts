@@ -1,7 +1,8 @@
 // AddonManager: runs any number of AgentAddons against a hub, as OCM's addon-framework
 // AddonManager does. At start it makes sure each addon's ClusterManagementAddOn exists (created
 // with the addon's display name, description and supported configs; an existing one only gains
-// what it lacks, so a user's installStrategy and default configs stay). Then, per addon and while
+// what it lacks, so a user's installStrategy and default configs stay; not with
+// ensureClusterManagementAddOns false, for template add-ons whose CMA is the user's). Then, per addon and while
 // this replica leads on Lease `<addon>-addon-manager` in the hub namespace, it runs the addon's
 // deploy controller (src/addon/hub/deploy/controller.ts), its registration controller
 // (src/addon/hub/registration/index.ts) and every extra per-addon controller it was given. Stopping stops the controllers and gives the Leases up.
@@ -61,6 +62,11 @@ export interface AddonManagerOptions {
   registration?: boolean;
   /** more per-addon controllers next to the deploy and registration controllers */
   extraControllers?: AddonControllerFactory[];
+  /**
+   * create the addons' ClusterManagementAddOns or add what they lack (default true); false when
+   * they are the user's and their existence is what runs the addon (template add-ons)
+   */
+  ensureClusterManagementAddOns?: boolean;
 }
 
 /**
@@ -143,7 +149,8 @@ export class AddonManager {
   async start(): Promise<void> {
     if (this.started) throw new InvalidArgumentError('AddonManager started twice');
     this.started = true;
-    for (const addon of this.addons.values()) await this.ensureClusterManagementAddOn(addon);
+    if (this.opts.ensureClusterManagementAddOns ?? true)
+      for (const addon of this.addons.values()) await this.ensureClusterManagementAddOn(addon);
     const election = this.opts.leaderElection;
     const identity = replicaIdentity(election);
     for (const addon of this.addons.values()) {

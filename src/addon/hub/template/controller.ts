@@ -97,8 +97,12 @@ export function startTemplateAddons(opts: TemplateAddonsOptions): TemplateAddons
   const startAddon = (name: string) =>
     enqueue(async () => {
       if (stopped || managers.has(name)) return;
+      const cma = cmas.getByName(name);
+      if (!cma || !usesTemplates(cma) || cma.metadata?.deletionTimestamp) return; // gone meanwhile
       const manager = new AddonManager({
         hubKubeConfig: opts.hubKubeConfig,
+        // the ClusterManagementAddOn is the user's: never created again by the manager
+        ensureClusterManagementAddOns: false,
         log: log.child({ addon: name }),
         ...(opts.resyncPeriodMs !== undefined ? { resyncPeriodMs: opts.resyncPeriodMs } : {}),
         ...(opts.leaderElection !== undefined ? { leaderElection: opts.leaderElection } : {}),
