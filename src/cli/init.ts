@@ -6,12 +6,18 @@
 // bootstrap token) that managed clusters run. --dry-run / --output-file print the manifests instead.
 import { writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
+import { ApiextensionsV1Api } from '@kubernetes/client-node';
 import { type Command, Option } from 'commander';
 import {
   addonConfigAdmissionPolicyNames,
   installAddonConfigAdmission,
 } from '../addon/hub/config/admission.ts';
-import { hubCrds } from '../api/index.ts';
+import {
+  type AddonConversionWebhook,
+  crdNameOf,
+  hubCrds,
+  managedClusterAddOnResource,
+} from '../api/index.ts';
 import { InvalidArgumentError } from '../errors.ts';
 import { toYaml } from '../install/apply.ts';
 import { type AgentEndpointType, agentEndpointTypes } from '../install/hub.ts';
@@ -197,7 +203,7 @@ async function installBootstrapOnly(kc: ReturnType<typeof loadKubeconfig>): Prom
   const crds = hubCrds(
     webhookCa
       ? { addonConversionWebhook: inClusterAddonWebhook(Buffer.from(webhookCa).toString('base64')) }
-      : {},
+      : { addonConversionWebhook: await installedAddonWebhook(kc) },
   );
   await installCrds(kc, crds);
   process.stdout.write(`Installed ${crds.length} CRDs: ${crds.map((c) => c.metadata?.name).join(', ')}\n`);
@@ -206,6 +212,28 @@ async function installBootstrapOnly(kc: ReturnType<typeof loadKubeconfig>): Prom
   const policies = [...hubAdmissionPolicyNames(), ...addonConfigAdmissionPolicyNames()];
   process.stdout.write(`Installed the hub admission policies: ${policies.join(', ')}\n`);
   await ensureBootstrapIdentity(kc);
+}
+
+/**
+ * The conversion webhook the installed addon CRDs already use (e.g. the loopback one of a local
+ * environment), so that re-applying them with --bootstrap-only does not switch them to conversion
+ * None: with None, v1beta1 writers (OCM's Go addon-framework) lose status.registrations to pruning.
+ */
+async function installedAddonWebhook(
+  kc: ReturnType<typeof loadKubeconfig>,
+): Promise<AddonConversionWebhook | undefined> {
+  const crd = await kc
+    .makeApiClient(ApiextensionsV1Api)
+    .readCustomResourceDefinition({ name: crdNameOf(managedClusterAddOnResource) })
+    .catch(() => undefined);
+  const conversion = crd?.spec.conversion;
+  const clientConfig = conversion?.strategy === 'Webhook' ? conversion.webhook?.clientConfig : undefined;
+  const caBundle = clientConfig?.caBundle;
+  if (!clientConfig || !caBundle) return undefined;
+  if (clientConfig.url) return { url: clientConfig.url, caBundle };
+  const svc = clientConfig.service;
+  if (svc) return { service: { namespace: svc.namespace, name: svc.name, port: svc.port ?? 443 }, caBundle };
+  return undefined;
 }
 
 async function printJoinLine(

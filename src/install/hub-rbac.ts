@@ -22,6 +22,7 @@ import type { KubernetesObject } from '@kubernetes/client-node';
 import { addonDeployHubRules } from '../addon/hub/deploy/rbac.ts';
 import { addonInstallHubRules } from '../addon/hub/install-strategy/rbac.ts';
 import { addonRegistrationHubRules } from '../addon/hub/registration/rbac.ts';
+import { signingCaNamespace } from '../addon/hub/template/agent.ts';
 import { addonTemplateHubNamespaceRules, addonTemplateHubRules } from '../addon/hub/template/rbac.ts';
 import {
   addonApiGroup,
@@ -166,13 +167,13 @@ export function hubRbac(): KubernetesObject[] {
     {
       apiVersion: `${rbacGroup}/v1`,
       kind: 'Role',
-      metadata: meta(`${c.controllers}:addon-template-signers`, hubNamespace, c.controllers),
+      metadata: meta(`${c.controllers}:addon-template-signers`, signingCaNamespace, c.controllers),
       rules: addonTemplateHubNamespaceRules(),
     } as KubernetesObject,
     binding(
       'RoleBinding',
       `${c.controllers}:addon-template-signers`,
-      hubNamespace,
+      signingCaNamespace,
       c.controllers,
       { kind: 'Role', name: `${c.controllers}:addon-template-signers` },
       sa(c.controllers),

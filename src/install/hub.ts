@@ -7,7 +7,9 @@
 // gateway (the ClusterGateway aggregated API) — their ServiceAccounts and RBAC (hub-rbac.ts), the
 // Services, and the APIService v1alpha1.cluster.core.oam.dev pointing at the gateway's Service.
 // Certificates come from Secrets (hub-pki.ts); this file only names them. Pure data.
+
 import type { KubernetesObject } from '@kubernetes/client-node';
+import { signingCaNamespace } from '../addon/hub/template/agent.ts';
 import {
   defaultCredentialNamespace,
   gatewayApiServiceName,
@@ -66,6 +68,8 @@ export function hubManifests(o: HubInstallOptions): KubernetesObject[] {
   return [
     ns(hubNamespace),
     ns(defaultCredentialNamespace),
+    // template add-ons' custom signer CAs (src/addon/hub/template)
+    ns(signingCaNamespace),
     serviceAccount(n.controllers),
     serviceAccount(n.proxyServer),
     serviceAccount(n.gateway),

@@ -19,6 +19,8 @@ const FIRST_FAILURE_BOUND_MS = UNRESPONSIVE_AFTER_MS + 2000;
 const IN_FLIGHT_BOUND_MS = UNRESPONSIVE_AFTER_MS + 1000 + 2000;
 /** Once the session is known unresponsive, a request fails without waiting on the agent. */
 const KNOWN_FAILURE_BOUND_MS = 1000;
+/** from the redialled agent's readiness to a served request: far under the 30 s keepalive drop */
+const RECONNECTED_BOUND_MS = 5000;
 
 let procs: TunnelProcesses;
 let echo: { port: number; close: () => Promise<void> };
@@ -177,10 +179,16 @@ describe('frozen or cut-off agent', () => {
 
     relay.restore();
     // The agent redials through the relay; the hub's old session (silent, not yet dropped by the
-    // 30 s keepalive) must not capture the requests.
+    // 30 s keepalive) must not capture the requests. The agent is ready once its end of the new
+    // session is up; the hub takes the session a moment later, when the agent's hello arrives (on
+    // a loaded machine, after the first request may already have come): served within the bound.
     await procs.ready(agent.opsPort, 20_000);
-    const served = await expectServed(ports.connect, 'after');
-    expect(served.ms, `served after ${served.ms} ms`).toBeLessThanOrEqual(KNOWN_FAILURE_BOUND_MS);
+    const servedAfter = await servedAgainWithin(
+      ports.connect,
+      KNOWN_FAILURE_BOUND_MS,
+      'served on the new session',
+    );
+    console.log(`black-holed link restored: served again ${servedAfter} ms after the agent was ready`);
   });
 
   it('routes around a frozen agent when the cluster has another one', async () => {

@@ -175,6 +175,6 @@ describe('a template add-on’s registrations', () => {
     });
     await expect(
       addon.registration?.sign?.({ spec: { signerName: 'example.com/hello', request: '' } } as never, mca),
-    ).rejects.toThrow(/signingCA must be in open-cluster-management-hub, got kube-system/);
+    ).rejects.toThrow(/signingCA must be in open-cluster-management-addon-signers, got kube-system/);
   });
 });

@@ -7,8 +7,8 @@
 // alone, since `system:` groups are the hub's; signed with the CA Secret it names) — and the
 // RoleBindings of its hub permissions, which bind the cluster's own add-on group only (OCM also
 // binds the fleet-wide add-on group, which would let every cluster's agent use one cluster's
-// binding). A template that cannot be used (missing, for another add-on, a signing CA outside the
-// hub namespace) renders nothing and the error names why. Health: the Deployments among the
+// binding). A template that cannot be used (missing, for another add-on, a signing CA outside
+// signingCaNamespace) renders nothing and the error names why. Health: the Deployments among the
 // manifests (OCM: WorkloadAvailability, which counts DaemonSets too).
 import type { KubernetesObject } from '@kubernetes/client-node';
 import type {
@@ -49,8 +49,13 @@ export interface TemplateSource {
   sign(caSecret: { name: string; namespace: string }, requestPem: string): Promise<string>;
 }
 
-/** The namespace a custom signer's CA Secret must be in: the hub's, which only hub admins write. */
-export const signingCaNamespace = 'open-cluster-management-hub';
+/**
+ * The namespace a custom signer's CA Secret must be in, and its default. OCM's default is the hub
+ * namespace; tether's hub controllers may not read Secrets there (it holds the proxy-server's CA
+ * and the hub's other keys), so the signing CAs live in a namespace of their own, which `tether
+ * init` and the hub chart create and only hub admins write.
+ */
+export const signingCaNamespace = 'open-cluster-management-addon-signers';
 
 /**
  * The name of the template `mca` uses: its desired config when the install strategy wrote one, else

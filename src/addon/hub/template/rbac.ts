@@ -4,8 +4,8 @@
 //   - approve and sign the CSRs of the custom signers templates name (any signer name: the names
 //     are data; a CSR is approved and signed only for a registration of the add-on it is labelled
 //     with, src/addon/hub/registration/csr-approval.ts);
-//   - in the hub namespace only: read a custom signer's CA Secret (agent.ts refuses a signingCA
-//     elsewhere). RoleBindings to the templates' roles use the controllers' existing bind rights.
+//   - in `open-cluster-management-addon-signers` only (agent.ts signingCaNamespace; never the hub
+//     namespace, whose Secrets hold the hub's keys): read a custom signer's CA Secret. RoleBindings to the templates' roles use the controllers' existing bind rights.
 import { addonApiGroup } from '../../../api/addon.ts';
 import { addOnTemplateResource } from '../../../api/addon-template.ts';
 
@@ -31,7 +31,7 @@ export function addonTemplateHubRules(): AddonTemplateHubRule[] {
   ];
 }
 
-/** In the hub namespace (signingCaNamespace): the custom signers' CA Secrets. */
+/** In signingCaNamespace: the custom signers' CA Secrets. */
 export function addonTemplateHubNamespaceRules(): AddonTemplateHubRule[] {
   return [{ apiGroups: [''], resources: ['secrets'], verbs: ['get'] }];
 }
