@@ -23,7 +23,16 @@ afterAll(async () => {
 });
 
 describe('OCM CRDs', () => {
-  it('tether init installs the hub CRDs (idempotently) and they are served', async () => {
+  it('tether init installs the hub CRDs (idempotently) and they are served; the addon CRDs keep the conversion webhook they had', async () => {
+    const conversionOf = async (crd: string) =>
+      JSON.parse(await kubectl(hubKubeconfig, ['get', 'crd', crd, '-o', 'jsonpath={.spec.conversion}'])) as {
+        strategy: string;
+        webhook?: { clientConfig?: { url?: string } };
+      };
+    const mcaCrd = 'managedclusteraddons.addon.open-cluster-management.io';
+    const before = await conversionOf(mcaCrd);
+    // the local environment converts through its loopback webhook, as an installed hub through its Service
+    expect(before.strategy).toBe('Webhook');
     const { stdout } = await execFileAsync(
       process.execPath,
       [
@@ -51,6 +60,9 @@ describe('OCM CRDs', () => {
     ]) {
       expect(resources).toContain(r);
     }
+    // --bootstrap-only without the in-cluster webhook Secret: the webhook the CRDs had stays (with
+    // None, v1beta1 writers such as OCM's addon-framework lose status.registrations to pruning)
+    expect(await conversionOf(mcaCrd)).toEqual(before);
   });
 
   it('kubectl get managedclusters prints HUB ACCEPTED, MANAGED CLUSTER URLS, JOINED, AVAILABLE, AGE', async () => {
