@@ -74,6 +74,12 @@ export class ManagedClusterStatusReconciler {
   private lastWaitLog = 0;
   /** the watchdog's Unknown last seen (its transition time) and the renewals made before it */
   private leaseStopped?: { since: string; renewals: number };
+  /**
+   * Our conditions as the last apply returned them, for the ManagedCluster with this uid: the
+   * informer may not have delivered that write yet, and a condition missing from its stale copy
+   * must keep the transition time already written, not get a new one.
+   */
+  private lastApplied?: { uid: string; conditions: Condition[] };
 
   constructor(opts: StatusReconcilerOptions) {
     this.opts = opts;
@@ -111,19 +117,34 @@ export class ManagedClusterStatusReconciler {
     if (isConditionTrue(current.conditions, ManagedClusterCondition.Joined)) this.opts.onJoined();
     await this.syncClientConfigs(cluster);
 
-    const desired = await this.desiredStatus(current);
+    const desired = await this.desiredStatus(current, this.appliedConditionsOf(cluster));
     if (sameStatus(desired, current)) return;
     const applied = await this.clusters.applyStatus(
       { metadata: { name: clusterName }, status: desired },
       { fieldManager, force: true },
     );
+    this.lastApplied = {
+      uid: applied.metadata?.uid ?? '',
+      conditions: (applied.status?.conditions ?? []).filter((c) => ourConditions.includes(c.type)),
+    };
     log.debug({ resourceVersion: applied.metadata?.resourceVersion }, 'managed cluster status updated');
     if (isConditionTrue(applied.status?.conditions, ManagedClusterCondition.Joined)) this.opts.onJoined();
   }
 
+  /** What the last apply returned for this very ManagedCluster (not one deleted and created again). */
+  private appliedConditionsOf(cluster: ManagedCluster): Condition[] {
+    const last = this.lastApplied;
+    return last && last.uid !== '' && last.uid === cluster.metadata.uid ? last.conditions : [];
+  }
+
   /** Everything this agent states in the status, fresh where it could be refreshed. */
-  private async desiredStatus(current: ManagedClusterStatus): Promise<ManagedClusterStatus> {
+  private async desiredStatus(
+    current: ManagedClusterStatus,
+    appliedBefore: readonly Condition[],
+  ): Promise<ManagedClusterStatus> {
     let conditions: Condition[] = (current.conditions ?? []).filter((c) => ourConditions.includes(c.type));
+    // ours that the (possibly stale) cached copy lacks: as we last wrote them, times included
+    for (const c of appliedBefore) if (!findCondition(conditions, c.type)) conditions.push(c);
     conditions = setCondition(conditions, {
       type: ManagedClusterCondition.Joined,
       status: 'True',
