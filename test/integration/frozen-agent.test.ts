@@ -185,7 +185,7 @@ describe('frozen or cut-off agent', () => {
     await procs.ready(agent.opsPort, 20_000);
     const servedAfter = await servedAgainWithin(
       ports.connect,
-      KNOWN_FAILURE_BOUND_MS,
+      RECONNECTED_BOUND_MS,
       'served on the new session',
     );
     console.log(`black-holed link restored: served again ${servedAfter} ms after the agent was ready`);

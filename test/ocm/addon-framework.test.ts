@@ -1,11 +1,3 @@
-// An add-on built on OCM's Go addon-framework, managed through tether's hub: the framework's example
-// `helloworld` runs its `controller` (the Go AddonManager) as a host process against a `tether hub`,
-// with cluster1 joined by `tether agent` and cluster2 by OCM's own klusterlet agents (registration +
-// work). Enabling the add-on on both clusters must give each the manager's ManifestWork
-// addon-helloworld-deploy-0 applied by that cluster's work agent, the add-on's hub identity (the
-// registration the framework sets, the agent's CSR the framework approves, helloworld-hub-kubeconfig
-// in the install namespace) and the conditions the framework sets; disabling removes the agent.
-import { execFile } from 'node:child_process';
 import {
   accessSync,
   constants,
@@ -39,6 +31,7 @@ import { adminKubeConfig, uniqueName } from '../e2e/fixtures/helpers.ts';
 import { ocmBinDir } from './fixtures/binaries.ts';
 import { ocmEnv } from './fixtures/env.ts';
 import { klusterletNamespace, startRegistrationAgent, startWorkAgent } from './fixtures/klusterlet-agents.ts';
+import { tetherCli as tether, waitWhileRunning } from './fixtures/processes.ts';
 
 const env = ocmEnv();
 const hub = adminKubeConfig(env.hub);
@@ -114,16 +107,6 @@ type Obj = {
 };
 type Registration = { signerName: string; subject?: { user?: string; groups?: string[] } };
 
-function run(command: string, args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(command, args, { timeout: 60_000, env: localChildEnv() }, (err, stdout, stderr) => {
-      resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr });
-    });
-  });
-}
-
-const tether = (args: string[]) => run(process.execPath, [tetherBin, ...args]);
-
 const conditionOf = (o: Obj | undefined, type: string): Condition | undefined =>
   o?.status?.conditions?.find((c) => c.type === type);
 
@@ -148,33 +131,12 @@ function assertPortFree(port: number): Promise<void> {
   });
 }
 
-function assertRunning(): void {
-  for (const p of processes)
-    if (!p.running) throw new Error(`${p.name} exited (log ${p.logFile}):\n${p.tail(30)}`);
-}
-
 /** pollUntil that gives up at once when a process of this file exits, quoting its log. */
-async function waitWhileRunning<T>(
+const waitWhileAllRun = <T>(
   check: () => Promise<T | undefined | false>,
   timeoutMs: number,
   description: string,
-): Promise<T> {
-  let exited: Error | undefined;
-  const v = await pollUntil(
-    async () => {
-      try {
-        assertRunning();
-      } catch (err) {
-        exited = err as Error;
-        return true as const;
-      }
-      return check();
-    },
-    { timeoutMs, intervalMs: 1000, description },
-  );
-  if (exited) throw exited;
-  return v as T;
-}
+) => waitWhileRunning(() => processes, check, timeoutMs, description);
 
 function supervise(name: string, command: string, args: string[], extraEnv: NodeJS.ProcessEnv = {}) {
   const p = new SupervisedProcess({
@@ -215,7 +177,7 @@ async function bootstrapKubeconfig(): Promise<string> {
 
 /** `tether accept` until the cluster is accepted, then Joined. */
 async function acceptAndJoin(c: Managed): Promise<Obj> {
-  return waitWhileRunning(
+  return waitWhileAllRun(
     async () => {
       if (!(await managedCluster(c.name))) return undefined;
       const r = await tether(['accept', '--clusters', c.name, '--kubeconfig', env.hub.kubeconfigPath]);
@@ -278,7 +240,7 @@ beforeAll(async () => {
     '--no-leader-elect',
     `--ops-port=${await freePort()}`,
   ]);
-  await waitWhileRunning(
+  await waitWhileAllRun(
     async () => existsSync(hubLog) && readFileSync(hubLog, 'utf8').includes('hub started'),
     90_000,
     'tether hub to start',
@@ -424,7 +386,7 @@ describe("addon-framework's helloworld add-on, managed by tether's hub, on tethe
       expect(mc.spec?.hubAcceptsClient).toBe(true);
     }
     // the work agent reads the hub credential the registration agent wrote once accepted
-    await waitWhileRunning(
+    await waitWhileAllRun(
       async () => existsSync(join(hubKubeconfigDir, 'kubeconfig')),
       60_000,
       `${klusterletCluster.name}'s hub kubeconfig in ${hubKubeconfigDir}`,
@@ -469,7 +431,7 @@ describe("addon-framework's helloworld add-on, managed by tether's hub, on tethe
       },
     );
     const started = manager;
-    await waitWhileRunning(
+    await waitWhileAllRun(
       async () =>
         existsSync(started.logFile) && /Starting|started/i.test(readFileSync(started.logFile, 'utf8')),
       60_000,
@@ -491,7 +453,7 @@ describe("addon-framework's helloworld add-on, managed by tether's hub, on tethe
         },
       });
     for (const c of clusters) {
-      const mw = await waitWhileRunning(
+      const mw = await waitWhileAllRun(
         () =>
           objects
             .getNamespacedCustomObject({ ...work, namespace: c.name, name: deployWorkName })
@@ -506,7 +468,7 @@ describe("addon-framework's helloworld add-on, managed by tether's hub, on tethe
       expect(manifests.map((m) => `${m.kind}/${m.metadata.name}`)).toEqual(
         expect.arrayContaining([`Deployment/${agentDeployment}`, 'ServiceAccount/helloworld-agent-sa']),
       );
-      const deployment = await waitWhileRunning(
+      const deployment = await waitWhileAllRun(
         () => agentDeploymentOn(c),
         120_000,
         `${c.which}'s work agent to apply ${agentDeployment} on ${c.name}`,
@@ -520,7 +482,7 @@ describe("addon-framework's helloworld add-on, managed by tether's hub, on tethe
         .makeApiClient(RbacAuthorizationV1Api)
         .readClusterRoleBinding({ name: agentClusterRoleBinding });
       expect(crb.subjects?.[0]).toMatchObject({ name: 'helloworld-agent-sa', namespace: installNamespace });
-      const applied = await waitWhileRunning(
+      const applied = await waitWhileAllRun(
         async () => {
           const w = (await objects.getNamespacedCustomObject({
             ...work,
@@ -538,7 +500,7 @@ describe("addon-framework's helloworld add-on, managed by tether's hub, on tethe
 
   it("the add-on's registration: the framework sets status.registrations, each cluster's registration agent asks by CSR, the Go manager approves it, helloworld-hub-kubeconfig is written in the install namespace", async () => {
     for (const c of clusters) {
-      const withRegistration = await waitWhileRunning(
+      const withRegistration = await waitWhileAllRun(
         async () => {
           const a = await mca(c);
           return a?.status?.registrations?.length ? a : undefined;
@@ -556,7 +518,7 @@ describe("addon-framework's helloworld add-on, managed by tether's hub, on tethe
         expect.arrayContaining([`system:open-cluster-management:cluster:${c.name}:addon:${addonName}`]),
       );
 
-      const approved = await waitWhileRunning(
+      const approved = await waitWhileAllRun(
         async () =>
           (await addonCsrs(c)).find((csr) =>
             csr.status?.conditions?.some((x) => x.type === 'Approved' && x.status === 'True'),
@@ -571,7 +533,7 @@ describe("addon-framework's helloworld add-on, managed by tether's hub, on tethe
         'AutoApprovedByHubCSRApprovingController',
       );
 
-      const secret = await waitWhileRunning(
+      const secret = await waitWhileAllRun(
         () =>
           c.kc
             .makeApiClient(CoreV1Api)
@@ -591,7 +553,7 @@ describe("addon-framework's helloworld add-on, managed by tether's hub, on tethe
 
   it('each ManagedClusterAddOn carries the conditions the Go framework sets: RegistrationApplied and ManifestApplied True', async () => {
     for (const c of clusters) {
-      const a = await waitWhileRunning(
+      const a = await waitWhileAllRun(
         async () => {
           const x = await mca(c);
           return conditionOf(x, 'RegistrationApplied')?.status === 'True' &&
@@ -613,7 +575,7 @@ describe("addon-framework's helloworld add-on, managed by tether's hub, on tethe
     for (const c of clusters)
       await objects.deleteNamespacedCustomObject({ ...mcas, namespace: c.name, name: addonName });
     for (const c of clusters) {
-      await waitWhileRunning(
+      await waitWhileAllRun(
         async () =>
           (await absent(
             objects.getNamespacedCustomObject({ ...mcas, namespace: c.name, name: addonName }),
@@ -624,7 +586,7 @@ describe("addon-framework's helloworld add-on, managed by tether's hub, on tethe
         90_000,
         `${addonName}'s ManagedClusterAddOn and ${deployWorkName} gone from ${c.name}`,
       );
-      await waitWhileRunning(
+      await waitWhileAllRun(
         async () =>
           (await agentDeploymentOn(c)) === undefined &&
           (await absent(

@@ -1,11 +1,3 @@
-// The real clusteradm (OCM's binary, test/ocm/fixtures/binaries.ts) against tether's hub
-// (`tether init --bootstrap-only --use-bootstrap-token`, `tether hub`) and a real `tether agent` on
-// cluster2 behind squid — every verb a clusteradm user runs on a hub, read as the user reads it:
-// `get token` (both modes) → `join --output-file` (its bootstrap secret, for tether's agent) →
-// `accept` → `get clusters`; `create clusterset`, `clusterset set|bind`, `create placement`,
-// `get clustersets|placements`; `create work` (--clusters and --placement), `get works`,
-// `delete work`; `addon enable|disable`, `get addon`; `get hub-info`.
-import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -15,6 +7,7 @@ import { freePort, localChildEnv, SupervisedProcess, tetherBin } from '../../src
 import { pollUntil } from '../../src/wait.ts';
 import { adminKubeConfig, uniqueName } from '../e2e/fixtures/helpers.ts';
 import { ocmEnv } from './fixtures/env.ts';
+import { type Run, run, tetherCli } from './fixtures/processes.ts';
 
 const env = ocmEnv();
 const hub = adminKubeConfig(env.hub);
@@ -31,24 +24,10 @@ const joinNamespace = 'open-cluster-management-agent';
 const agentNamespace = uniqueName('ocmadm-agent');
 const processes: SupervisedProcess[] = [];
 
-interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-function run(command: string, args: string[]): Promise<Run> {
-  return new Promise((resolve) => {
-    execFile(command, args, { timeout: 60_000, maxBuffer: 16 << 20 }, (err, stdout, stderr) => {
-      resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr });
-    });
-  });
-}
-
 /** The real clusteradm against tether's hub. */
 const clusteradm = (...args: string[]) =>
   run(env.bin.clusteradm, ['--kubeconfig', env.hub.kubeconfigPath, ...args]);
-const tether = (...args: string[]) => run(process.execPath, [tetherBin, ...args]);
+const tether = (...args: string[]) => tetherCli(args);
 
 /** clusteradm's success: exit 0 and no "Error:" line (some verbs print an error and exit 0). */
 function ok(r: Run): string {

@@ -1,11 +1,3 @@
-// OCM's own klusterlet agents against tether's hub, unchanged: OCM's Go `registration agent` and
-// `work agent` run as host processes for the managed control plane cluster2, join a `tether hub`
-// with a bootstrap kubeconfig made the clusteradm way (a token of
-// open-cluster-management/agent-registration-bootstrap, through squid), are accepted once by
-// `tether accept` and once (a second cluster name) by the real `clusteradm accept`, turn Joined and
-// Available, renew their lease, apply/update/delete a ManifestWork's ConfigMap, and then stay
-// Available without a restart or a single `forbidden` in their logs for OCM_SOAK_MINUTES (default 15).
-import { execFile } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -38,6 +30,7 @@ import {
   startRegistrationAgent,
   startWorkAgent,
 } from './fixtures/klusterlet-agents.ts';
+import { assertRunning, run, tetherCli as tether, waitWhileRunning } from './fixtures/processes.ts';
 
 const env = ocmEnv();
 const hub = adminKubeConfig(env.hub);
@@ -82,16 +75,6 @@ type Obj = {
   status?: { conditions?: Condition[] };
 };
 
-function run(command: string, args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(command, args, { timeout: 60_000, env: localChildEnv() }, (err, stdout, stderr) => {
-      resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr });
-    });
-  });
-}
-
-const tether = (args: string[]) => run(process.execPath, [tetherBin, ...args]);
-
 const conditionStatus = (o: Obj | undefined, type: string): string | undefined =>
   o?.status?.conditions?.find((c) => c.type === type)?.status;
 
@@ -108,40 +91,20 @@ function agents(): SupervisedProcess[] {
 }
 
 /** Fails with the agent's last lines when an OCM agent is no longer running (no restart allowed). */
-function assertAgentsRunning(): void {
-  for (const agent of agents())
-    if (!agent.running) throw new Error(`OCM's ${agent.name} exited:\n${agent.tail(30)}`);
+function _assertAgentsRunning(): void {
+  assertRunning(agents());
 }
 
 function allForbiddenLines(): string[] {
   return agents().flatMap((a) => forbiddenLines(a.logFile).map((line) => `${a.name}: ${line}`));
 }
 
-/**
- * pollUntil that gives up at once when an OCM agent exits, instead of waiting out the deadline
- * (an exited agent never makes the condition true).
- */
-async function waitWhileAgentsRun<T>(
+/** pollUntil that gives up at once when an OCM agent exits (an exited agent never makes it true). */
+const waitWhileAgentsRun = <T>(
   check: () => Promise<T | undefined | false>,
   timeoutMs: number,
   description: string,
-): Promise<T> {
-  let exited: Error | undefined;
-  const v = await pollUntil(
-    async () => {
-      try {
-        assertAgentsRunning();
-      } catch (err) {
-        exited = err as Error;
-        return true as const;
-      }
-      return check();
-    },
-    { timeoutMs, intervalMs: 1000, description },
-  );
-  if (exited) throw exited;
-  return v as T;
-}
+) => waitWhileRunning(agents, check, timeoutMs, description);
 
 /** clusteradm join's bootstrap kubeconfig, as its secret and as the file the klusterlet mounts, then the agent. */
 async function joinKlusterlet(name: string): Promise<Klusterlet> {

@@ -1,11 +1,3 @@
-// One fleet, both kinds of agents, one tether hub: OCM's Go klusterlet (registration + work agents,
-// host processes) manages cluster2, a `tether agent` manages cluster1. Both join through squid with
-// clusteradm-style bootstrap kubeconfigs and turn Available; a ManagedClusterSet bound into a
-// namespace and a Placement there decide both (tether's placement controller); a
-// ManifestWorkReplicaSet on that Placement lands its ConfigMap on both clusters (tether's and OCM's
-// work agents), follows the Placement when a label change drops cluster2, and takes the rest away
-// when it is deleted.
-import { execFile } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -46,6 +38,7 @@ import {
   startRegistrationAgent,
   startWorkAgent,
 } from './fixtures/klusterlet-agents.ts';
+import { run, tetherCli as tether, waitWhileRunning } from './fixtures/processes.ts';
 
 const env = ocmEnv();
 const hub = adminKubeConfig(env.hub);
@@ -103,43 +96,17 @@ type Obj = {
   };
 };
 
-function run(command: string, args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(command, args, { timeout: 60_000, env: localChildEnv() }, (err, stdout, stderr) => {
-      resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr });
-    });
-  });
-}
-
-const tether = (args: string[]) => run(process.execPath, [tetherBin, ...args]);
 const objects = (kc: KubeConfig) => kc.makeApiClient(CustomObjectsApi);
 const conditionStatus = (o: Obj | undefined, type: string) =>
   o?.status?.conditions?.find((c) => c.type === type)?.status;
 
-/**
- * pollUntil that fails at once, with the process's last lines, when the hub or an agent exits
- * (an exited process never makes the condition true).
- */
-async function waitWhileRunning<T>(
+/** pollUntil that fails at once, with the process's last lines, when the hub or an agent exits. */
+const waitWhileAllRun = <T>(
   check: () => Promise<T | undefined | false>,
   timeoutMs: number,
   description: string,
-): Promise<T> {
-  let exited: Error | undefined;
-  const v = await pollUntil(
-    async () => {
-      for (const p of [...(hubProcess ? [hubProcess] : []), ...processes])
-        if (!p.running) {
-          exited = new Error(`${p.name} exited:\n${p.tail(30)}`);
-          return true as const;
-        }
-      return check();
-    },
-    { timeoutMs, intervalMs: 1000, description },
-  );
-  if (exited) throw exited;
-  return v as T;
-}
+) =>
+  waitWhileRunning(() => [...(hubProcess ? [hubProcess] : []), ...processes], check, timeoutMs, description);
 
 async function managedCluster(name: string): Promise<Obj | undefined> {
   return (await objects(hub)
@@ -439,7 +406,7 @@ describe('a mixed fleet on a tether hub: OCM klusterlet on cluster2, tether agen
     });
     processes.push(tetherAgent);
 
-    await waitWhileRunning(
+    await waitWhileAllRun(
       async () => {
         const r = await tether([
           'accept',
@@ -453,7 +420,7 @@ describe('a mixed fleet on a tether hub: OCM klusterlet on cluster2, tether agen
       120_000,
       `tether accept accepts ${klusterletCluster}`,
     );
-    await waitWhileRunning(
+    await waitWhileAllRun(
       async () => {
         const r = await run(env.bin.clusteradm, [
           'accept',
@@ -469,7 +436,7 @@ describe('a mixed fleet on a tether hub: OCM klusterlet on cluster2, tether agen
     );
 
     for (const name of clusterNames) {
-      const mc = await waitWhileRunning(
+      const mc = await waitWhileAllRun(
         async () => {
           const m = await managedCluster(name);
           return conditionStatus(m, ManagedClusterCondition.Joined) === 'True' &&
@@ -486,7 +453,7 @@ describe('a mixed fleet on a tether hub: OCM klusterlet on cluster2, tether agen
     tetherAgentForbiddenWhileJoining = forbiddenLines(tetherAgent.logFile).length;
 
     // OCM's work agent reads the hub credential the registration agent wrote.
-    await waitWhileRunning(
+    await waitWhileAllRun(
       async () =>
         existsSync(join(hubKubeconfigDir, 'kubeconfig')) && existsSync(join(hubKubeconfigDir, 'tls.crt')),
       60_000,
@@ -541,7 +508,7 @@ describe('a mixed fleet on a tether hub: OCM klusterlet on cluster2, tether agen
         },
       },
     });
-    const decided = await waitWhileRunning(
+    const decided = await waitWhileAllRun(
       async () => {
         const d = await decidedClusters();
         return d.length === 2 ? d : undefined;
@@ -585,7 +552,7 @@ describe('a mixed fleet on a tether hub: OCM klusterlet on cluster2, tether agen
         },
       },
     });
-    await waitWhileRunning(
+    await waitWhileAllRun(
       async () =>
         (await configMapValue(cluster1)) === 'fleet' && (await configMapValue(cluster2)) === 'fleet',
       120_000,
@@ -595,7 +562,7 @@ describe('a mixed fleet on a tether hub: OCM klusterlet on cluster2, tether agen
     for (const kc of [cluster1, cluster2]) expect(await appliedWorks(kc)).toHaveLength(1);
     expect(await replicaSetWorkClusters()).toEqual([...clusterNames].sort());
 
-    const both = await waitWhileRunning(
+    const both = await waitWhileAllRun(
       async () => {
         const s = await replicaSet();
         return s?.status?.summary?.['available'] === 2 ? s : undefined;
@@ -615,7 +582,7 @@ describe('a mixed fleet on a tether hub: OCM klusterlet on cluster2, tether agen
 
     // cluster2 no longer carries the label: the Placement drops it, its work and ConfigMap go.
     await labelCluster(klusterletCluster, { [fleetLabel]: null });
-    await waitWhileRunning(
+    await waitWhileAllRun(
       async () => {
         const d = await decidedClusters();
         return d.length === 1 && d[0] === tetherCluster;
@@ -623,7 +590,7 @@ describe('a mixed fleet on a tether hub: OCM klusterlet on cluster2, tether agen
       60_000,
       `the PlacementDecision to list only ${tetherCluster}`,
     );
-    await waitWhileRunning(
+    await waitWhileAllRun(
       async () =>
         (await configMapValue(cluster2)) === undefined && (await appliedWorks(cluster2)).length === 0,
       90_000,
@@ -631,7 +598,7 @@ describe('a mixed fleet on a tether hub: OCM klusterlet on cluster2, tether agen
     );
     expect(await replicaSetWorkClusters()).toEqual([tetherCluster]);
     expect(await configMapValue(cluster1)).toBe('fleet');
-    const one = await waitWhileRunning(
+    const one = await waitWhileAllRun(
       async () => {
         const s = await replicaSet();
         return s?.status?.summary?.['total'] === 1 ? s : undefined;
@@ -646,7 +613,7 @@ describe('a mixed fleet on a tether hub: OCM klusterlet on cluster2, tether agen
       namespace: placementNamespace,
       name: replicaSetName,
     });
-    await waitWhileRunning(
+    await waitWhileAllRun(
       async () =>
         (await replicaSet()) === undefined &&
         (await replicaSetWorkClusters()).length === 0 &&
