@@ -76,6 +76,19 @@ function waitForNewSecret(f: AgentFixture, serial: string | undefined, timeoutMs
   );
 }
 
+/** An https:// squid serving a certificate of a CA of its own (stopped by the file's cleanups). */
+async function httpsSquid(caName: string) {
+  const proxyCa = await createCertificateAuthority(caName);
+  const serving = await issueCertificate(proxyCa, {
+    commonName: '127.0.0.1',
+    usage: 'server',
+    ipAddresses: ['127.0.0.1'],
+  });
+  const squid = await startSquid({ tls: serving });
+  cleanups.push(() => squid.stop());
+  return { proxyCa, squid };
+}
+
 /** Mark Available Unknown as the hub's lease watchdog would, and wait for the agent to report True again. */
 async function agentStillReports(f: AgentFixture): Promise<void> {
   const before = await f.cluster();
@@ -224,14 +237,7 @@ describe('registration agent hub credential', () => {
 
   it('joins through an https:// squid once the proxy’s CA is in Node’s default trust store', async () => {
     const f = await fixture('reg-https');
-    const proxyCa = await createCertificateAuthority('e2e-https-proxy-ca');
-    const serving = await issueCertificate(proxyCa, {
-      commonName: '127.0.0.1',
-      usage: 'server',
-      ipAddresses: ['127.0.0.1'],
-    });
-    const squid = await startSquid({ tls: serving });
-    cleanups.push(() => squid.stop());
+    const { proxyCa, squid } = await httpsSquid('e2e-https-proxy-ca');
     expect(squid.url).toMatch(/^https:\/\//);
     await f.writeBootstrapSecret(squid.url);
     const agent = await f.start();
@@ -258,14 +264,7 @@ describe('registration agent hub credential', () => {
 
   it('joins through an https:// squid whose CA is appended to the bootstrap kubeconfig’s certificate-authority-data (clusteradm join --proxy-ca-file)', async () => {
     const f = await fixture('reg-https-ca');
-    const proxyCa = await createCertificateAuthority('e2e-https-proxy-ca-in-kubeconfig');
-    const serving = await issueCertificate(proxyCa, {
-      commonName: '127.0.0.1',
-      usage: 'server',
-      ipAddresses: ['127.0.0.1'],
-    });
-    const squid = await startSquid({ tls: serving });
-    cleanups.push(() => squid.stop());
+    const { proxyCa, squid } = await httpsSquid('e2e-https-proxy-ca-in-kubeconfig');
     await f.writeBootstrapSecret(squid.url, proxyCa.certPem);
     const agent = await f.start();
     await f.acceptWhenCreated();

@@ -7,24 +7,9 @@ import {
 import type { ManagedClusterAddOn } from '../../../src/api/addon.ts';
 import type { AddOnTemplateSpec } from '../../../src/api/addon-template.ts';
 
-const deployment = {
-  apiVersion: 'apps/v1',
-  kind: 'Deployment',
-  metadata: { name: 'hello', namespace: 'default' },
-  spec: {
-    template: {
-      spec: {
-        containers: [
-          { name: 'c', image: 'img', args: ['--cluster={{CLUSTER_NAME}}', '--level={{LOG_LEVEL}}'] },
-        ],
-      },
-    },
-  },
-};
-
 const spec = (over: Partial<AddOnTemplateSpec> = {}): AddOnTemplateSpec => ({
   addonName: 'hello',
-  agentSpec: { workload: { manifests: [deployment] } },
+  agentSpec: { workload: { manifests: [] } },
   ...over,
 });
 
