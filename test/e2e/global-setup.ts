@@ -6,14 +6,37 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TestProject } from 'vitest/node';
 import { type Environment, startEnvironment } from '../../src/localenv/environment.ts';
-import type { ControlPlaneInfo } from '../../src/localenv/types.ts';
+import type { ControlPlaneInfo, TunnelInfo } from '../../src/localenv/types.ts';
 
 let env: Environment | undefined;
 let dir: string | undefined;
 
-function info(cp: ControlPlaneInfo): ControlPlaneInfo {
+/** What a test file may see of a control plane (paths and URL, no process handles). */
+export function info(cp: ControlPlaneInfo): ControlPlaneInfo {
   const { name, apiserverUrl, kubeconfigPath, caCertPath, caKeyPath, frontProxyCaCertPath, dir: cpDir } = cp;
   return { name, apiserverUrl, kubeconfigPath, caCertPath, caKeyPath, frontProxyCaCertPath, dir: cpDir };
+}
+
+/** The same of the tunnel stack. */
+export function tunnelInfo(t: TunnelInfo): TunnelInfo {
+  const {
+    squidUrl,
+    squidAccessLogPath,
+    proxyServerAddress,
+    connectFrontendUrl,
+    proxyClientCertPath,
+    proxyClientKeyPath,
+    hubCaPath,
+  } = t;
+  return {
+    squidUrl,
+    squidAccessLogPath,
+    proxyServerAddress,
+    connectFrontendUrl,
+    proxyClientCertPath,
+    proxyClientKeyPath,
+    hubCaPath,
+  };
 }
 
 export async function setup(project: TestProject): Promise<void> {
@@ -37,15 +60,7 @@ export async function setup(project: TestProject): Promise<void> {
   project.provide('tetherEnv', {
     hub: info(env.hub),
     cluster1: info(cluster1),
-    tunnel: {
-      squidUrl: t.squidUrl,
-      squidAccessLogPath: t.squidAccessLogPath,
-      proxyServerAddress: t.proxyServerAddress,
-      connectFrontendUrl: t.connectFrontendUrl,
-      proxyClientCertPath: t.proxyClientCertPath,
-      proxyClientKeyPath: t.proxyClientKeyPath,
-      hubCaPath: t.hubCaPath,
-    },
+    tunnel: tunnelInfo(t),
   });
   process.stderr.write(
     `[e2e setup] hub + cluster1 ready in ${((Date.now() - started) / 1000).toFixed(1)}s\n`,

@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import type { TestProject } from 'vitest/node';
 import { type Environment, startEnvironment } from '../../src/localenv/environment.ts';
 import type { ControlPlaneInfo, TunnelInfo } from '../../src/localenv/types.ts';
+import { info, tunnelInfo } from '../e2e/global-setup.ts';
 import { describeOcmBinaries, type OcmBinaries, resolveOcmBinaries } from './fixtures/binaries.ts';
 
 export interface OcmTestEnv {
@@ -26,11 +27,6 @@ declare module 'vitest' {
 let env: Environment | undefined;
 let dir: string | undefined;
 
-function info(cp: ControlPlaneInfo): ControlPlaneInfo {
-  const { name, apiserverUrl, kubeconfigPath, caCertPath, caKeyPath, frontProxyCaCertPath, dir: cpDir } = cp;
-  return { name, apiserverUrl, kubeconfigPath, caCertPath, caKeyPath, frontProxyCaCertPath, dir: cpDir };
-}
-
 export async function setup(project: TestProject): Promise<void> {
   const bin = resolveOcmBinaries();
   process.stderr.write(`[ocm setup] ${describeOcmBinaries(bin)}\n`);
@@ -49,15 +45,7 @@ export async function setup(project: TestProject): Promise<void> {
     hub: info(env.hub),
     cluster1: info(cluster1),
     cluster2: info(cluster2),
-    tunnel: {
-      squidUrl: t.squidUrl,
-      squidAccessLogPath: t.squidAccessLogPath,
-      proxyServerAddress: t.proxyServerAddress,
-      connectFrontendUrl: t.connectFrontendUrl,
-      proxyClientCertPath: t.proxyClientCertPath,
-      proxyClientKeyPath: t.proxyClientKeyPath,
-      hubCaPath: t.hubCaPath,
-    },
+    tunnel: tunnelInfo(t),
     bin,
   });
   process.stderr.write(
