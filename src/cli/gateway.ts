@@ -15,6 +15,7 @@ import {
   issueGatewayServingCertificate,
   registerGatewayApiService,
   startGateway,
+  userServerPort,
 } from '../gateway/index.ts';
 import { logger } from '../log.ts';
 import { startOpsServer } from '../ops.ts';
@@ -40,10 +41,33 @@ interface GatewayFlags {
   identity: GatewayIdentityMode;
   opsPort: number;
   opsBindAddress: string;
+  userServerPort?: number;
+  userServerBindAddress?: string;
+  userServerTlsCertFile?: string;
+  userServerTlsKeyFile?: string;
 }
 
 const env = (flags: string, description: string, name: string): Option =>
   new Option(flags, description).env(name);
+
+/** The user-server's own serving certificate, if given; every user-server flag needs --user-server-port. */
+export function userServerTlsOf(
+  flags: Pick<
+    GatewayFlags,
+    'userServerPort' | 'userServerBindAddress' | 'userServerTlsCertFile' | 'userServerTlsKeyFile'
+  >,
+): { certPem: string; keyPem: string } | undefined {
+  const { userServerTlsCertFile: cert, userServerTlsKeyFile: key } = flags;
+  if (flags.userServerPort === undefined && (flags.userServerBindAddress || cert || key))
+    throw new InvalidArgumentError('--user-server-bind-address/--user-server-tls-* need --user-server-port');
+  if (!cert && !key) return undefined;
+  if (!cert || !key)
+    throw new InvalidArgumentError('give both --user-server-tls-cert-file and --user-server-tls-key-file');
+  return {
+    certPem: readPemFlag('--user-server-tls-cert-file', cert, 'CERTIFICATE'),
+    keyPem: readPemFlag('--user-server-tls-key-file', key, 'PRIVATE KEY'),
+  };
+}
 
 export function registerGatewayCommands(program: Command): void {
   program
@@ -130,12 +154,35 @@ export function registerGatewayCommands(program: Command): void {
         .argParser(positiveInt('--ops-port', 65535)),
     )
     .addOption(opsBindOption())
+    .addOption(
+      env(
+        '--user-server-port <port>',
+        `also serve cluster-proxy's user-server (https://<host>:<port>/<cluster>/<apiserver path>, the caller's bearer token passed through; OCM's port ${userServerPort}); default: not served`,
+        'TETHER_USER_SERVER_PORT',
+      ).argParser(positiveInt('--user-server-port', 65535)),
+    )
+    .addOption(
+      env(
+        '--user-server-bind-address <ip>',
+        'address the user-server listens on (default: --bind-address)',
+        'TETHER_USER_SERVER_BIND_ADDRESS',
+      ),
+    )
+    .addOption(
+      env(
+        '--user-server-tls-cert-file <path>',
+        "the user-server's serving certificate (default: the gateway's)",
+        'TETHER_USER_SERVER_TLS_CERT_FILE',
+      ),
+    )
+    .addOption(env('--user-server-tls-key-file <path>', 'its key', 'TETHER_USER_SERVER_TLS_KEY_FILE'))
     .action(async (flags: GatewayFlags) => {
       if (!flags.register && !(flags.tlsCertFile && flags.tlsKeyFile)) {
         throw new InvalidArgumentError(
           'give --tls-cert-file and --tls-key-file, or --register to generate a serving certificate',
         );
       }
+      const userServerTls = userServerTlsOf(flags);
       const hub = kubeconfigFlag(flags.kubeconfig, 'hub');
       const log = logger('gateway', { replica: hostname() });
       const generated = flags.tlsCertFile
@@ -164,6 +211,15 @@ export function registerGatewayCommands(program: Command): void {
         tls,
         msaName: flags.msaName,
         identityMode: flags.identity,
+        ...(flags.userServerPort !== undefined
+          ? {
+              userServer: {
+                host: flags.userServerBindAddress ?? flags.bindAddress,
+                port: flags.userServerPort,
+                ...(userServerTls ? { tls: userServerTls } : {}),
+              },
+            }
+          : {}),
         log,
       });
       if (flags.register) {
@@ -184,7 +240,15 @@ export function registerGatewayCommands(program: Command): void {
         registries: [gateway.registry],
         ready: () => ({ ok: true, detail: `serving on ${gateway.port}` }),
       });
-      log.info({ port: gateway.port, opsPort: ops.port, registered: flags.register }, 'gateway ready');
+      log.info(
+        {
+          port: gateway.port,
+          userServerPort: gateway.userServerPort,
+          opsPort: ops.port,
+          registered: flags.register,
+        },
+        'gateway ready',
+      );
       await untilSignal();
       await gateway.stop();
       await ops.close();

@@ -51,3 +51,12 @@ export {
   impersonateAnnotation,
 } from './types.ts';
 export type { ClusterDialer } from './upstream.ts';
+export {
+  hasBearerToken,
+  startUserServer,
+  type UserServer,
+  type UserServerOptions,
+  userServerPort,
+  userServerRoute,
+  userServerServiceName,
+} from './user-server.ts';

@@ -53,8 +53,8 @@ function closeWhenIdle(session: ServerHttp2Session, idleMs: number): void {
 
 export interface GatewayListenerOptions {
   tls: { certPem: string; keyPem: string };
-  /** CA of the front-proxy client certificates the aggregator presents */
-  clientCaPem: string;
+  /** CA of the front-proxy client certificates the aggregator presents; none = no client certificates asked */
+  clientCaPem?: string;
   onRequest(req: IncomingMessage, res: ServerResponse): void;
   onUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void;
   log: Logger;
@@ -72,8 +72,7 @@ export function createGatewayListener(opts: GatewayListenerOptions): GatewayList
   const server: Http2SecureServer = createSecureServer({
     cert: opts.tls.certPem,
     key: opts.tls.keyPem,
-    ca: opts.clientCaPem,
-    requestCert: true,
+    ...(opts.clientCaPem ? { ca: opts.clientCaPem, requestCert: true } : { requestCert: false }),
     // Checked per request: only the front proxy is served, with a Status body for everyone else.
     rejectUnauthorized: false,
     allowHTTP1: true,

@@ -2,7 +2,9 @@
 // becomes `<path>?<query>` on cluster <c>'s apiserver, any verb. The caller's Authorization,
 // Impersonate-* and identity headers never leave the gateway; the cluster's credential goes in
 // instead, plus Impersonate-User/-Group of the hub caller under the `cluster:hub:` prefix
-// (identity.ts) unless the gateway runs in shared mode and the ClusterGateway does not ask for it. Responses stream through as bytes arrive (watch, logs -f):
+// (identity.ts) unless the gateway runs in shared mode and the ClusterGateway does not ask for it.
+// The user-server (user-server.ts) reuses this forwarding with `passthrough`: the caller's
+// Authorization and Impersonate-* go through and nothing of the gateway's is added. Responses stream through as bytes arrive (watch, logs -f):
 // no buffering and no deadline once headers are in. Upgrade requests (SPDY/3.1, WebSocket) are
 // upgrade.ts's.
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -26,6 +28,11 @@ export interface ProxyContext {
   identityMode: GatewayIdentityMode;
   /** identity headers of the front proxy (stripped) */
   identity: { names: Set<string>; prefixes: string[] };
+  /**
+   * the caller's Authorization and Impersonate-* go upstream unchanged and the gateway adds neither
+   * credential nor impersonation (the user-server); default false
+   */
+  passthrough?: boolean;
   log: Logger;
 }
 
@@ -56,7 +63,7 @@ export function upstreamHeaders(
   incoming: Record<string, string[] | undefined>,
   up: Upstream,
   caller: Caller,
-  ctx: Pick<ProxyContext, 'identityMode' | 'identity'>,
+  ctx: Pick<ProxyContext, 'identityMode' | 'identity' | 'passthrough'>,
   upgrade: boolean,
 ): Record<string, string | string[]> {
   const listedInConnection = new Set(
@@ -66,7 +73,7 @@ export function upstreamHeaders(
   for (const [name, values] of Object.entries(incoming)) {
     if (!values) continue;
     if (HOP_BY_HOP.has(name) || listedInConnection.has(name)) continue;
-    if (name === 'authorization' || name.startsWith('impersonate-')) continue;
+    if (!ctx.passthrough && (name === 'authorization' || name.startsWith('impersonate-'))) continue;
     if (ctx.identity.names.has(name) || ctx.identity.prefixes.some((p) => name.startsWith(p))) continue;
     out[name] = values.length === 1 ? (values[0] as string) : values;
   }
@@ -74,6 +81,7 @@ export function upstreamHeaders(
     out.connection = 'Upgrade';
     out.upgrade = incoming.upgrade?.join(', ') ?? '';
   }
+  if (ctx.passthrough) return out;
   Object.assign(out, credentialHeaders(up));
   if (ctx.identityMode === 'impersonate' || up.impersonate) {
     Object.assign(out, impersonationHeaders(caller));

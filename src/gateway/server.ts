@@ -48,6 +48,7 @@ import { ClusterGatewayStore } from './store.ts';
 import { defaultCredentialNamespace, defaultGatewayMsaName, gatewayGroup, gatewayVersion } from './types.ts';
 import { proxyUpgrade } from './upgrade.ts';
 import { type ClusterDialer, UpstreamPools } from './upstream.ts';
+import { startUserServer, type UserServer } from './user-server.ts';
 
 export interface GatewayOptions {
   /** hub identity of the gateway: watches ManagedClusters/Secrets, creates SubjectAccessReviews */
@@ -79,6 +80,11 @@ export interface GatewayOptions {
   /** upstream response headers deadline, ordinary requests (default 60 s) */
   upstreamHeadersTimeoutMs?: number;
   watch?: Partial<WatchLimits>;
+  /**
+   * also serve the user-server (cluster-proxy's `/<cluster>/…` endpoint, bearer tokens passed
+   * through; user-server.ts) on this address; default its serving certificate is the gateway's
+   */
+  userServer?: { host: string; port: number; tls?: { certPem: string; keyPem: string } };
   /** informers' first sync (default 30 s) */
   startTimeoutMs?: number;
   log?: Logger;
@@ -86,6 +92,8 @@ export interface GatewayOptions {
 
 export interface Gateway {
   port: number;
+  /** the user-server's port, when one was asked for */
+  userServerPort?: number;
   registry: Registry;
   metrics: GatewayMetrics;
   store: ClusterGatewayStore;
@@ -374,6 +382,28 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     await stopAll();
     throw err;
   }
+  let userServer: UserServer | undefined;
+  if (opts.userServer) {
+    try {
+      userServer = await startUserServer({
+        store,
+        dial: opts.dial,
+        host: opts.userServer.host,
+        port: opts.userServer.port,
+        tls: opts.userServer.tls ?? opts.tls,
+        metrics,
+        health,
+        maxConnectionsPerCluster: opts.maxConnectionsPerCluster,
+        upstreamConnectTimeoutMs: opts.upstreamConnectTimeoutMs,
+        upstreamHeadersTimeoutMs: opts.upstreamHeadersTimeoutMs,
+        log,
+      });
+    } catch (err) {
+      await listening.close();
+      await stopAll();
+      throw err;
+    }
+  }
   log.info(
     { host: opts.host, port, clusters: store.names().length, identityMode: proxyCtx.identityMode },
     'gateway serving',
@@ -386,11 +416,13 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
   }
   return {
     port,
+    ...(userServer ? { userServerPort: userServer.port } : {}),
     registry: metrics.registry,
     metrics,
     store,
     async stop() {
       const closed = listening.close();
+      await userServer?.stop();
       if (unsubscribePools !== 'expired') unsubscribePools.unsubscribe();
       await stopAll();
       await closed;

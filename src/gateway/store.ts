@@ -31,7 +31,9 @@ interface Secret extends KubeObject {
 
 export type UpstreamCredential =
   | { type: 'ServiceAccountToken'; token: string }
-  | { type: 'X509Certificate'; certPem: string; keyPem: string };
+  | { type: 'X509Certificate'; certPem: string; keyPem: string }
+  /** the caller's own credential goes through (the user-server): the gateway adds none */
+  | { type: 'None' };
 
 /** How to reach one cluster's apiserver. Holds secrets: never logged, never served. */
 export interface Upstream {
@@ -150,6 +152,30 @@ export class ClusterGatewayStore {
 
   upstream(name: string): Upstream | undefined {
     return this.entries.get(name)?.upstream;
+  }
+
+  /**
+   * The apiserver of accepted ManagedCluster `name` through the tunnel, with no credential of the
+   * gateway's (the user-server passes the caller's through): URL and CA from the cluster's client
+   * config, else the CA of its gateway MSA Secret. Credential Secrets (endpoint Const) are not
+   * consulted: cluster-proxy's user-server reaches clusters only through the tunnel.
+   */
+  apiserverUpstream(name: string): Upstream | undefined {
+    const mc = this.clusters.getByName(name);
+    if (mc?.spec?.hubAcceptsClient !== true) return undefined;
+    const clientConfig = mc.spec.managedClusterClientConfigs?.[0];
+    const caFromCluster = clientConfig?.caBundle
+      ? Buffer.from(clientConfig.caBundle, 'base64').toString('utf8')
+      : undefined;
+    const msa = this.msaSecrets.getByName(this.opts.msaName, name);
+    return {
+      cluster: name,
+      endpointType: 'ClusterProxy',
+      url: safeUrl(clientConfig?.url) ?? new URL('https://kubernetes.default.svc'),
+      caPem: caFromCluster ?? decode(msa?.data, 'ca.crt'),
+      credential: { type: 'None' },
+      impersonate: false,
+    };
   }
 
   list(): ClusterGateway[] {
