@@ -4,7 +4,9 @@
 //   npm run bench -- gateway [--quick] [--cpu-prof=DIR]
 //
 // Scenarios: gateway-get-small-{hub,gateway-only} (goals 1.5× and 1.15× direct p50 and p99),
-// gateway-watch-100-{hub,gateway-only} (goal 2× direct), gateway-list-2000, and the references.
+// gateway-watch-100-{hub,gateway-only} (goal 2× direct), gateway-list-2000, and the references;
+// user-server-{get-small,watch-100}: cluster-proxy's user-server (`/<cluster>/…`, cluster1's
+// ServiceAccount token passed through) on the same tunnel, against the same direct baseline.
 //
 // Paths (bench/lib/cluster-gateway-stack.ts): `hub` = client → hub kube-apiserver (authn, RBAC,
 // aggregator) → gateway (front-proxy auth, cached SubjectAccessReview) → tunnel stream
@@ -216,6 +218,7 @@ export async function run(opts: BenchOptions): Promise<void> {
       direct: lane(stack.direct, smallPath),
       hub: lane(stack.hub, smallPath),
       gatewayOnly: lane(stack.gatewayOnly, smallPath),
+      userServer: lane(stack.userServer, smallPath),
       impersonating: lane(stack.directImpersonating, smallPath),
       hubLocal: lane(stack.hubLocal, '/api/v1/namespaces/default/configmaps/small'),
       aggregatedTrivial: lane(stack.hubLocal, discoveryPath),
@@ -237,6 +240,7 @@ export async function run(opts: BenchOptions): Promise<void> {
     for (const [scenario, l, goal, label] of [
       ['gateway-get-small-hub', lanes.hub, 1.5, 'hub+aggregator+gateway+tunnel'],
       ['gateway-get-small-gateway-only', lanes.gatewayOnly, 1.15, 'gateway+tunnel (no hub)'],
+      ['user-server-get-small', lanes.userServer, undefined, 'user-server+tunnel, bearer passed through'],
       [
         'gateway-get-small-impersonating',
         lanes.impersonating,
@@ -296,12 +300,13 @@ export async function run(opts: BenchOptions): Promise<void> {
     const watchPath = `/api/v1/namespaces/${NS}/configmaps?watch=true&resourceVersion=0&allowWatchBookmarks=true`;
     const reps = 3;
     progress(`watch-${watches}: ${watches} watches at once, ${reps} rounds per path`);
-    const established: Record<string, number[]> = { direct: [], hub: [], gatewayOnly: [] };
+    const established: Record<string, number[]> = { direct: [], hub: [], gatewayOnly: [], userServer: [] };
     for (let r = 0; r < reps; r++) {
       for (const [key, client] of [
         ['direct', stack.direct],
         ['hub', stack.hub],
         ['gatewayOnly', stack.gatewayOnly],
+        ['userServer', stack.userServer],
       ] as const) {
         established[key]?.push(await watchesEstablished(client, watchPath, watches, 'small'));
       }
@@ -310,6 +315,7 @@ export async function run(opts: BenchOptions): Promise<void> {
     for (const [scenario, key, goal, label] of [
       [`gateway-watch-${watches}-hub`, 'hub', 2, 'hub+aggregator+gateway+tunnel'],
       [`gateway-watch-${watches}-gateway-only`, 'gatewayOnly', undefined, 'gateway+tunnel (no hub)'],
+      [`user-server-watch-${watches}`, 'userServer', undefined, 'user-server+tunnel, bearer passed through'],
     ] as const) {
       const xs = established[key] ?? [];
       const m = round(median(xs), 1);

@@ -63,6 +63,8 @@ export interface GatewayBenchStack {
   gatewayOnly: ClientPath;
   /** the hub itself (for its own resources: paths are taken as they are) */
   hubLocal: ClientPath;
+  /** cluster-proxy's user-server in the gateway process: `/<cluster>/…` with cluster1's token passed through */
+  userServer: ClientPath;
   /** CPU time (user + system, ms) used so far by this process and by the control-plane processes */
   cpuMs(): { bench: number; controlPlanes: number };
   stop(): Promise<void>;
@@ -203,7 +205,12 @@ export async function startGatewayBenchStack(progress: (msg: string) => void): P
       },
     });
     progress('starting the gateway and registering the APIService');
-    const gateway = await startLocalGateway({ hubKubeConfig: hubKc, dial: (c, t) => server.dial(c, t), log });
+    const gateway = await startLocalGateway({
+      hubKubeConfig: hubKc,
+      dial: (c, t) => server.dial(c, t),
+      userServer: { host: '127.0.0.1', port: 0 },
+      log,
+    });
     stops.push(() => gateway.stop());
     await pollUntil(() => gateway.store.get(BENCH_CLUSTER)?.status.healthy, {
       timeoutMs: 30_000,
@@ -245,6 +252,17 @@ export async function startGatewayBenchStack(progress: (msg: string) => void): P
         },
       },
       hub: adminPath(env.hub, 'hub', gwPath),
+      userServer: {
+        name: 'user-server',
+        pool: (connections = 128) =>
+          new Pool(`https://127.0.0.1:${gateway.userServerPort}`, {
+            connections,
+            connect: { ca: gateway.caPem, servername: 'localhost' },
+            bodyTimeout: 0,
+          }),
+        path: (p) => `/${BENCH_CLUSTER}${p}`,
+        headers: { authorization: `Bearer ${token}` },
+      },
       hubLocal: adminPath(env.hub, 'hub-local', identity),
       gatewayOnly: {
         name: 'gateway-only',
