@@ -1,11 +1,17 @@
 // The one format of a CONNECT frontend authority, written by whoever dials a cluster through the
 // proxy-server's frontend (the gateway's dialer, hub services) and parsed by the frontend:
 //   <cluster>:443                → that cluster's kube-apiserver (konnectivity's addressing)
+//   <cluster>.open-cluster-management-agent-addon:443
+//                                → the same (cluster-proxy's second agent identifier, host=<cluster>.<addon
+//                                  install namespace>; parsed, never written)
 //   <export>.<cluster>:<port>    → a service the cluster's agent exports under that name
 // Both directions live here so the two ends cannot drift. Pure functions.
 import { KUBE_APISERVER_TARGET } from './protocol.ts';
 
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
+
+/** cluster-proxy names a cluster's apiserver `<cluster>.<its add-on install namespace>` too (default one only). */
+const CLUSTER_PROXY_NAMESPACE = 'open-cluster-management-agent-addon';
 
 /** `kube-apiserver:443` in `cluster` → `<cluster>:443`; `<name>:<port>` → `<name>.<cluster>:<port>`. */
 export function connectAuthority(cluster: string, target: string): string {
@@ -28,6 +34,8 @@ export function parseConnectAuthority(authority: string): { cluster: string; tar
   }
   if (labels.length === 2 && labels.every((l) => DNS_LABEL.test(l))) {
     const [name, cluster] = labels as [string, string];
+    if (cluster === CLUSTER_PROXY_NAMESPACE)
+      return port === 443 ? { cluster: name, target: `${KUBE_APISERVER_TARGET}:443` } : undefined;
     return { cluster, target: `${name}:${port}` };
   }
   return undefined;

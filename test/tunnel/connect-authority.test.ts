@@ -18,6 +18,15 @@ describe('CONNECT authority', () => {
     expect(connectAuthority('cluster1', 'metrics:8443')).toBe('metrics.cluster1:8443');
   });
 
+  it("parses cluster-proxy's second apiserver name, <cluster>.open-cluster-management-agent-addon:443", () => {
+    expect(parseConnectAuthority('cluster1.open-cluster-management-agent-addon:443')).toEqual({
+      cluster: 'cluster1',
+      target: 'kube-apiserver:443',
+    });
+    // no other port, and never an export in a cluster of that name
+    expect(parseConnectAuthority('cluster1.open-cluster-management-agent-addon:8443')).toBeUndefined();
+  });
+
   it('refuses what names no cluster and target', () => {
     for (const bad of [
       'cluster1:80',
