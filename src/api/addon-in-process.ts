@@ -42,6 +42,10 @@ export const InProcessConfigKey = {
   ServerName: 'server-name',
   /** cluster-proxy: PEM bundle that verifies the proxy-server */
   CaCert: 'ca.crt',
+  /** managed-serviceaccount: server of the token Secrets' kubeconfig (the user-server's `<url>/<cluster>`) */
+  KubeconfigServerUrl: 'kubeconfig-server-url',
+  /** managed-serviceaccount: PEM CA of that server */
+  KubeconfigCaCert: 'kubeconfig-ca.crt',
 } as const;
 
 /** Claim value: the names sorted and deduplicated. */

@@ -4,7 +4,9 @@
 // cluster-gateway's hub half (the ManagedServiceAccount per cluster and the addon's Available)
 // under the cluster-gateway Lease. Without --addon-image nothing here starts: there is no image for
 // the agents. cluster-proxy is offered only when the proxy-server's address as managed clusters
-// reach it and the CA that verifies it are both given. The addon modules are loaded only then.
+// reach it and the CA that verifies it are both given; managed-serviceaccount's token Secrets get a
+// kubeconfig for the user-server (`<url>/<cluster>`) when its URL and CA are both given. The addon
+// modules are loaded only then.
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { BuiltinAddonOptions } from '../addon/builtin/index.ts';
 import { InvalidArgumentError } from '../errors.ts';
@@ -17,6 +19,8 @@ export interface BuiltinAddonFlags {
   addonImagePullPolicy?: PullPolicy;
   clusterProxyServer?: string;
   clusterProxyCaFile?: string;
+  userServerUrl?: string;
+  userServerCaFile?: string;
 }
 
 /** An image reference: registry/repository[:tag][@digest], nothing a shell or YAML would split. */
@@ -31,6 +35,8 @@ export function builtinAddonOptions(flags: BuiltinAddonFlags): BuiltinAddonOptio
       flags.addonImagePullPolicy && '--addon-image-pull-policy',
       flags.clusterProxyServer && '--cluster-proxy-server',
       flags.clusterProxyCaFile && '--cluster-proxy-ca-file',
+      flags.userServerUrl && '--user-server-url',
+      flags.userServerCaFile && '--user-server-ca-file',
     ].filter(Boolean);
     if (without.length > 0)
       throw new InvalidArgumentError(
@@ -45,6 +51,10 @@ export function builtinAddonOptions(flags: BuiltinAddonFlags): BuiltinAddonOptio
   if (Boolean(flags.clusterProxyServer) !== Boolean(flags.clusterProxyCaFile))
     throw new InvalidArgumentError(
       '--cluster-proxy-server and --cluster-proxy-ca-file go together: the proxy-server address managed clusters dial and the CA that verifies it',
+    );
+  if (Boolean(flags.userServerUrl) !== Boolean(flags.userServerCaFile))
+    throw new InvalidArgumentError(
+      '--user-server-url and --user-server-ca-file go together: where ManagedServiceAccount kubeconfigs point and the CA that verifies it',
     );
   const options: BuiltinAddonOptions = {
     image: flags.addonImage,
@@ -65,6 +75,17 @@ export function builtinAddonOptions(flags: BuiltinAddonFlags): BuiltinAddonOptio
       flags.clusterProxyCaFile,
       'CERTIFICATE',
     );
+  }
+  if (flags.userServerUrl) {
+    const u = URL.canParse(flags.userServerUrl) ? new URL(flags.userServerUrl) : undefined;
+    if (!u || u.protocol !== 'https:' || u.pathname !== '/' || u.search || u.hash || u.username || u.password)
+      throw new InvalidArgumentError(
+        `--user-server-url must be https://host[:port] (no path: the cluster name is appended), got "${flags.userServerUrl}"`,
+      );
+    options.userServer = {
+      url: flags.userServerUrl.replace(/\/+$/, ''),
+      caPem: readPemFlag('--user-server-ca-file', flags.userServerCaFile, 'CERTIFICATE'),
+    };
   }
   return options;
 }

@@ -182,6 +182,18 @@ export function registerHubCommand(program: Command): void {
         "CA that verifies the proxy-server's certificate (tether-proxy-server-ca); cluster-proxy is offered only with it and --cluster-proxy-server",
       ).env('TETHER_CLUSTER_PROXY_CA_FILE'),
     )
+    .addOption(
+      new Option(
+        '--user-server-url <url>',
+        "cluster-proxy's user-server as hub clients reach it (https://host:port): ManagedServiceAccount token Secrets get a kubeconfig for <url>/<cluster>",
+      ).env('TETHER_USER_SERVER_URL'),
+    )
+    .addOption(
+      new Option(
+        '--user-server-ca-file <path>',
+        "CA that verifies the user-server (the gateway's serving CA); goes with --user-server-url",
+      ).env('TETHER_USER_SERVER_CA_FILE'),
+    )
     .action(async (flags: HubFlags) => {
       if (Boolean(flags.signerCert) !== Boolean(flags.signerKey))
         throw new InvalidArgumentError('--signer-cert and --signer-key go together');

@@ -5,6 +5,7 @@
 // agents run the same image, cluster-proxy's dial the agent endpoint) — and prints the `tether join` line (with a fresh
 // bootstrap token) that managed clusters run. --dry-run / --output-file print the manifests instead.
 import { writeFileSync } from 'node:fs';
+import { isIP } from 'node:net';
 import { resolve } from 'node:path';
 import { ApiextensionsV1Api } from '@kubernetes/client-node';
 import { type Command, Option } from 'commander';
@@ -61,6 +62,9 @@ interface InitFlags {
   agentEndpointType: AgentEndpointType;
   agentEndpointNodePort: number;
   proxyServerHost?: string;
+  userServerHost?: string;
+  userServerNodePort?: number;
+  connectNodePort?: number;
   dryRun: boolean;
   outputFile?: string;
   wait: boolean;
@@ -127,6 +131,22 @@ export function registerInitCommand(program: Command): void {
       '--proxy-server-host <host>',
       'the address agents dial the proxy-server at (a node address for NodePort, the load balancer for LoadBalancer); default: the hub apiserver host',
     )
+    .option(
+      '--user-server-host <host>',
+      "the address clients reach cluster-proxy's user-server at (a node address with --user-server-node-port); the gateway's certificate covers it and ManagedServiceAccount kubeconfigs name it. Default: the in-cluster Service cluster-proxy-addon-user",
+    )
+    .addOption(
+      new Option(
+        '--user-server-node-port <port>',
+        'make Service cluster-proxy-addon-user a NodePort with this port (30000-32767); default ClusterIP',
+      ).argParser(positiveInt('--user-server-node-port', 65535)),
+    )
+    .addOption(
+      new Option(
+        '--connect-node-port <port>',
+        'make the CONNECT / gRPC frontend (Service tether-proxy-server) a NodePort with this port (30000-32767): hub services outside the hub cluster reach clusters through it; default ClusterIP',
+      ).argParser(positiveInt('--connect-node-port', 65535)),
+    )
     .option('--dry-run', 'print the manifests instead of applying them', false)
     .option('--output-file <path>', 'write the manifests to this file instead of applying them')
     .option('--wait', 'wait until the hub Deployments are available', false)
@@ -153,6 +173,17 @@ export function registerInitCommand(program: Command): void {
           throw new InvalidArgumentError(
             "--agent-endpoint-type LoadBalancer needs --proxy-server-host: the load balancer's address agents dial",
           );
+        for (const [flag, value] of [
+          ['--user-server-node-port', opts.userServerNodePort],
+          ['--connect-node-port', opts.connectNodePort],
+        ] as const) {
+          if (value !== undefined && (value < 30000 || value > 32767))
+            throw new InvalidArgumentError(`${flag} must be in the NodePort range 30000-32767, got ${value}`);
+        }
+        if (opts.userServerNodePort !== undefined && !opts.userServerHost)
+          throw new InvalidArgumentError(
+            '--user-server-node-port needs --user-server-host: the node address clients (and ManagedServiceAccount kubeconfigs) reach it at',
+          );
         const host = opts.proxyServerHost ?? new URL(server).hostname;
         const port =
           opts.agentEndpointType === 'NodePort' ? opts.agentEndpointNodePort : ports.proxyServerAgents;
@@ -166,6 +197,16 @@ export function registerInitCommand(program: Command): void {
             // the cluster-proxy addon's agents dial the same endpoint `tether join --proxy-server` names
             clusterProxyServer: agentEndpoint,
             proxyServerHosts: [host],
+            ...(opts.userServerHost
+              ? {
+                  userServerHosts: [opts.userServerHost],
+                  userServer: {
+                    url: `https://${hostPort(opts.userServerHost, opts.userServerNodePort ?? ports.userServer)}`,
+                    ...(opts.userServerNodePort ? { nodePort: opts.userServerNodePort } : {}),
+                  },
+                }
+              : {}),
+            ...(opts.connectNodePort ? { connectNodePort: opts.connectNodePort } : {}),
             agentCaPem: await hubClientCaPem(kc),
           },
           secretLookup(kc),
@@ -192,6 +233,11 @@ export function registerInitCommand(program: Command): void {
       }
       await printJoinLine(kc, opts, server, expiration);
     });
+}
+
+/** host:port, with an IPv6 address in brackets. */
+function hostPort(host: string, port: number): string {
+  return `${isIP(host) === 6 ? `[${host}]` : host}:${port}`;
 }
 
 async function installBootstrapOnly(kc: ReturnType<typeof loadKubeconfig>): Promise<void> {

@@ -6,10 +6,15 @@
 // registration identity instead. Every flag can also come from a TETHER_* environment variable.
 import type { Command } from 'commander';
 import { addonAgentNamespace } from '../api/index.ts';
+import { InvalidArgumentError } from '../errors.ts';
 import { controllerMetricsRegistry, loadKubeconfig, setForwardProxyCa } from '../kube/index.ts';
 import { logger } from '../log.ts';
 import { processMetrics, startOpsServer } from '../ops.ts';
-import { startServiceAccountAgent } from '../serviceaccount/index.ts';
+import {
+  checkKubeconfigServerUrl,
+  type ServiceAccountAgentOptions,
+  startServiceAccountAgent,
+} from '../serviceaccount/index.ts';
 import { readPemFlag } from './files.ts';
 import { kubeconfigFlag } from './kubeconfig-flag.ts';
 import { envOption, opsBindOption, positiveInt } from './options.ts';
@@ -21,9 +26,40 @@ interface ServiceAccountAgentFlags {
   kubeconfig?: string;
   installNamespace: string;
   kubeconfigServerUrl?: string;
+  kubeconfigCaFile?: string;
   proxyCaFile?: string;
   opsPort: number;
   opsBindAddress: string;
+}
+
+/**
+ * --kubeconfig-server-url / --kubeconfig-ca-file as agent options: the URL https:// without query
+ * or fragment, the CA a PEM certificate and only with the URL (it is that server's CA).
+ */
+export function kubeconfigEndpointFlags(flags: {
+  kubeconfigServerUrl?: string;
+  kubeconfigCaFile?: string;
+}): Pick<ServiceAccountAgentOptions, 'kubeconfigServerUrl' | 'kubeconfigCaPem'> {
+  if (!flags.kubeconfigServerUrl) {
+    if (flags.kubeconfigCaFile)
+      throw new InvalidArgumentError(
+        '--kubeconfig-ca-file goes with --kubeconfig-server-url: it is the CA of that server',
+      );
+    return {};
+  }
+  try {
+    checkKubeconfigServerUrl(flags.kubeconfigServerUrl);
+  } catch {
+    throw new InvalidArgumentError(
+      `--kubeconfig-server-url must be an https:// URL without credentials, query or fragment (e.g. the user-server's https://host:port/<cluster>), got "${flags.kubeconfigServerUrl}"`,
+    );
+  }
+  return {
+    kubeconfigServerUrl: flags.kubeconfigServerUrl,
+    ...(flags.kubeconfigCaFile
+      ? { kubeconfigCaPem: readPemFlag('--kubeconfig-ca-file', flags.kubeconfigCaFile, 'CERTIFICATE') }
+      : {}),
+  };
 }
 
 export function registerServiceAccountAgentCommand(program: Command): void {
@@ -69,6 +105,13 @@ export function registerServiceAccountAgentCommand(program: Command): void {
     )
     .addOption(
       envOption(
+        '--kubeconfig-ca-file <path>',
+        "CA the token Secrets' kubeconfig trusts for --kubeconfig-server-url (e.g. the user-server's); default: this cluster's CA",
+        'TETHER_KUBECONFIG_CA_FILE',
+      ),
+    )
+    .addOption(
+      envOption(
         '--proxy-ca-file <path>',
         'CA bundle for TLS to an https:// forward proxy (the proxy itself: HTTPS_PROXY / NO_PROXY)',
         'TETHER_PROXY_CA_FILE',
@@ -86,6 +129,8 @@ export function registerServiceAccountAgentCommand(program: Command): void {
     .addOption(opsBindOption())
     .action(async (flags: ServiceAccountAgentFlags) => {
       const log = logger('serviceaccount-agent', { cluster: flags.clusterName });
+      // Flag mistakes fail here, before anything is read from a cluster or listens.
+      const kubeconfigEndpoint = kubeconfigEndpointFlags(flags);
       setForwardProxyCa(
         flags.proxyCaFile ? readPemFlag('--proxy-ca-file', flags.proxyCaFile, 'CERTIFICATE') : undefined,
       );
@@ -109,7 +154,7 @@ export function registerServiceAccountAgentCommand(program: Command): void {
         hubKubeConfig: hub,
         managedKubeConfig: managed,
         installNamespace: flags.installNamespace,
-        ...(flags.kubeconfigServerUrl ? { kubeconfigServerUrl: flags.kubeconfigServerUrl } : {}),
+        ...kubeconfigEndpoint,
         log,
       });
       agent.ready.then(

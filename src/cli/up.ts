@@ -125,6 +125,15 @@ async function runUp(opts: UpOptions): Promise<void> {
               `  each managed node reaches the hub only through squid ${env.squid?.url ?? ''}`,
             ]
           : []),
+        ...(env.hubServices
+          ? [
+              '',
+              `  hub services: CONNECT <cluster>:443 or konnectivity gRPC at ${env.hubServices.connectFrontendUrl}`,
+              `            (client cert ${rel(env.hubServices.proxyClientCertPath)}, CA ${rel(env.hubServices.connectCaPath)})`,
+              `  user-server:  ${env.hubServices.userServerUrl}/<cluster>/… with a ManagedServiceAccount token`,
+              `            (CA ${rel(env.hubServices.userServerCaPath)}; each token Secret's kubeconfig points here)`,
+            ]
+          : []),
         ...(env.tunnel
           ? [
               '',

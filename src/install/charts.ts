@@ -20,6 +20,7 @@ import { stringify } from 'yaml';
 import { addonConfigAdmissionObjects } from '../addon/hub/config/admission.ts';
 import { inProcessAddonNames } from '../api/addon-in-process.ts';
 import { type CrdManifest, hubCrdManifests, managedCrdManifests } from '../api/index.ts';
+import { userServerServiceName } from '../gateway/user-server.ts';
 import { type PullPolicy, pullPolicies } from '../kube/workload.ts';
 import { placementAdmissionObjects } from '../placement/hub/clustersets-admission.ts';
 import { bootstrapIdentityObjects } from '../registration/bootstrap.ts';
@@ -132,7 +133,7 @@ function hubPkiPreamble(): string {
       '{{- end }}',
     ].join('\n');
   // a serving certificate with a CA of its own, kept while its Secret holds all three keys
-  const keptServing = (prefix: string, secret: string, caCn: string, service: string) =>
+  const keptServing = (prefix: string, secret: string, caCn: string, service: string, extra: string[] = []) =>
     [
       `{{- $old := lookup "v1" "Secret" ${ns} ${JSON.stringify(secret)} }}`,
       `{{- $${prefix}CaPem := dig "data" "ca.crt" "" $old | b64dec }}`,
@@ -140,7 +141,7 @@ function hubPkiPreamble(): string {
       `{{- $${prefix}Key := dig "data" "tls.key" "" $old | b64dec }}`,
       `{{- if not (and $${prefix}CaPem $${prefix}Cert $${prefix}Key) }}`,
       `{{- $${prefix}Ca := genCA ${JSON.stringify(caCn)} $days }}`,
-      `{{- $cert := genSignedCert ${JSON.stringify(`${service}.${hubNamespace}.svc`)} nil ${quoteList(serviceNames(service))} $days $${prefix}Ca }}`,
+      `{{- $cert := genSignedCert ${JSON.stringify(`${service}.${hubNamespace}.svc`)} nil ${quoteList([...serviceNames(service), ...extra])} $days $${prefix}Ca }}`,
       `{{- $${prefix}CaPem = $${prefix}Ca.Cert }}`,
       `{{- $${prefix}Cert = $cert.Cert }}`,
       `{{- $${prefix}Key = $cert.Key }}`,
@@ -167,7 +168,14 @@ function hubPkiPreamble(): string {
     `{{- $serving := genSignedCert ${JSON.stringify(n.proxyServer)} $ips $dns $days $serverCa }}`,
     keptCa('$clientCa', n.proxyClientCa, 'tether-proxy-client-ca'),
     `{{- $connect := genSignedCert ${JSON.stringify(gatewayConnectUser)} nil nil $days $clientCa }}`,
-    keptServing('gateway', n.gatewayTls, 'tether-gateway-serving-ca', n.gateway),
+    // the user-server shares the gateway's certificate (hub-pki.ts)
+    keptServing(
+      'gateway',
+      n.gatewayTls,
+      'tether-gateway-serving-ca',
+      n.gateway,
+      serviceNames(userServerServiceName),
+    ),
     keptServing('addonWebhook', n.addonWebhookTls, 'tether-addon-webhook-serving-ca', n.addonWebhook),
     '{{- $gatewayCaBundle := b64enc $gatewayCaPem }}',
     "{{- /* the CA that signs agents: the value, else the hub apiserver's client CA */}}",

@@ -65,10 +65,20 @@ export function secretLookup(kc: KubeConfig | undefined): SecretLookup {
 }
 
 export async function planHubInstall(
-  opts: Omit<HubInstallOptions, 'gatewayCaBundle'> & { proxyServerHosts: string[]; agentCaPem: string },
+  opts: Omit<HubInstallOptions, 'gatewayCaBundle'> & {
+    proxyServerHosts: string[];
+    agentCaPem: string;
+    /** names or IPs the user-server is reached at besides its Service */
+    userServerHosts?: string[];
+  },
   lookup: SecretLookup,
 ): Promise<HubInstallPlan> {
-  const pki = await hubPki({ proxyServerHosts: opts.proxyServerHosts, agentCaPem: opts.agentCaPem, lookup });
+  const pki = await hubPki({
+    proxyServerHosts: opts.proxyServerHosts,
+    agentCaPem: opts.agentCaPem,
+    ...(opts.userServerHosts ? { userServerHosts: opts.userServerHosts } : {}),
+    lookup,
+  });
   const addonConversionWebhook = inClusterAddonWebhook(pki.addonWebhookCaBundle);
   const manifests = hubManifests({ ...opts, gatewayCaBundle: pki.gatewayCaBundle });
   // namespaces first, then the certificates the Deployments mount, then the rest

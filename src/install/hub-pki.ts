@@ -14,9 +14,11 @@
 //     client-ca-file), which signs agents' hub certificates, so the proxy-server verifies agents with
 //     the same CA the hub apiserver does.
 // Generating here (not in the pods) keeps every Deployment's RBAC free of Secret writes.
+import { X509Certificate } from 'node:crypto';
 import { isIP } from 'node:net';
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { errorMessage } from '../errors.ts';
+import { userServerServiceName } from '../gateway/user-server.ts';
 import { meta } from '../kube/workload.ts';
 import {
   type CertificateAuthority,
@@ -91,21 +93,47 @@ async function keptServing(
   name: string,
   caCommonName: string,
   service: string,
+  /** more names or IPs the certificate must cover (a kept one that does not is replaced) */
+  extraHosts: string[] = [],
 ): Promise<Record<string, string>> {
   const kept = await lookup(name);
-  if (kept?.['ca.crt'] && kept['tls.crt'] && kept['tls.key'] && !expiresSoon(kept['tls.crt'])) return kept;
+  const hosts = [...new Set([...serviceNames(service), ...extraHosts])];
+  if (
+    kept?.['ca.crt'] &&
+    kept['tls.crt'] &&
+    kept['tls.key'] &&
+    !expiresSoon(kept['tls.crt']) &&
+    covers(kept['tls.crt'], hosts)
+  )
+    return kept;
   const ca = await createCertificateAuthority(caCommonName);
   const cert = await issueCertificate(ca, {
     commonName: `${service}.${hubNamespace}.svc`,
     usage: 'server',
-    dnsNames: serviceNames(service),
+    dnsNames: hosts.filter((h) => !isIP(h)),
+    ipAddresses: hosts.filter((h) => isIP(h)),
   });
   return { 'tls.crt': cert.certPem, 'tls.key': cert.keyPem, 'ca.crt': ca.certPem };
+}
+
+/** Whether the certificate names every host (DNS name or IP) in its subjectAltName. */
+function covers(certPem: string, hosts: string[]): boolean {
+  try {
+    const cert = new X509Certificate(certPem);
+    return hosts.every((h) => (isIP(h) ? cert.checkIP(h) : cert.checkHost(h)) !== undefined);
+  } catch {
+    return false;
+  }
 }
 
 export async function hubPki(opts: {
   /** DNS names or IPs agents dial the proxy-server at (its certificate covers them) */
   proxyServerHosts: string[];
+  /**
+   * DNS names or IPs clients reach the user-server at besides its Service (the gateway's serving
+   * certificate, which the user-server shares, covers them and Service cluster-proxy-addon-user)
+   */
+  userServerHosts?: string[];
   /** PEM of the CA that signs agents' hub client certificates */
   agentCaPem: string;
   lookup: SecretLookup;
@@ -125,7 +153,10 @@ export async function hubPki(opts: {
   });
   const clientCa = await keptCa(opts.lookup, n.proxyClientCa, 'tether-proxy-client-ca');
   const connect = await issueCertificate(clientCa, { commonName: gatewayConnectUser, usage: 'client' });
-  const gatewayTls = await keptServing(opts.lookup, n.gatewayTls, 'tether-gateway-serving-ca', n.gateway);
+  const gatewayTls = await keptServing(opts.lookup, n.gatewayTls, 'tether-gateway-serving-ca', n.gateway, [
+    ...serviceNames(userServerServiceName),
+    ...(opts.userServerHosts ?? []),
+  ]);
   const addonWebhookTls = await keptServing(
     opts.lookup,
     n.addonWebhookTls,

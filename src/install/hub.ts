@@ -15,6 +15,7 @@ import {
   gatewayApiServiceName,
   gatewayGroup,
   gatewayVersion,
+  userServerServiceName,
 } from '../gateway/index.ts';
 import { deployment, type ImageOptions, meta } from '../kube/workload.ts';
 import { hubRbac } from './hub-rbac.ts';
@@ -35,7 +36,18 @@ export interface HubInstallOptions extends ImageOptions {
    * dial it (verified by the tether-proxy-server-ca). Without it cluster-proxy is not offered.
    */
   clusterProxyServer?: string;
+  /**
+   * how clients reach the user-server (Service cluster-proxy-addon-user): its nodePort (type
+   * NodePort) or none (ClusterIP), and the URL ManagedServiceAccount kubeconfigs name (default the
+   * Service's in-cluster URL)
+   */
+  userServer?: { nodePort?: number; url?: string };
+  /** nodePort of the CONNECT / gRPC frontend (Service tether-proxy-server becomes NodePort); default ClusterIP */
+  connectNodePort?: number;
 }
+
+/** The in-cluster URL of the user-server (cluster-proxy's Service name and port). */
+export const userServerInClusterUrl = `https://${userServerServiceName}.${hubNamespace}.svc:${ports.userServer}`;
 
 const mountDir = '/etc/tether';
 
@@ -99,6 +111,9 @@ export function hubManifests(o: HubInstallOptions): KubernetesObject[] {
               `--cluster-proxy-ca-file=${mountDir}/proxy-server-ca/ca.crt`,
             ]
           : []),
+        // ManagedServiceAccount token Secrets get a kubeconfig for the user-server (the gateway's CA)
+        `--user-server-url=${o.userServer?.url ?? userServerInClusterUrl}`,
+        `--user-server-ca-file=${mountDir}/user-server-ca/ca.crt`,
       ],
       mounts: [
         {
@@ -107,6 +122,7 @@ export function hubManifests(o: HubInstallOptions): KubernetesObject[] {
           mountPath: `${mountDir}/webhook-tls`,
           items: ['tls.crt', 'tls.key'],
         },
+        { kind: 'Secret', name: n.gatewayTls, mountPath: `${mountDir}/user-server-ca`, items: ['ca.crt'] },
         ...(o.clusterProxyServer
           ? [
               {
@@ -166,9 +182,16 @@ export function hubManifests(o: HubInstallOptions): KubernetesObject[] {
       ],
     }),
     service(n.proxyServer, n.proxyServer, {
-      type: 'ClusterIP',
+      type: o.connectNodePort ? 'NodePort' : 'ClusterIP',
       selector: { app: n.proxyServer },
-      ports: [{ name: 'connect', port: ports.proxyServerConnect, targetPort: 'connect' }],
+      ports: [
+        {
+          name: 'connect',
+          port: ports.proxyServerConnect,
+          targetPort: 'connect',
+          ...(o.connectNodePort ? { nodePort: o.connectNodePort } : {}),
+        },
+      ],
     }),
     service(n.proxyServerAgents, n.proxyServer, {
       type: endpoint.type,
@@ -189,11 +212,16 @@ export function hubManifests(o: HubInstallOptions): KubernetesObject[] {
       serviceAccount: n.gateway,
       replicas: o.replicas,
       opsPort: ports.gatewayOps,
-      ports: [{ name: 'https', containerPort: ports.gateway }],
+      ports: [
+        { name: 'https', containerPort: ports.gateway },
+        { name: 'user-server', containerPort: ports.userServer },
+      ],
       args: [
         'gateway',
         '--bind-address=0.0.0.0',
         `--port=${ports.gateway}`,
+        // cluster-proxy's user-server, on the gateway's serving certificate (it names the Service)
+        `--user-server-port=${ports.userServer}`,
         `--tls-cert-file=${mountDir}/tls/tls.crt`,
         `--tls-key-file=${mountDir}/tls/tls.key`,
         `--connect-url=${connectFrontendUrl}`,
@@ -218,6 +246,19 @@ export function hubManifests(o: HubInstallOptions): KubernetesObject[] {
       type: 'ClusterIP',
       selector: { app: n.gateway },
       ports: [{ name: 'https', port: 443, targetPort: 'https' }],
+    }),
+    // OCM's name and port for cluster-proxy's user-server
+    service(userServerServiceName, n.gateway, {
+      type: o.userServer?.nodePort ? 'NodePort' : 'ClusterIP',
+      selector: { app: n.gateway },
+      ports: [
+        {
+          name: 'user-server',
+          port: ports.userServer,
+          targetPort: 'user-server',
+          ...(o.userServer?.nodePort ? { nodePort: o.userServer.nodePort } : {}),
+        },
+      ],
     }),
     {
       apiVersion: 'apiregistration.k8s.io/v1',

@@ -52,6 +52,8 @@ export const ports = {
   proxyServerAgents: 8091,
   proxyServerOps: 8092,
   gateway: 9443,
+  /** the user-server in the gateway's pod (OCM's port, as Service cluster-proxy-addon-user has it) */
+  userServer: 9092,
   gatewayOps: 8097,
   controllersOps: 8096,
   /** the addon conversion webhook in the hub controllers' pod (OCM's port) */

@@ -19,6 +19,7 @@ import { TetherError } from '../errors.ts';
 import { type BuildProgress, type ControlPlaneBinaries, ensureBinaries } from './binaries.ts';
 import { type ControlPlane, startControlPlane } from './controlplane.ts';
 import { startGatewayStack } from './gateway-stack.ts';
+import type { HubServicesInfo } from './hub-services.ts';
 import type { RealNode } from './node.ts';
 import {
   checkNodesSupported,
@@ -75,6 +76,8 @@ export interface Environment {
   hubApiserverUrlForNodes?: string;
   /** cluster name → kubeconfig that reaches it through the hub gateway ('full' mode) */
   gatewayKubeconfigs?: Record<string, string>;
+  /** the CONNECT / gRPC frontend and the user-server as this machine reaches them (real nodes) */
+  hubServices?: HubServicesInfo;
   stop(): Promise<void>;
   /** called each time a process dies unexpectedly (without supervise(): nothing restarts it) */
   onFailure(handler: (description: string) => void): void;

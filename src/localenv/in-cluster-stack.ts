@@ -29,6 +29,7 @@ import { approveClusterCsrs } from '../registration/hub/index.ts';
 import { pollUntil } from '../wait.ts';
 import { type Environment, startEnvironment } from './environment.ts';
 import { writeGatewayKubeconfigs } from './gateway-stack.ts';
+import { type HubServicesInfo, hubServiceAccess, hubServiceInitArgs } from './hub-services.ts';
 import { localChildEnv, tetherBin } from './process.ts';
 import type { ControlPlaneInfo } from './types.ts';
 
@@ -91,7 +92,7 @@ async function tether(args: string[], signal?: AbortSignal): Promise<string> {
 
 export async function installTetherInCluster(
   o: InClusterOptions,
-): Promise<{ kubeconfigs: Record<string, string> }> {
+): Promise<{ kubeconfigs: Record<string, string>; hubServices: HubServicesInfo }> {
   const progress = o.progress ?? (() => {});
   const { signal } = o;
   const hubCa = join(o.workDir, 'hub-ca.crt');
@@ -110,6 +111,8 @@ export async function installTetherInCluster(
       `--ca-out=${hubCa}`,
       `--proxy-server-ca-out=${serverCa}`,
       '--bootstrap-token-expiration=1h',
+      // the CONNECT / gRPC frontend and the user-server reachable from this machine
+      ...hubServiceInitArgs(o.hubNodeAddress),
       '--wait',
       `--timeout=${timeout}`,
     ],
@@ -119,6 +122,7 @@ export async function installTetherInCluster(
   if (!token) throw new TetherError('TETHER_PROCESS_FAILED', `tether init printed no join line:\n${initOut}`);
   const hubKc = new KubeConfig();
   hubKc.loadFromFile(o.hub.kubeconfigPath);
+  const hubServices = await hubServiceAccess({ hubKc, hubNodeAddress: o.hubNodeAddress, dir: o.workDir });
   const clusters = new ResourceClient<ManagedCluster>(hubKc, managedClusterResource);
   progress(
     `tether join: the klusterlet-agent on ${o.clusters.map((c) => c.name).join(', ')}, through squid…`,
@@ -172,13 +176,14 @@ export async function installTetherInCluster(
   );
   await Promise.all(o.clusters.map((cluster) => enableBuiltinAddons(o, hubKc, cluster.name)));
   progress('the gateway kubeconfigs…');
-  return writeGatewayKubeconfigs({
+  const { kubeconfigs } = await writeGatewayKubeconfigs({
     hubKc,
     clusters: o.clusters.map((c) => c.name),
     kubeconfigDir: o.kubeconfigDir,
     timeoutMs: o.timeoutMs,
     signal,
   });
+  return { kubeconfigs, hubServices };
 }
 
 /**
@@ -274,7 +279,7 @@ export async function startInClusterEnvironment(opts: {
     if (!hubNode || !env.squid || !env.image || !env.hubApiserverUrlForNodes)
       throw new Error('internal: a real-node environment without its hub node, squid or image');
     const squid = env.squid;
-    const { kubeconfigs } = await installTetherInCluster({
+    const { kubeconfigs, hubServices } = await installTetherInCluster({
       hub: env.hub,
       clusters: env.clusters,
       imageRef: env.image.ref,
@@ -290,6 +295,7 @@ export async function startInClusterEnvironment(opts: {
       signal: opts.signal,
     });
     env.gatewayKubeconfigs = kubeconfigs;
+    env.hubServices = hubServices;
     const stopEnvironment = env.stop;
     env.stop = async () => {
       await stopEnvironment();

@@ -2,6 +2,7 @@
 // controllers and CLI helpers, the hub RBAC the agent needs, and the token/duration rules both
 // sides share. Import from here.
 export {
+  checkKubeconfigServerUrl,
   kubeconfigSecretKey,
   type ServiceAccountAgent,
   type ServiceAccountAgentOptions,

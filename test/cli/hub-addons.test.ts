@@ -1,6 +1,6 @@
 // `tether hub`'s built-in addon flags: nothing without --addon-image (and a flag that needs it is
-// refused, saying so), cluster-proxy only with both its address and CA, each value checked with a
-// message naming the flag.
+// refused, saying so), cluster-proxy only with both its address and CA, the user-server only with
+// both its URL and CA, each value checked with a message naming the flag.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -80,5 +80,43 @@ describe('tether hub built-in addon flags', () => {
         clusterProxyCaFile: join(dir, 'missing'),
       }),
     ).toThrow(/--cluster-proxy-ca-file .*no such file/);
+  });
+
+  it('--user-server-url and --user-server-ca-file: both or neither; the URL is https://host[:port] without a path', () => {
+    const caPem = '-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n';
+    expect(
+      builtinAddonOptions({ addonImage: 'tether:1', userServerUrl: 'https://h:9092/', userServerCaFile: caFile })
+        ?.userServer,
+    ).toEqual({ url: 'https://h:9092', caPem });
+    expect(
+      builtinAddonOptions({ addonImage: 'tether:1', userServerUrl: 'https://[fd00::1]:9092', userServerCaFile: caFile })
+        ?.userServer?.url,
+    ).toBe('https://[fd00::1]:9092');
+    expect(builtinAddonOptions({ addonImage: 'tether:1' })?.userServer).toBeUndefined();
+    expect(() => builtinAddonOptions({ addonImage: 'tether:1', userServerUrl: 'https://h:9092' })).toThrow(
+      /--user-server-url and --user-server-ca-file go together/,
+    );
+    expect(() => builtinAddonOptions({ addonImage: 'tether:1', userServerCaFile: caFile })).toThrow(
+      /--user-server-url and --user-server-ca-file go together/,
+    );
+    for (const bad of [
+      'http://h:9092',
+      'https://h:9092/cluster1',
+      'https://h:9092?x=1',
+      'https://h:9092#x',
+      'https://u:p@h:9092',
+      'h:9092',
+      'not a url',
+    ])
+      expect(
+        () => builtinAddonOptions({ addonImage: 'tether:1', userServerUrl: bad, userServerCaFile: caFile }),
+        bad,
+      ).toThrow(/--user-server-url must be https:\/\/host\[:port\] \(no path: the cluster name is appended\)/);
+    expect(() =>
+      builtinAddonOptions({ addonImage: 'tether:1', userServerUrl: 'https://h:9092', userServerCaFile: notPem }),
+    ).toThrow(/--user-server-ca-file .*expected a PEM certificate/);
+    expect(() => builtinAddonOptions({ userServerUrl: 'https://h:9092', userServerCaFile: caFile })).toThrow(
+      /--user-server-url, --user-server-ca-file configure the built-in addons, which run only with --addon-image/,
+    );
   });
 });

@@ -232,6 +232,42 @@ describe('tether installed in real clusters', () => {
     await kubectl(gw, ['delete', 'pod', pod, '--wait=false']);
   });
 
+  it("a ManagedServiceAccount token Secret's kubeconfig reaches its cluster from this machine through the user-server; at the other cluster's path the token is refused", async () => {
+    const services = environment().hubServices;
+    if (!services) throw new Error('tether up on real nodes exposes the user-server');
+    for (const i of [0, 1]) {
+      // cluster 0 runs the ManagedServiceAccount agent in the klusterlet agent, cluster 1 as a pod
+      const name = cluster(i).name;
+      const other = cluster(1 - i).name;
+      const kubeconfig = await pollUntil(
+        async () => {
+          const secret = JSON.parse(
+            await kubectl(hubKc(), ['-n', name, 'get', 'secret', 'tether-gateway', '-o', 'json']),
+          );
+          const text = Buffer.from(secret.data?.kubeconfig ?? '', 'base64').toString('utf8');
+          return text.includes(`${services.userServerUrl}/${name}`) ? text : undefined;
+        },
+        {
+          timeoutMs: 30_000,
+          description: `the tether-gateway token Secret of ${name} to name the user-server`,
+        },
+      );
+      const own = join(parent, `msa-${name}.kubeconfig`);
+      writeFileSync(own, kubeconfig, { mode: 0o600 });
+      const whoami = JSON.parse(await kubectl(own, ['auth', 'whoami', '-o', 'json']));
+      expect(whoami.status.userInfo.username).toBe(`system:serviceaccount:${ADDON_NS}:tether-gateway`);
+      const elsewhere = join(parent, `msa-${name}-at-${other}.kubeconfig`);
+      writeFileSync(
+        elsewhere,
+        kubeconfig.replace(`${services.userServerUrl}/${name}`, `${services.userServerUrl}/${other}`),
+        {
+          mode: 0o600,
+        },
+      );
+      await expect(kubectl(elsewhere, ['get', 'ns'])).rejects.toThrow(/Unauthorized|must be logged in/);
+    }
+  });
+
   it('a ManifestWork Deployment of a locally built image turns Available with ReadyReplicas feedback', async () => {
     const name = cluster(0).name;
     const work = {

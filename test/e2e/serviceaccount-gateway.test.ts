@@ -1,9 +1,11 @@
-// Why the token Secret's `kubeconfig` key keeps pointing at the managed apiserver even where the
-// gateway is installed: a ManagedServiceAccount token is signed by the managed cluster, so the hub
-// kube-apiserver — which authenticates every request before its aggregator hands it to the gateway
-// — rejects it (401), and the gateway never sees a caller's token anyway (the aggregator forwards
-// only X-Remote-* identity headers; the gateway dials with its own credential). The same cluster
-// is reachable through the gateway with a hub credential, and directly with the MSA token.
+// Why a ManagedServiceAccount token cannot go through the aggregated gateway: it is signed by the
+// managed cluster, so the hub kube-apiserver — which authenticates every request before its
+// aggregator hands it to the gateway — rejects it (401), and the gateway never sees a caller's token
+// anyway (the aggregator forwards only X-Remote-* identity headers; the gateway dials with its own
+// credential). That is why the token Secret's `kubeconfig` points at the user-server where the hub
+// runs one (test/e2e/user-server.test.ts, in-cluster.test.ts) and, without one (this agent), at the
+// managed apiserver. The same cluster is reachable through the gateway with a hub credential, and
+// directly with the MSA token.
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { gatewayServerUrl } from '../../src/gateway/index.ts';

@@ -1,9 +1,11 @@
 // ManagedServiceAccount projection on real control planes: the agent (restricted hub identity of a
 // cluster namespace on the hub, admin on cluster1) turns an MSA into a labelled ServiceAccount on
-// cluster1 and a hub Secret whose token, ca.crt and kubeconfig work against cluster1's apiserver.
+// cluster1 and a hub Secret whose token, ca.crt and kubeconfig work against cluster1's apiserver
+// (or, given a user-server, whose kubeconfig points there).
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ResourceClient } from '../../src/kube/index.ts';
+import { createCertificateAuthority } from '../../src/pki/index.ts';
 import { type TokenReview, tokenReviewResource } from '../../src/serviceaccount/core.ts';
 import { decodeTokenClaims, serviceAccountUsername } from '../../src/serviceaccount/index.ts';
 import { pollUntil } from '../../src/wait.ts';
@@ -147,6 +149,23 @@ describe('ManagedServiceAccount projection', () => {
     expect(
       await kubectl(path, ['config', 'view', '--minify', '-o', 'jsonpath={.clusters[0].cluster.server}']),
     ).toBe(env.cluster1.apiserverUrl);
+  });
+
+  it("with a user-server, the Secret's kubeconfig names <user-server>/<cluster> and trusts its CA; ca.crt stays cluster1's CA", async () => {
+    const userServerCa = await createCertificateAuthority('user-server-ca');
+    const viaUserServer = await msaCluster('msa-us');
+    const userServerUrl = `https://user-server.hub.example:9092/${viaUserServer.name}`;
+    await startAgent(viaUserServer, { kubeconfigServerUrl: userServerUrl, kubeconfigCaPem: userServerCa.certPem });
+    const msa = await createMsa(viaUserServer);
+    const { secret, token } = await waitForProjection(viaUserServer, msa.metadata.name);
+
+    expect(decode(secret.data?.['ca.crt'])).toBe(readFileSync(env.cluster1.caCertPath, 'utf8'));
+    const path = scratchFile(`${msa.metadata.name}-user-server.kubeconfig`, decode(secret.data?.kubeconfig));
+    const view = (field: string) =>
+      kubectl(path, ['config', 'view', '--minify', '--raw', '-o', `jsonpath={${field}}`]);
+    expect(await view('.clusters[0].cluster.server')).toBe(userServerUrl);
+    expect(decode(await view('.clusters[0].cluster.certificate-authority-data'))).toBe(userServerCa.certPem);
+    expect(await view('.users[0].user.token')).toBe(token);
   });
 
   it('an MSA created through v1alpha1 is projected and reads back through v1beta1', async () => {

@@ -180,6 +180,50 @@ describe('hub manifests', () => {
   });
 });
 
+describe("cluster-proxy's user-server and the frontend's NodePort", () => {
+  const service = (objs: Obj[], name: string) =>
+    objs.find((o) => o.kind === 'Service' && o.metadata?.name === name) as Obj;
+  const args = (objs: Obj[], name: string) =>
+    containerOf(objs.find((o) => o.kind === 'Deployment' && o.metadata?.name === name) as Obj).args;
+
+  it("is served by the gateway behind OCM's Service cluster-proxy-addon-user:9092, ClusterIP by default", () => {
+    const objs = hub();
+    const svc = service(objs, 'cluster-proxy-addon-user');
+    expect(svc.metadata?.namespace).toBe(hubNamespace);
+    expect(svc.spec.type).toBe('ClusterIP');
+    expect(svc.spec.ports).toEqual([{ name: 'user-server', port: 9092, targetPort: 'user-server' }]);
+    expect(args(objs, hubNames.gateway)).toContain('--user-server-port=9092');
+    // ManagedServiceAccount kubeconfigs name the in-cluster Service, verified by the gateway's CA
+    expect(args(objs, hubNames.controllers)).toEqual(
+      expect.arrayContaining([
+        `--user-server-url=https://cluster-proxy-addon-user.${hubNamespace}.svc:9092`,
+        '--user-server-ca-file=/etc/tether/user-server-ca/ca.crt',
+      ]),
+    );
+    expect(service(objs, hubNames.proxyServer).spec.type).toBe('ClusterIP');
+  });
+
+  it('becomes a NodePort with the URL clients use when asked (tether init --user-server-*, --connect-node-port)', () => {
+    const objs = hubManifests({
+      ...image,
+      replicas: 1,
+      agentEndpoint: { type: 'NodePort', nodePort: 31091 },
+      gatewayCaBundle: 'Q0E=',
+      userServer: { nodePort: 31092, url: 'https://10.0.0.5:31092' },
+      connectNodePort: 31090,
+    }) as Obj[];
+    expect(service(objs, 'cluster-proxy-addon-user').spec).toMatchObject({
+      type: 'NodePort',
+      ports: [{ nodePort: 31092 }],
+    });
+    expect(service(objs, hubNames.proxyServer).spec).toMatchObject({
+      type: 'NodePort',
+      ports: [{ nodePort: 31090 }],
+    });
+    expect(args(objs, hubNames.controllers)).toContain('--user-server-url=https://10.0.0.5:31092');
+  });
+});
+
 describe('agent manifests', () => {
   const base = { ...image, clusterName: 'c1', bootstrapKubeconfig: 'apiVersion: v1\nkind: Config\n' };
 
@@ -258,6 +302,38 @@ describe('hub certificates', () => {
     expect(new X509Certificate(reissued.stringData?.['tls.crt'] ?? '').subjectAltName).toContain(
       'DNS:hub.example',
     );
+  });
+
+  it("the gateway's certificate also serves the user-server: its Service names and given hosts, replaced when a host is missing", async () => {
+    const agentCa = await createCertificateAuthority('agents');
+    const gatewayCert = (objects: KubernetesObject[]) =>
+      new X509Certificate(
+        (objects.find((o) => o.metadata?.name === hubNames.gatewayTls) as Obj).stringData?.['tls.crt'] ?? '',
+      );
+    const first = await hubPki({
+      proxyServerHosts: [],
+      agentCaPem: agentCa.certPem,
+      lookup: async () => undefined,
+    });
+    const cert = gatewayCert(first.objects);
+    expect(cert.checkHost(`cluster-proxy-addon-user.${hubNamespace}.svc`)).toBeDefined();
+    expect(cert.checkHost(`${hubNames.gateway}.${hubNamespace}.svc`)).toBeDefined();
+    const secrets = new Map(
+      first.objects.map((o) => [o.metadata?.name ?? '', (o as Obj).stringData ?? (o as Obj).data]),
+    );
+    const lookup: SecretLookup = async (name) => secrets.get(name);
+    // same hosts: kept (the APIService caBundle stays)
+    const kept = await hubPki({ proxyServerHosts: [], agentCaPem: agentCa.certPem, lookup });
+    expect(kept.gatewayCaBundle).toBe(first.gatewayCaBundle);
+    // a host the kept certificate does not cover: a new one (and a new caBundle) that does
+    const moved = await hubPki({
+      proxyServerHosts: [],
+      userServerHosts: ['10.0.0.5'],
+      agentCaPem: agentCa.certPem,
+      lookup,
+    });
+    expect(moved.gatewayCaBundle).not.toBe(first.gatewayCaBundle);
+    expect(gatewayCert(moved.objects).checkIP('10.0.0.5')).toBe('10.0.0.5');
   });
 
   it("refuses a CA it cannot use (the Helm chart's RSA CA) instead of replacing what agents trust", async () => {

@@ -18,6 +18,14 @@ describe('startServiceAccountAgent options', () => {
     [{ refreshAtFraction: 0 }, /refreshAtFraction 0 must be in \(0, 1\]/],
     [{ refreshAtFraction: 1.5 }, /refreshAtFraction 1.5/],
     [{ kubeconfigServerUrl: 'http://gateway' }, /must be an https:\/\/ URL/],
+    [{ kubeconfigServerUrl: 'https://user-server:9092/cluster1?x=1' }, /without credentials, query or fragment/],
+    [{ kubeconfigServerUrl: 'https://user-server:9092/cluster1#x' }, /without credentials, query or fragment/],
+    [{ kubeconfigServerUrl: 'user-server:9092' }, /must be an https:\/\/ URL/],
+    [
+      { kubeconfigServerUrl: 'https://user-server:9092/cluster1', kubeconfigCaPem: 'not a pem' },
+      /kubeconfigCaPem is not a PEM certificate/,
+    ],
+    [{ kubeconfigCaPem: ca.certPem }, /kubeconfigCaPem goes with kubeconfigServerUrl/],
     [{ audiences: ['x'.repeat(300)] }, /longer than 253/],
     [{ tokenSecretCheckPeriodMs: 50 }, /tokenSecretCheckPeriodMs 50 must be ≥ 100/],
   ])('refuses %o', async (over, message) => {

@@ -85,3 +85,23 @@ describe('token Secret', () => {
     expect(alteredSecretKeys(s, { ...endpoint, server: 'https://gateway:443' })).toEqual(['kubeconfig']);
   });
 });
+
+describe('token Secret for a user-server', () => {
+  it("keeps ca.crt the managed apiserver's CA; the kubeconfig names the user-server and trusts its CA", async () => {
+    const userServerCa = await createCertificateAuthority('user-server-ca');
+    const viaUserServer = {
+      ...endpoint,
+      server: 'https://10.0.0.5:31092/cluster1',
+      kubeconfigCaPem: userServerCa.certPem,
+    };
+    const data = tokenSecretData(viaUserServer, 'tok-1');
+    expect(decode(data['ca.crt'])).toBe(ca.certPem);
+    const kubeconfig = decode(data.kubeconfig);
+    expect(kubeconfig).toContain('server: https://10.0.0.5:31092/cluster1');
+    expect(kubeconfig).toContain(Buffer.from(userServerCa.certPem).toString('base64'));
+    expect(kubeconfig).not.toContain(Buffer.from(ca.certPem).toString('base64'));
+    // a Secret written for the managed apiserver is altered in `kubeconfig` only
+    const old = newTokenSecret(msa, tokenSecretData(endpoint, 'tok-1'));
+    expect(alteredSecretKeys(old, viaUserServer)).toEqual(['kubeconfig']);
+  });
+});

@@ -18,6 +18,7 @@ import {
   managedServiceAccountAddon,
   managedServiceAccountAddonMeta,
   managedServiceAccountAddonName,
+  type UserServerEndpoint,
 } from './managed-serviceaccount.ts';
 
 export type { BuiltinAddonMeta } from './agent-objects.ts';
@@ -43,6 +44,7 @@ export {
   managedServiceAccountAddonName,
   managedServiceAccountHubPermissions,
   managedServiceAccountNames,
+  type UserServerEndpoint,
 } from './managed-serviceaccount.ts';
 
 /** The built-in addons, in the order they depend on each other. */
@@ -70,6 +72,8 @@ export interface BuiltinAddonOptions {
   proxyServerName?: string;
   /** cluster-gateway options */
   gateway?: ClusterGatewayAddonOptions;
+  /** managed-serviceaccount: the user-server token Secrets' kubeconfigs point at (`url` without the cluster) */
+  userServer?: UserServerEndpoint;
 }
 
 /** The AgentAddon called `name`; throws for an unknown name or a missing option it needs. */
@@ -77,7 +81,7 @@ export function builtinAddon(name: string, o: BuiltinAddonOptions): AgentAddon {
   const image = { image: o.image, ...(o.imagePullPolicy ? { imagePullPolicy: o.imagePullPolicy } : {}) };
   switch (name) {
     case managedServiceAccountAddonName:
-      return managedServiceAccountAddon(image);
+      return managedServiceAccountAddon({ ...image, ...(o.userServer ? { userServer: o.userServer } : {}) });
     case clusterProxyAddonName:
       if (!o.proxyServer || !o.proxyServerCaPem)
         throw new InvalidArgumentError(

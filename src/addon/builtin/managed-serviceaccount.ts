@@ -8,10 +8,13 @@
 // ServiceAccounts and request their tokens in the install namespace, read that namespace and review
 // tokens — nothing else. Available follows the Deployment. On a cluster whose klusterlet agent hosts
 // the addon in-process (src/api/addon-in-process.ts) there is no Deployment, ServiceAccount or RBAC:
-// ConfigMap `managed-serviceaccount-in-process` only, and Available follows the agent's Lease. Pure:
+// ConfigMap `managed-serviceaccount-in-process` only, and Available follows the agent's Lease. With a
+// user-server (cluster-proxy's `/<cluster>/…` endpoint on the hub), the token Secrets' kubeconfig
+// points at `<url>/<cluster>` with its CA: keys of that ConfigMap in-process, otherwise flags and
+// ConfigMap `managed-serviceaccount-user-server` (key ca.crt) mounted into the Deployment. Pure:
 // options → AgentAddon.
 import type { KubernetesObject, V1PolicyRule } from '@kubernetes/client-node';
-import { hostsInProcess } from '../../api/addon-in-process.ts';
+import { hostsInProcess, InProcessConfigKey } from '../../api/addon-in-process.ts';
 import { deployment, type PullPolicy } from '../../kube/workload.ts';
 import { managedServiceAccountAddonName, serviceAccountAgentHubRules } from '../../serviceaccount/rbac.ts';
 import { addOnDeploymentConfigKind } from '../hub/config/references.ts';
@@ -22,6 +25,7 @@ import {
   agentServiceAccount,
   type BuiltinAddonMeta,
   builtinAddonHealth,
+  caConfigMap,
   forwardProxyCaArgs,
   hubKubeconfigMount,
   inProcessConfigMap,
@@ -29,10 +33,18 @@ import {
 
 export { managedServiceAccountAddonName };
 
+/** The user-server as hub clients reach it: https://host:port (the cluster name is appended) and its CA. */
+export interface UserServerEndpoint {
+  url: string;
+  caPem: string;
+}
+
 export interface ManagedServiceAccountAddonOptions {
   /** the tether image */
   image: string;
   imagePullPolicy?: PullPolicy;
+  /** where the token Secrets' kubeconfig points (default: the managed apiserver) */
+  userServer?: UserServerEndpoint;
 }
 
 /** Names of what the addon puts on a managed cluster (OCM's where OCM has them). */
@@ -41,7 +53,13 @@ export const managedServiceAccountNames = {
   serviceAccount: 'managed-serviceaccount',
   /** Role/RoleBinding in the install namespace, ClusterRole/ClusterRoleBinding for the rest */
   rbac: 'open-cluster-management:managed-serviceaccount:addon-agent',
+  /** ConfigMap with the user-server's CA (key ca.crt), mounted into the Deployment */
+  userServerCa: 'managed-serviceaccount-user-server',
 } as const;
+
+/** Where the Deployment mounts ConfigMap `managed-serviceaccount-user-server`, and its key. */
+const userServerCaMountPath = '/etc/tether/user-server-ca';
+const userServerCaKey = 'ca.crt';
 
 /** The agent's ops port in the pod. */
 export const managedServiceAccountOpsPort = 8094;
@@ -102,15 +120,30 @@ function rbac(ns: string): KubernetesObject[] {
   ] as unknown as KubernetesObject[];
 }
 
+/** The user-server URL of `cluster`: the first path segment names the cluster. */
+export function userServerClusterUrl(userServer: UserServerEndpoint, cluster: string): string {
+  return `${userServer.url.replace(/\/+$/, '')}/${cluster}`;
+}
+
 function manifests(o: ManagedServiceAccountAddonOptions, ctx: AddonRenderContext): KubernetesObject[] {
   const ns = ctx.installNamespace;
   const cluster = ctx.cluster.metadata?.name ?? '';
+  const userServer = o.userServer;
   if (hostsInProcess(ctx.cluster, managedServiceAccountAddonName)) {
     // the klusterlet agent runs it with the addon's hub credential and its own cluster credential
-    return [sharedInstallNamespace(ns), inProcessConfigMap(managedServiceAccountAddonName, ns, {})];
+    const data: Record<string, string> = userServer
+      ? {
+          [InProcessConfigKey.KubeconfigServerUrl]: userServerClusterUrl(userServer, cluster),
+          [InProcessConfigKey.KubeconfigCaCert]: userServer.caPem,
+        }
+      : {};
+    return [sharedInstallNamespace(ns), inProcessConfigMap(managedServiceAccountAddonName, ns, data)];
   }
+  const userServerCaFile = `${userServerCaMountPath}/${userServerCaKey}`;
   return [
     sharedInstallNamespace(ns),
+    // its own ConfigMap, not `<addon>-in-process`: that one's presence makes the klusterlet agent host the addon
+    ...(userServer ? [caConfigMap(managedServiceAccountNames.userServerCa, ns, userServer.caPem)] : []),
     agentServiceAccount(managedServiceAccountNames.serviceAccount, ns, true),
     ...rbac(ns),
     deployment({
@@ -129,10 +162,27 @@ function manifests(o: ManagedServiceAccountAddonOptions, ctx: AddonRenderContext
         `--hub-kubeconfig=${hubKubeconfigMountPath}/kubeconfig`,
         `--install-namespace=${ns}`,
         ...forwardProxyCaArgs(ctx),
+        ...(userServer
+          ? [
+              `--kubeconfig-server-url=${userServerClusterUrl(userServer, cluster)}`,
+              `--kubeconfig-ca-file=${userServerCaFile}`,
+            ]
+          : []),
         `--ops-port=${managedServiceAccountOpsPort}`,
         '--ops-bind-address=0.0.0.0',
       ],
-      mounts: [hubKubeconfigMount(managedServiceAccountAddonName)],
+      mounts: [
+        hubKubeconfigMount(managedServiceAccountAddonName),
+        ...(userServer
+          ? [
+              {
+                kind: 'ConfigMap' as const,
+                name: managedServiceAccountNames.userServerCa,
+                mountPath: userServerCaMountPath,
+              },
+            ]
+          : []),
+      ],
     }),
   ];
 }

@@ -40,8 +40,13 @@ export interface ServiceAccountAgentOptions {
   managedKubeConfig: KubeConfig;
   /** where the ServiceAccounts live (default `open-cluster-management-agent-addon`; created if missing) */
   installNamespace?: string;
-  /** server of the Secret's `kubeconfig` key (default: the managed KubeConfig's server) */
+  /**
+   * server of the Secret's `kubeconfig` key (default: the managed KubeConfig's server), e.g. the
+   * user-server's `https://<host>:<port>/<cluster>`
+   */
   kubeconfigServerUrl?: string;
+  /** PEM CA the `kubeconfig` key trusts for kubeconfigServerUrl (default: the managed apiserver's CA) */
+  kubeconfigCaPem?: string;
   /** audiences of every token unless an MSA's token-audiences annotation says otherwise (default: the apiserver's) */
   audiences?: readonly string[];
   /** refresh a token once this fraction of its real lifetime has passed, 0 < f ≤ 1 (default 0.8) */
@@ -74,6 +79,20 @@ function managedClusterCa(kc: KubeConfig): string {
   );
 }
 
+/** The kubeconfig server must be an https:// URL without query or fragment (a path is the user-server's /<cluster>). */
+export function checkKubeconfigServerUrl(url: string): void {
+  let u: URL;
+  try {
+    u = new URL(url);
+  } catch {
+    throw new InvalidArgumentError(`kubeconfig server URL "${url}" is not a URL`);
+  }
+  if (u.protocol !== 'https:' || u.search || u.hash || u.username || u.password)
+    throw new InvalidArgumentError(
+      `kubeconfig server URL "${url}" must be an https:// URL without credentials, query or fragment`,
+    );
+}
+
 /** Start the agent; resolves once its informers are started (see `ready` for the first sync). */
 export async function startServiceAccountAgent(
   opts: ServiceAccountAgentOptions,
@@ -97,10 +116,18 @@ export async function startServiceAccountAgent(
   const managedCluster = managedKubeConfig.getCurrentCluster();
   if (!managedCluster) throw new InvalidArgumentError('the managed kubeconfig has no current cluster');
   const server = opts.kubeconfigServerUrl ?? managedCluster.server;
+  if (opts.kubeconfigServerUrl !== undefined) checkKubeconfigServerUrl(opts.kubeconfigServerUrl);
+  if (opts.kubeconfigCaPem !== undefined) {
+    if (opts.kubeconfigServerUrl === undefined)
+      throw new InvalidArgumentError('kubeconfigCaPem goes with kubeconfigServerUrl: the CA of that server');
+    if (!/-----BEGIN CERTIFICATE-----/.test(opts.kubeconfigCaPem))
+      throw new InvalidArgumentError('kubeconfigCaPem is not a PEM certificate');
+  }
   const endpoint: ManagedClusterEndpoint = {
     name: clusterName,
     server,
     caPem: managedClusterCa(managedKubeConfig),
+    ...(opts.kubeconfigCaPem !== undefined ? { kubeconfigCaPem: opts.kubeconfigCaPem } : {}),
     ...(opts.kubeconfigServerUrl === undefined && managedCluster.tlsServerName
       ? { tlsServerName: managedCluster.tlsServerName }
       : {}),

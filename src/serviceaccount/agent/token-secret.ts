@@ -1,5 +1,7 @@
 // The token Secret on the hub: same name and namespace as its ManagedServiceAccount, type Opaque,
-// keys `token`, `ca.crt` and (beyond OCM) `kubeconfig`, the managed-serviceaccount label and a
+// keys `token`, `ca.crt` (the managed apiserver's CA, as in OCM) and (beyond OCM) `kubeconfig` — for
+// the user-server (`<user-server>/<cluster>`, its own CA) where the hub runs one, else for the managed
+// apiserver — the managed-serviceaccount label and a
 // controller ownerReference to the MSA so the hub's garbage collector deletes it with the MSA.
 // Updates merge into what is there: labels, annotations, other owners and other data keys that
 // someone else put on the Secret survive every refresh. Pure functions; the reconciler writes.
@@ -25,7 +27,10 @@ export interface ManagedClusterEndpoint {
   /** name of the cluster, user and context in the kubeconfig */
   name: string;
   server: string;
+  /** the managed apiserver's CA (`ca.crt`) */
   caPem: string;
+  /** the CA the kubeconfig trusts when its server is not the managed apiserver (the user-server's); default caPem */
+  kubeconfigCaPem?: string;
   tlsServerName?: string;
 }
 
@@ -35,7 +40,8 @@ const unb64 = (value: string | undefined) =>
 
 /** The kubeconfig YAML stored under `kubeconfig` for `token`. */
 export function tokenKubeconfig(endpoint: ManagedClusterEndpoint, token: string): string {
-  return kubeconfigToYaml(kubeconfigFromParts({ ...endpoint, token }));
+  const { kubeconfigCaPem, ...parts } = endpoint;
+  return kubeconfigToYaml(kubeconfigFromParts({ ...parts, caPem: kubeconfigCaPem ?? endpoint.caPem, token }));
 }
 
 /** The data the Secret must hold for `token` (base64 values). */
