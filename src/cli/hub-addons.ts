@@ -77,8 +77,9 @@ export function builtinAddonOptions(flags: BuiltinAddonFlags): BuiltinAddonOptio
     );
   }
   if (flags.userServerUrl) {
-    const u = URL.canParse(flags.userServerUrl) ? new URL(flags.userServerUrl) : undefined;
-    if (!u || u.protocol !== 'https:' || u.pathname !== '/' || u.search || u.hash || u.username || u.password)
+    const u = URL.parse(flags.userServerUrl);
+    const plain = u?.protocol === 'https:' && u.pathname === '/' && !u.search && !u.hash && !u.username;
+    if (!plain)
       throw new InvalidArgumentError(
         `--user-server-url must be https://host[:port] (no path: the cluster name is appended), got "${flags.userServerUrl}"`,
       );

@@ -6,7 +6,11 @@ import { describe, expect, it } from 'vitest';
 import { builtinAddon } from '../../src/addon/builtin/index.ts';
 import { managedServiceAccountAddon } from '../../src/addon/builtin/managed-serviceaccount.ts';
 import { kubeconfigEndpointOf } from '../../src/addon/inprocess/serviceaccount-runner.ts';
-import { InProcessConfigKey, inProcessAddonLabel, inProcessAddonsClaim } from '../../src/api/addon-in-process.ts';
+import {
+  InProcessConfigKey,
+  inProcessAddonLabel,
+  inProcessAddonsClaim,
+} from '../../src/api/addon-in-process.ts';
 import type { ManagedCluster } from '../../src/api/index.ts';
 import { cluster, mountsOf, one, type PodTemplate, render, renderContext } from './builtin-fixtures.ts';
 
@@ -61,7 +65,9 @@ describe('managed-serviceaccount add-on with a user-server', () => {
       'ConfigMap/managed-serviceaccount-in-process',
     ]);
     // what the klusterlet agent's runner starts the agent with
-    expect(kubeconfigEndpointOf({ namespace: 'ns', config: cm.data, credential: { certPem: '', keyPem: '' } })).toEqual({
+    expect(
+      kubeconfigEndpointOf({ namespace: 'ns', config: cm.data, credential: { certPem: '', keyPem: '' } }),
+    ).toEqual({
       kubeconfigServerUrl: 'https://10.0.0.5:31092/cluster2',
       kubeconfigCaPem: caPem,
     });
@@ -75,12 +81,20 @@ describe('managed-serviceaccount add-on with a user-server', () => {
     const hosted = await render(without, hostingContext('cluster2'));
     const cm = one<ConfigMap>(hosted, 'ConfigMap', 'managed-serviceaccount-in-process');
     expect(cm.data).toEqual({});
-    expect(kubeconfigEndpointOf({ namespace: 'ns', config: cm.data, credential: { certPem: '', keyPem: '' } })).toBeUndefined();
+    expect(
+      kubeconfigEndpointOf({ namespace: 'ns', config: cm.data, credential: { certPem: '', keyPem: '' } }),
+    ).toBeUndefined();
   });
 
   it('the in-process runner refuses a ConfigMap with one of the two keys', () => {
-    const input = (config: Record<string, string>) => ({ namespace: 'ns', config, credential: { certPem: '', keyPem: '' } });
-    expect(() => kubeconfigEndpointOf(input({ [InProcessConfigKey.KubeconfigServerUrl]: 'https://h/c1' }))).toThrow(
+    const input = (config: Record<string, string>) => ({
+      namespace: 'ns',
+      config,
+      credential: { certPem: '', keyPem: '' },
+    });
+    expect(() =>
+      kubeconfigEndpointOf(input({ [InProcessConfigKey.KubeconfigServerUrl]: 'https://h/c1' })),
+    ).toThrow(
       /has no kubeconfig-ca.crt: the hub renders kubeconfig-server-url and kubeconfig-ca.crt together/,
     );
     expect(() => kubeconfigEndpointOf(input({ [InProcessConfigKey.KubeconfigCaCert]: caPem }))).toThrow(

@@ -85,12 +85,18 @@ describe('tether hub built-in addon flags', () => {
   it('--user-server-url and --user-server-ca-file: both or neither; the URL is https://host[:port] without a path', () => {
     const caPem = '-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n';
     expect(
-      builtinAddonOptions({ addonImage: 'tether:1', userServerUrl: 'https://h:9092/', userServerCaFile: caFile })
-        ?.userServer,
+      builtinAddonOptions({
+        addonImage: 'tether:1',
+        userServerUrl: 'https://h:9092/',
+        userServerCaFile: caFile,
+      })?.userServer,
     ).toEqual({ url: 'https://h:9092', caPem });
     expect(
-      builtinAddonOptions({ addonImage: 'tether:1', userServerUrl: 'https://[fd00::1]:9092', userServerCaFile: caFile })
-        ?.userServer?.url,
+      builtinAddonOptions({
+        addonImage: 'tether:1',
+        userServerUrl: 'https://[fd00::1]:9092',
+        userServerCaFile: caFile,
+      })?.userServer?.url,
     ).toBe('https://[fd00::1]:9092');
     expect(builtinAddonOptions({ addonImage: 'tether:1' })?.userServer).toBeUndefined();
     expect(() => builtinAddonOptions({ addonImage: 'tether:1', userServerUrl: 'https://h:9092' })).toThrow(
@@ -111,9 +117,15 @@ describe('tether hub built-in addon flags', () => {
       expect(
         () => builtinAddonOptions({ addonImage: 'tether:1', userServerUrl: bad, userServerCaFile: caFile }),
         bad,
-      ).toThrow(/--user-server-url must be https:\/\/host\[:port\] \(no path: the cluster name is appended\)/);
+      ).toThrow(
+        /--user-server-url must be https:\/\/host\[:port\] \(no path: the cluster name is appended\)/,
+      );
     expect(() =>
-      builtinAddonOptions({ addonImage: 'tether:1', userServerUrl: 'https://h:9092', userServerCaFile: notPem }),
+      builtinAddonOptions({
+        addonImage: 'tether:1',
+        userServerUrl: 'https://h:9092',
+        userServerCaFile: notPem,
+      }),
     ).toThrow(/--user-server-ca-file .*expected a PEM certificate/);
     expect(() => builtinAddonOptions({ userServerUrl: 'https://h:9092', userServerCaFile: caFile })).toThrow(
       /--user-server-url, --user-server-ca-file configure the built-in addons, which run only with --addon-image/,

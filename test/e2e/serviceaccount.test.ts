@@ -155,7 +155,10 @@ describe('ManagedServiceAccount projection', () => {
     const userServerCa = await createCertificateAuthority('user-server-ca');
     const viaUserServer = await msaCluster('msa-us');
     const userServerUrl = `https://user-server.hub.example:9092/${viaUserServer.name}`;
-    await startAgent(viaUserServer, { kubeconfigServerUrl: userServerUrl, kubeconfigCaPem: userServerCa.certPem });
+    await startAgent(viaUserServer, {
+      kubeconfigServerUrl: userServerUrl,
+      kubeconfigCaPem: userServerCa.certPem,
+    });
     const msa = await createMsa(viaUserServer);
     const { secret, token } = await waitForProjection(viaUserServer, msa.metadata.name);
 

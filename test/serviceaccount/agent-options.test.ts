@@ -18,8 +18,14 @@ describe('startServiceAccountAgent options', () => {
     [{ refreshAtFraction: 0 }, /refreshAtFraction 0 must be in \(0, 1\]/],
     [{ refreshAtFraction: 1.5 }, /refreshAtFraction 1.5/],
     [{ kubeconfigServerUrl: 'http://gateway' }, /must be an https:\/\/ URL/],
-    [{ kubeconfigServerUrl: 'https://user-server:9092/cluster1?x=1' }, /without credentials, query or fragment/],
-    [{ kubeconfigServerUrl: 'https://user-server:9092/cluster1#x' }, /without credentials, query or fragment/],
+    [
+      { kubeconfigServerUrl: 'https://user-server:9092/cluster1?x=1' },
+      /without credentials, query or fragment/,
+    ],
+    [
+      { kubeconfigServerUrl: 'https://user-server:9092/cluster1#x' },
+      /without credentials, query or fragment/,
+    ],
     [{ kubeconfigServerUrl: 'user-server:9092' }, /must be an https:\/\/ URL/],
     [
       { kubeconfigServerUrl: 'https://user-server:9092/cluster1', kubeconfigCaPem: 'not a pem' },
