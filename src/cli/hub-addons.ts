@@ -78,7 +78,8 @@ export function builtinAddonOptions(flags: BuiltinAddonFlags): BuiltinAddonOptio
   }
   if (flags.userServerUrl) {
     const u = URL.parse(flags.userServerUrl);
-    const plain = u?.protocol === 'https:' && u.pathname === '/' && !u.search && !u.hash && !u.username;
+    const plain =
+      u?.protocol === 'https:' && u.pathname === '/' && !u.search && !u.hash && !u.username && !u.password;
     if (!plain)
       throw new InvalidArgumentError(
         `--user-server-url must be https://host[:port] (no path: the cluster name is appended), got "${flags.userServerUrl}"`,

@@ -12,7 +12,8 @@
 // no tunnel for idleTimeoutMs is closed (as HTTP/1.1 bounds the wait for a request's headers).
 // Clients close a tunnel by ending it (END_STREAM); the frontend ends its side once the target has.
 // A client that resets streams instead, faster than nghttp2's rapid-reset defence allows (a burst
-// of 1 000, then 33 a second), loses the whole connection.
+// of 1 000, then 33 a second), loses the whole connection. gRPC calls (POST, application/grpc) are
+// konnectivity's ProxyService (grpc-frontend.ts), under the same connection limits.
 import {
   constants,
   createServer,
@@ -24,6 +25,8 @@ import {
 import type { TLSSocket } from 'node:tls';
 import type { Logger } from '../log.ts';
 import type { TunnelOutcome, TunnelRequest } from './connect-frontend.ts';
+import { GrpcFrontend, type GrpcFrontendLimits, grpcTrailersOnly, isGrpcRequest } from './grpc-frontend.ts';
+import { GrpcStatus, proxyMethodPath } from './konnectivity-packet.ts';
 
 export interface H2ConnectLimits {
   /** tunnels one HTTP/2 connection may carry at once */
@@ -46,6 +49,8 @@ export interface H2ConnectOptions {
   /** a connection with no open tunnel is closed after this long (ms) */
   idleTimeoutMs: number;
   maxHeaderBytes: number;
+  /** konnectivity's gRPC ProxyService limits (grpc-frontend.ts) */
+  grpc?: Partial<GrpcFrontendLimits>;
   log: Logger;
 }
 
@@ -63,9 +68,11 @@ export class H2ConnectServer {
   private readonly opts: H2ConnectOptions;
   readonly limits: H2ConnectLimits;
   private readonly sessions = new Set<Http2Session>();
+  readonly grpc: GrpcFrontend;
 
   constructor(opts: H2ConnectOptions) {
     this.opts = opts;
+    this.grpc = new GrpcFrontend({ open: opts.open, limits: opts.grpc, log: opts.log });
     this.limits = { ...defaultH2ConnectLimits, ...opts.limits };
     this.server = createServer({
       // node's default (10 MB) is below the connection window: a client whose tunnels have that much
@@ -133,6 +140,11 @@ export class H2ConnectServer {
   }
 
   private async onStream(stream: ServerHttp2Stream, headers: IncomingHttpHeaders): Promise<void> {
+    if (isGrpcRequest(headers)) {
+      if (headers[':path'] === proxyMethodPath) this.grpc.serve(stream, headers);
+      else grpcTrailersOnly(stream, GrpcStatus.UNIMPLEMENTED, `only ${proxyMethodPath} is served here`);
+      return;
+    }
     if (headers[HTTP2_HEADER_METHOD] !== HTTP2_METHOD_CONNECT) {
       this.answer(stream, 405, 'only CONNECT <cluster>:443 is served here', { allow: 'CONNECT' });
       return;

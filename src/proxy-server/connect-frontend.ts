@@ -21,7 +21,8 @@
 // clients that offer no ALPN get it), and HTTP/2 CONNECT (RFC 9113 §8.5: `:method CONNECT`,
 // `:authority` the same address) for clients offering `h2`, which carry many tunnels over one TLS
 // connection and so pay one handshake for all of them (connect-frontend-h2.ts). Both go through the
-// same authentication, authorization and limits (openTunnel).
+// same authentication, authorization and limits (openTunnel). On h2 connections, gRPC calls to
+// konnectivity's ProxyService (grpc-frontend.ts) dial through openTunnel too.
 import { readFileSync } from 'node:fs';
 import { createServer as createHttpServer, type Server as HttpServer, type IncomingMessage } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
@@ -38,6 +39,7 @@ import { parseConnectAuthority } from '../tunnel/connect-authority.ts';
 import { isManagedClusterIdentity } from '../tunnel/identity.ts';
 import { ClientLimiter, type ClientLimits } from './client-limits.ts';
 import { type H2ConnectLimits, H2ConnectServer } from './connect-frontend-h2.ts';
+import type { GrpcFrontendLimits } from './grpc-frontend.ts';
 
 export interface Caller {
   user: string;
@@ -64,6 +66,8 @@ export interface ConnectFrontendOptions {
   maxConnections?: number;
   /** HTTP/2 connections: concurrent tunnels and flow-control windows (defaults in connect-frontend-h2.ts) */
   h2?: Partial<H2ConnectLimits>;
+  /** konnectivity's gRPC ProxyService on the same port (defaults in grpc-frontend.ts) */
+  grpc?: Partial<GrpcFrontendLimits>;
   log?: Logger;
 }
 
@@ -188,6 +192,7 @@ export class ConnectFrontend {
       limits: opts.h2,
       idleTimeoutMs: opts.headersTimeoutMs ?? 10_000,
       maxHeaderBytes: opts.maxHeaderBytes ?? 8 * 1024,
+      ...(opts.grpc ? { grpc: opts.grpc } : {}),
       log: this.log,
     });
     this.server.on('secureConnection', (s: TLSSocket) => {
