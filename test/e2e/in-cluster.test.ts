@@ -3,16 +3,21 @@
 // join` runs the klusterlet-agent as a pod on each managed node, which reaches the hub only through
 // squid, and tether's own agents (proxy-agent, ManagedServiceAccount agent) run as addon pods the
 // hub delivered, Available on the hub. Then, through the hub: kubectl exec / logs / port-forward into a pod on a managed cluster,
-// a ManifestWork Deployment that turns Available with ReadyReplicas feedback, an agent pod that is
+// a ManifestWork Deployment that turns Available with ReadyReplicas feedback, cluster-proxy's client
+// paths from this machine (a ManagedServiceAccount token Secret's kubeconfig through the user-server,
+// a konnectivity gRPC client through the proxy-server's frontend), an agent pod that is
 // deleted and comes back with the same identity (no new CSR), a SIGTERMed proxy-agent addon pod that
 // drains an open watch instead of cutting it, the hub credentials an admin of a managed cluster finds
 // there minting no hub ServiceAccount token and reading no hub Secret, and `tether unjoin` leaving
 // nothing behind.
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { isIP, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { connect as tlsConnect } from 'node:tls';
 import { promisify } from 'node:util';
+import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 import { hubNamespace } from '../../src/install/names.ts';
@@ -20,7 +25,9 @@ import { ensureNodeBinaries } from '../../src/localenv/binaries.ts';
 import type { Environment } from '../../src/localenv/environment.ts';
 import { startInClusterEnvironment } from '../../src/localenv/in-cluster-stack.ts';
 import { ensureNodeImages } from '../../src/localenv/node-images.ts';
+import { issueCertificate, loadCertificateAuthority } from '../../src/pki/index.ts';
 import { pollUntil } from '../../src/wait.ts';
+import { KonnectivityClient } from '../fixtures/konnectivity-client.ts';
 
 const exec = promisify(execFile);
 // node names are per host: a `tether up` (hub, cluster1, …) may run on this machine meanwhile
@@ -34,6 +41,7 @@ let parent: string;
 let env: Environment | undefined;
 let echoImage = '';
 const children: ChildProcess[] = [];
+const grpcClients: KonnectivityClient[] = [];
 
 function kubectl(kubeconfig: string, args: string[], timeout = 30_000): Promise<string> {
   return exec('kubectl', [`--kubeconfig=${kubeconfig}`, ...args], { timeout }).then((r) => r.stdout);
@@ -82,6 +90,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   for (const c of children) c.kill('SIGKILL');
+  for (const c of grpcClients) c.close();
   await env?.stop();
   if (parent) rmSync(parent, { recursive: true, force: true });
   process.stderr.write(`[in-cluster] measured: ${JSON.stringify(measured)}\n`);
@@ -266,6 +275,66 @@ describe('tether installed in real clusters', () => {
       );
       await expect(kubectl(elsewhere, ['get', 'ns'])).rejects.toThrow(/Unauthorized|must be logged in/);
     }
+  });
+
+  it("a konnectivity gRPC client on this machine reaches a cluster's apiserver through the proxy-server's NodePort; a certificate without hub rights is refused", async () => {
+    const services = environment().hubServices;
+    if (!services) throw new Error('tether up on real nodes exposes the frontend');
+    const name = cluster(0).name;
+    const mc = JSON.parse(await kubectl(hubKc(), ['get', 'managedcluster', name, '-o', 'json']));
+    const clientConfig = mc.spec.managedClusterClientConfigs[0];
+    const apiserver = new URL(clientConfig.url);
+    const frontend = new URL(services.connectFrontendUrl);
+    const konnectivity = (certPem: string, keyPem: string) => {
+      const c = new KonnectivityClient({
+        address: frontend.host,
+        caPem: readFileSync(services.connectCaPath, 'utf8'),
+        certPem,
+        keyPem,
+      });
+      grpcClients.push(c);
+      return c;
+    };
+    const admitted = konnectivity(
+      readFileSync(services.proxyClientCertPath, 'utf8'),
+      readFileSync(services.proxyClientKeyPath, 'utf8'),
+    );
+    // TLS to the managed apiserver inside the tunnel, verified against the cluster's CA
+    const conn = await admitted.dial(`${name}:443`);
+    const tls = tlsConnect({
+      socket: conn as unknown as Socket,
+      ca: Buffer.from(clientConfig.caBundle, 'base64').toString('utf8'),
+      servername: isIP(apiserver.hostname) ? undefined : apiserver.hostname,
+      ...(isIP(apiserver.hostname) ? { checkServerIdentity: () => undefined } : {}),
+    });
+    const answer = await new Promise<string>((resolve, reject) => {
+      let text = '';
+      tls.on('data', (d: Buffer) => {
+        text += d.toString();
+      });
+      tls.once('end', () => resolve(text));
+      tls.once('error', reject);
+      tls.once('secureConnect', () =>
+        tls.write(`GET /healthz HTTP/1.1\r\nHost: ${apiserver.host}\r\nConnection: close\r\n\r\n`),
+      );
+    });
+    expect(answer).toMatch(/^HTTP\/1\.1 200[\s\S]*ok$/);
+    tls.destroy();
+
+    // a proxy-client certificate of a user the hub grants nothing
+    const core = new KubeConfig();
+    core.loadFromFile(hubKc());
+    const secret = await core
+      .makeApiClient(CoreV1Api)
+      .readNamespacedSecret({ name: 'tether-proxy-client-ca', namespace: hubNamespace });
+    const ca = await loadCertificateAuthority(
+      Buffer.from(secret.data?.['ca.crt'] ?? '', 'base64').toString('utf8'),
+      Buffer.from(secret.data?.['ca.key'] ?? '', 'base64').toString('utf8'),
+    );
+    const nobody = await issueCertificate(ca, { commonName: 'no-rights', usage: 'client' });
+    await expect(konnectivity(nobody.certPem, nobody.keyPem).dial(`${name}:443`)).rejects.toThrow(
+      /403 .*no-rights may not get managedclusters\/proxy/,
+    );
   });
 
   it('a ManifestWork Deployment of a locally built image turns Available with ReadyReplicas feedback', async () => {
