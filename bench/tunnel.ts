@@ -21,7 +21,8 @@
 //
 // Groups for --only: idle, bulk-1, bulk-1-reverse, bulk-100, rr-small, stalled, squid, ws, and the
 // CONNECT-frontend path a hub service uses (lib/frontend-scenarios.ts, clients in their own
-// process): frontend-bulk-1, frontend-bulk-16, frontend-connect-rr, frontend-rr-small, frontend-idle-2k.
+// process): frontend-bulk-1, frontend-bulk-16, frontend-connect-rr, frontend-rr-small, frontend-idle-2k;
+// each but idle also through the gRPC frontend (konnectivity's ProxyService, a grpc-js client).
 // --anp=BIN_DIR runs those frontend scenarios through Go konnectivity too (its `server` and `agent`
 // in BIN_DIR, bench/lib/konnectivity.ts), interleaved with tether and direct TLS, and adds a
 // "vs konnectivity" row per scenario with issue 26's goals.

@@ -13,6 +13,7 @@ import { type ClientHttp2Session, connect as h2Connect } from 'node:http2';
 import type { Duplex } from 'node:stream';
 import { createSecureContext, type SecureContext, type TLSSocket, connect as tlsConnect } from 'node:tls';
 import { fileURLToPath } from 'node:url';
+import { KonnectivityClient } from '../../test/fixtures/konnectivity-client.ts';
 import { gc } from './stats.ts';
 import { benchHeader, drained, echoRoundTrips, readBytes } from './stream-io.ts';
 
@@ -25,6 +26,8 @@ export interface Endpoint {
   identity: 'direct' | 'frontend';
   /** CONNECT as a stream of one shared HTTP/2 connection (ALPN h2) instead of a TLS connection each */
   h2?: boolean;
+  /** konnectivity's gRPC ProxyService instead of CONNECT: a call per tunnel on one shared channel */
+  grpc?: boolean;
 }
 
 export interface ClientTls {
@@ -75,8 +78,12 @@ export class FrontendClient {
   private readonly idle: Duplex[] = [];
   /** one HTTP/2 connection per frontend port, shared by every h2 tunnel (as a pooled client does) */
   private readonly h2Sessions = new Map<number, ClientHttp2Session>();
+  /** one gRPC channel per frontend port (grpc-js, built from the published protocol) */
+  private readonly grpcClients = new Map<number, KonnectivityClient>();
+  private tls: ClientTls | undefined;
 
   async init(tls: ClientTls): Promise<void> {
+    this.tls = tls;
     const ctx = (id: { certPem: string; keyPem: string }): SecureContext =>
       createSecureContext({ ca: tls.caPem, cert: id.certPem, key: id.keyPem });
     this.contexts = { direct: ctx(tls.direct), frontend: ctx(tls.frontend) };
@@ -119,9 +126,29 @@ export class FrontendClient {
     });
   }
 
+  /** One tunnel as a `Proxy` call: DIAL_REQ, DIAL_RSP, then DATA; paused. */
+  private async openGrpc(ep: Endpoint): Promise<Duplex> {
+    let c = this.grpcClients.get(ep.port);
+    if (!c) {
+      if (!this.tls) throw new Error('init() first');
+      c = new KonnectivityClient({
+        address: `127.0.0.1:${ep.port}`,
+        caPem: this.tls.caPem,
+        certPem: this.tls.frontend.certPem,
+        keyPem: this.tls.frontend.keyPem,
+        serverName: 'localhost',
+      });
+      this.grpcClients.set(ep.port, c);
+    }
+    const conn = await c.dial(ep.authority ?? '');
+    conn.pause();
+    return conn;
+  }
+
   /** Opens one connection: TLS, then (through the frontend) CONNECT and its 200; paused through the frontend. */
   private open(ep: Endpoint, resume: boolean): Promise<Duplex> {
     if (ep.h2) return this.openH2(ep);
+    if (ep.grpc) return this.openGrpc(ep);
     const contexts = this.contexts;
     if (!contexts) throw new Error('init() first');
     return new Promise((resolve, reject) => {

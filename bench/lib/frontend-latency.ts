@@ -40,7 +40,13 @@ export async function runLatencyScenarios(run: FrontendRun): Promise<void> {
         agentUs: [],
         clientUs: [],
       });
-      const lat: Record<Side, Runs> = { direct: runs(), frontend: runs(), h2: runs(), anp: runs() };
+      const lat: Record<Side, Runs> = {
+        direct: runs(),
+        frontend: runs(),
+        h2: runs(),
+        grpc: runs(),
+        anp: runs(),
+      };
       for (const k of sides) await client.connectRr(paths.echo[k], 50, 1, mode.resume);
       for (let r = 0; r < REPEATS; r++) {
         for (const k of order(r)) {
@@ -100,6 +106,8 @@ export async function runLatencyScenarios(run: FrontendRun): Promise<void> {
         [`${m}_h2_p50_us`]: p('h2', 'p50'),
         [`${m}_h2_p99_us`]: p('h2', 'p99'),
         [`${m}_h2_hub_cpu_us_per_connection`]: us(lat.h2.hubUs),
+        [`${m}_grpc_p50_us`]: p('grpc', 'p50'),
+        [`${m}_grpc_p99_us`]: p('grpc', 'p99'),
       });
       if (anp)
         Object.assign(json, {
@@ -129,7 +137,7 @@ export async function runLatencyScenarios(run: FrontendRun): Promise<void> {
       }
     }
     // Opening rate: several openers at once, with resumption (what a pooled hub client does).
-    const rates: Record<Side, number[]> = { direct: [], frontend: [], h2: [], anp: [] };
+    const rates: Record<Side, number[]> = { direct: [], frontend: [], h2: [], grpc: [], anp: [] };
     const hubUs: number[] = [];
     const agentUs: number[] = [];
     const clientUs: number[] = [];
@@ -155,6 +163,7 @@ export async function runLatencyScenarios(run: FrontendRun): Promise<void> {
       connections_per_second: rate,
       direct_connections_per_second: Math.round(median(rates.direct)),
       h2_tunnels_per_second: Math.round(median(rates.h2)),
+      grpc_tunnels_per_second: Math.round(median(rates.grpc)),
       connections_per_second_runs: rates.frontend.map(Math.round),
       direct_connections_per_second_runs: rates.direct.map(Math.round),
       openers: sizes.rateOpeners,
@@ -226,6 +235,7 @@ export async function runLatencyScenarios(run: FrontendRun): Promise<void> {
       direct: { p50: [], p99: [] },
       frontend: { p50: [], p99: [] },
       h2: { p50: [], p99: [] },
+      grpc: { p50: [], p99: [] },
       anp: { p50: [], p99: [] },
     };
     const hubUs: number[] = [];
@@ -259,6 +269,8 @@ export async function runLatencyScenarios(run: FrontendRun): Promise<void> {
         frontend_p99_us: p('frontend', 'p99'),
         h2_p50_us: p('h2', 'p50'),
         h2_p99_us: p('h2', 'p99'),
+        grpc_p50_us: p('grpc', 'p50'),
+        grpc_p99_us: p('grpc', 'p99'),
         direct_p50_us: p('direct', 'p50'),
         direct_p99_us: p('direct', 'p99'),
         frontend_p50_runs: out.frontend.p50.map((x) => round(x, 0)),

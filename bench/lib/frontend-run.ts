@@ -9,10 +9,11 @@ import { round } from './stats.ts';
 
 /**
  * direct TLS (the baseline), tether's CONNECT frontend over HTTP/1.1 (one TLS connection per
- * tunnel) and over HTTP/2 (`h2`: every tunnel a stream of one TLS connection), konnectivity's
- * HTTP-CONNECT frontend (with --anp)
+ * tunnel) and over HTTP/2 (`h2`: every tunnel a stream of one TLS connection), tether's gRPC
+ * frontend (`grpc`: konnectivity's ProxyService, a call per tunnel on one channel, from a grpc-js
+ * client), konnectivity's HTTP-CONNECT frontend (with --anp)
  */
-export type Side = 'direct' | 'frontend' | 'h2' | 'anp';
+export type Side = 'direct' | 'frontend' | 'h2' | 'grpc' | 'anp';
 
 /** Repeats of every measurement, interleaved across the sides. */
 export const REPEATS = 3;

@@ -129,17 +129,21 @@ export async function runFrontendScenarios(ctx: FrontendContext): Promise<void> 
         direct: { port: ctx.ports.tlsBulk, identity: 'direct' },
         frontend: via('bulk', ctx.ports.bulk),
         h2: { ...via('bulk', ctx.ports.bulk), h2: true },
+        grpc: { ...via('bulk', ctx.ports.bulk), grpc: true },
         anp: viaAnp(ctx.ports.bulk),
       },
       echo: {
         direct: { port: ctx.ports.tlsEcho, identity: 'direct' },
         frontend: via('echo', ctx.ports.echo),
         h2: { ...via('echo', ctx.ports.echo), h2: true },
+        grpc: { ...via('echo', ctx.ports.echo), grpc: true },
         anp: viaAnp(ctx.ports.echo),
       },
     };
     /** the paths measured, interleaved: each repeat starts one later in this list */
-    const sides: Side[] = anp ? ['direct', 'frontend', 'h2', 'anp'] : ['direct', 'frontend', 'h2'];
+    const sides: Side[] = anp
+      ? ['direct', 'frontend', 'h2', 'grpc', 'anp']
+      : ['direct', 'frontend', 'h2', 'grpc'];
     const order = (r: number): Side[] => [
       ...sides.slice(r % sides.length),
       ...sides.slice(0, r % sides.length),
@@ -261,6 +265,7 @@ export async function runFrontendScenarios(ctx: FrontendContext): Promise<void> 
         direct: [],
         frontend: [],
         h2: [],
+        grpc: [],
         anp: [],
       };
       for (const k of sides) await client.bulk(paths.bulk[k], streams, per / 4);
@@ -292,6 +297,9 @@ export async function runFrontendScenarios(ctx: FrontendContext): Promise<void> 
           h2_mbps: med('h2', 'mbps'),
           h2_hub_cpu_s_per_gib: med('h2', 'hubS'),
           h2_agent_cpu_s_per_gib: med('h2', 'agentS'),
+          grpc_mbps: med('grpc', 'mbps'),
+          grpc_ratio_vs_direct: round(med('grpc', 'mbps') / med('direct', 'mbps'), 3),
+          grpc_hub_cpu_s_per_gib: med('grpc', 'hubS'),
           frontend_runs: runs.frontend.map((x) => round(x.mbps, 1)),
           direct_runs: runs.direct.map((x) => round(x.mbps, 1)),
           streams,
@@ -307,7 +315,7 @@ export async function runFrontendScenarios(ctx: FrontendContext): Promise<void> 
         },
         {
           scenario: name,
-          tunnel: `${med('frontend', 'mbps')} MB/s; CPU s/GiB hub ${hubCpu} agent ${med('frontend', 'agentS')}; over h2 ${med('h2', 'mbps')} MB/s, hub ${med('h2', 'hubS')} s/GiB`,
+          tunnel: `${med('frontend', 'mbps')} MB/s; CPU s/GiB hub ${hubCpu} agent ${med('frontend', 'agentS')}; over h2 ${med('h2', 'mbps')} MB/s, hub ${med('h2', 'hubS')} s/GiB; gRPC ${med('grpc', 'mbps')} MB/s (×${round(med('grpc', 'mbps') / med('direct', 'mbps'), 3)} direct), hub ${med('grpc', 'hubS')} s/GiB`,
           baseline: `direct ${med('direct', 'mbps')} MB/s (cluster CPU ${med('direct', 'agentS')} s/GiB)`,
           ratio: String(ratio),
           target: streams === 1 ? '≥ 0.3; hub ≤ 2.5 s/GiB' : '—',
