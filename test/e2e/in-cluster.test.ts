@@ -277,7 +277,7 @@ describe('tether installed in real clusters', () => {
     }
   });
 
-  it("a konnectivity gRPC client on this machine reaches a cluster's apiserver through the proxy-server's NodePort; a certificate without hub rights is refused", async () => {
+  it("a konnectivity gRPC client on this machine reaches a cluster's apiserver through the proxy-server's NodePort; a certificate granted that cluster only is refused for the other", async () => {
     const services = environment().hubServices;
     if (!services) throw new Error('tether up on real nodes exposes the frontend');
     const name = cluster(0).name;
@@ -289,6 +289,8 @@ describe('tether installed in real clusters', () => {
       const c = new KonnectivityClient({
         address: frontend.host,
         caPem: readFileSync(services.connectCaPath, 'utf8'),
+        // the proxy-server's certificate names its Service (and the node address); not an IP as SNI
+        serverName: `tether-proxy-server.${hubNamespace}.svc`,
         certPem,
         keyPem,
       });
@@ -321,7 +323,7 @@ describe('tether installed in real clusters', () => {
     expect(answer).toMatch(/^HTTP\/1\.1 200[\s\S]*ok$/);
     tls.destroy();
 
-    // a proxy-client certificate of a user the hub grants nothing
+    // a proxy-client certificate of a user the hub grants cluster 0 only, by name
     const core = new KubeConfig();
     core.loadFromFile(hubKc());
     const secret = await core
@@ -331,10 +333,35 @@ describe('tether installed in real clusters', () => {
       Buffer.from(secret.data?.['ca.crt'] ?? '', 'base64').toString('utf8'),
       Buffer.from(secret.data?.['ca.key'] ?? '', 'base64').toString('utf8'),
     );
-    const nobody = await issueCertificate(ca, { commonName: 'no-rights', usage: 'client' });
-    await expect(konnectivity(nobody.certPem, nobody.keyPem).dial(`${name}:443`)).rejects.toThrow(
-      /403 .*no-rights may not get managedclusters\/proxy/,
+    const scoped = await issueCertificate(ca, { commonName: 'one-cluster', usage: 'client' });
+    await kubectl(hubKc(), [
+      'create',
+      'clusterrole',
+      'one-cluster-proxy',
+      '--verb=get',
+      '--resource=managedclusters.cluster.open-cluster-management.io/proxy',
+      `--resource-name=${name}`,
+    ]);
+    await kubectl(hubKc(), [
+      'create',
+      'clusterrolebinding',
+      'one-cluster-proxy',
+      '--clusterrole=one-cluster-proxy',
+      '--user=one-cluster',
+    ]);
+    const limited = konnectivity(scoped.certPem, scoped.keyPem);
+    // hub RBAC reaches the SubjectAccessReview within moments (a denial is cached 3 s)
+    const allowed = await pollUntil(() => limited.dial(`${name}:443`).catch(() => undefined), {
+      timeoutMs: 15_000,
+      intervalMs: 500,
+      description: `the new grant to let one-cluster dial ${name}`,
+    });
+    allowed.destroy();
+    const other = cluster(1).name;
+    await expect(limited.dial(`${other}:443`)).rejects.toThrow(
+      new RegExp(`403 .*one-cluster may not get managedclusters/proxy for ${other}`),
     );
+    await kubectl(hubKc(), ['delete', 'clusterrolebinding,clusterrole', 'one-cluster-proxy']);
   });
 
   it('a ManifestWork Deployment of a locally built image turns Available with ReadyReplicas feedback', async () => {

@@ -6,14 +6,14 @@ import { type ClientHttp2Session, type ClientHttp2Stream, connect } from 'node:h
 import { connect as tlsConnect } from 'node:tls';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { KeyPairPem } from '../../src/pki/index.ts';
-import {
-  type Caller,
+import type {
+  Caller,
   ConnectFrontend,
-  type ConnectFrontendOptions,
+  ConnectFrontendOptions,
 } from '../../src/proxy-server/connect-frontend.ts';
 import type { ProxyServer } from '../../src/proxy-server/server.ts';
 import { pollUntil } from '../../src/wait.ts';
-import { echoTunnel, type HubPki, roundTrip, sha256 } from './tunnel-fixtures.ts';
+import { echoTunnel, type HubPki, roundTrip, sha256, startFrontend } from './tunnel-fixtures.ts';
 
 let pki: HubPki;
 let server: ProxyServer;
@@ -30,20 +30,8 @@ afterAll(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();
 });
 
-async function frontend(overrides: Partial<ConnectFrontendOptions> = {}): Promise<ConnectFrontend> {
-  const f = new ConnectFrontend({
-    host: '127.0.0.1',
-    port: 0,
-    tls: { certPem: pki.server.certPem, keyPem: pki.server.keyPem, clientCaPem: pki.proxyClientCa.certPem },
-    dial: (cluster, target) => server.dial(cluster, target),
-    // Stands in for the hub's SubjectAccessReview: cluster1 only.
-    authorize: async (_caller, cluster) => cluster === 'cluster1',
-    ...overrides,
-  });
-  await f.start();
-  cleanups.push(() => f.stop());
-  return f;
-}
+const frontend = (overrides: Partial<ConnectFrontendOptions> = {}): Promise<ConnectFrontend> =>
+  startFrontend(pki, server, cleanups, overrides);
 
 /** An HTTP/2 client session to the frontend, with `cert` (or none). */
 async function h2(port: number, cert?: KeyPairPem): Promise<ClientHttp2Session> {

@@ -4,11 +4,11 @@
 // cluster like CONNECT, bytes intact, CLOSE_REQ / CLOSE_RSP both ways, calls independent of each
 // other, bad input ending only its own call.
 import { randomBytes } from 'node:crypto';
-import { connect as h2connect } from 'node:http2';
+import { type ClientHttp2Session, connect as h2connect } from 'node:http2';
 import { type Duplex, duplexPair } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { KeyPairPem } from '../../src/pki/index.ts';
-import { ConnectFrontend, type ConnectFrontendOptions } from '../../src/proxy-server/connect-frontend.ts';
+import type { ConnectFrontend, ConnectFrontendOptions } from '../../src/proxy-server/connect-frontend.ts';
 import type { ProxyServer } from '../../src/proxy-server/server.ts';
 import { pollUntil } from '../../src/wait.ts';
 import {
@@ -18,7 +18,7 @@ import {
   type KonnectivityClientOptions,
   type WirePacket,
 } from '../fixtures/konnectivity-client.ts';
-import { echoTunnel, type HubPki, roundTrip, sha256 } from './tunnel-fixtures.ts';
+import { echoTunnel, type HubPki, roundTrip, sha256, startFrontend } from './tunnel-fixtures.ts';
 
 let pki: HubPki;
 let server: ProxyServer;
@@ -35,20 +35,8 @@ afterAll(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();
 });
 
-async function frontend(overrides: Partial<ConnectFrontendOptions> = {}): Promise<ConnectFrontend> {
-  const f = new ConnectFrontend({
-    host: '127.0.0.1',
-    port: 0,
-    tls: { certPem: pki.server.certPem, keyPem: pki.server.keyPem, clientCaPem: pki.proxyClientCa.certPem },
-    dial: (cluster, target) => server.dial(cluster, target),
-    // Stands in for the hub's SubjectAccessReview: cluster1 only.
-    authorize: async (_caller, cluster) => cluster === 'cluster1',
-    ...overrides,
-  });
-  await f.start();
-  cleanups.push(() => f.stop());
-  return f;
-}
+const frontend = (overrides: Partial<ConnectFrontendOptions> = {}): Promise<ConnectFrontend> =>
+  startFrontend(pki, server, cleanups, overrides);
 
 function client(f: ConnectFrontend, o: Partial<KonnectivityClientOptions> = {}): KonnectivityClient {
   const c = new KonnectivityClient({
@@ -61,6 +49,20 @@ function client(f: ConnectFrontend, o: Partial<KonnectivityClientOptions> = {}):
   });
   cleanups.push(() => c.close());
   return c;
+}
+
+/** A plain HTTP/2 connection to the frontend with the hub service's certificate. */
+function h2Session(f: ConnectFrontend): ClientHttp2Session {
+  const session = h2connect(`https://localhost:${f.port}`, {
+    ca: pki.ca.certPem,
+    cert: hubService.certPem,
+    key: hubService.keyPem,
+  });
+  session.on('error', () => {});
+  cleanups.push(() => {
+    session.destroy();
+  });
+  return session;
 }
 
 /** The next packet on `call` matching `match`. */
@@ -240,15 +242,7 @@ describe('gRPC frontend (konnectivity ProxyService)', () => {
     expect((await roundTrip(ok, Buffer.from('ok'))).bytes).toBe(2);
 
     // raw HTTP/2: a compressed message, and a method that is not ProxyService.Proxy
-    const session = h2connect(`https://localhost:${f.port}`, {
-      ca: pki.ca.certPem,
-      cert: hubService.certPem,
-      key: hubService.keyPem,
-    });
-    session.on('error', () => {});
-    cleanups.push(() => {
-      session.destroy();
-    });
+    const session = h2Session(f);
     const trailersOf = (path: string, body?: Buffer) =>
       new Promise<Record<string, unknown>>((resolve) => {
         const req = session.request({
@@ -277,15 +271,7 @@ describe('gRPC frontend (konnectivity ProxyService)', () => {
 
   it('leaves HTTP/1.1 and HTTP/2 CONNECT on the same port as they were', async () => {
     const f = await frontend();
-    const session = h2connect(`https://localhost:${f.port}`, {
-      ca: pki.ca.certPem,
-      cert: hubService.certPem,
-      key: hubService.keyPem,
-    });
-    session.on('error', () => {});
-    cleanups.push(() => {
-      session.destroy();
-    });
+    const session = h2Session(f);
     const stream = session.request({ ':method': 'CONNECT', ':authority': 'cluster1:443' });
     stream.on('error', () => {});
     const status = await new Promise<number>((r) => stream.once('response', (h) => r(Number(h[':status']))));

@@ -12,6 +12,7 @@ import {
 } from '../../src/pki/index.ts';
 import { ProxyAgent, type ProxyAgentOptions } from '../../src/proxy-agent/agent.ts';
 import { targetPolicy } from '../../src/proxy-agent/targets.ts';
+import { ConnectFrontend, type ConnectFrontendOptions } from '../../src/proxy-server/connect-frontend.ts';
 import { ProxyServer, type ProxyServerOptions } from '../../src/proxy-server/server.ts';
 import { agentSubject } from '../../src/tunnel/identity.ts';
 
@@ -160,4 +161,28 @@ export async function echoTunnel(cluster = 'cluster1'): Promise<EchoTunnel> {
       await echo.close();
     },
   };
+}
+
+/**
+ * A CONNECT frontend (with its HTTP/2 and gRPC sides) on a free loopback port in front of `server`,
+ * serving `pki`'s certificate, trusting the proxy-client CA, and authorizing cluster1 only (standing
+ * in for the hub's SubjectAccessReview); stopped by the `cleanups` it registers with.
+ */
+export async function startFrontend(
+  pki: HubPki,
+  server: ProxyServer,
+  cleanups: Array<() => Promise<void> | void>,
+  overrides: Partial<ConnectFrontendOptions> = {},
+): Promise<ConnectFrontend> {
+  const f = new ConnectFrontend({
+    host: '127.0.0.1',
+    port: 0,
+    tls: { certPem: pki.server.certPem, keyPem: pki.server.keyPem, clientCaPem: pki.proxyClientCa.certPem },
+    dial: (cluster, target) => server.dial(cluster, target),
+    authorize: async (_caller, cluster) => cluster === 'cluster1',
+    ...overrides,
+  });
+  await f.start();
+  cleanups.push(() => f.stop());
+  return f;
 }
