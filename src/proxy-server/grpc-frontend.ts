@@ -100,9 +100,10 @@ export class GrpcFrontend {
 /** One `Proxy` call: its connections, the packets in and out. */
 class ProxyCall {
   private readonly reader: GrpcMessageReader;
-  private readonly connections = new Map<number, Connection>();
-  /** random of a DIAL_REQ whose tunnel is being opened → cancelled by DIAL_CLS? */
-  private readonly pending = new Map<number, { cancelled: boolean }>();
+  /** connectID (decimal) → connection */
+  private readonly connections = new Map<string, Connection>();
+  /** random (decimal, echoed exactly) of a DIAL_REQ whose tunnel is being opened → cancelled by DIAL_CLS? */
+  private readonly pending = new Map<string, { cancelled: boolean }>();
   private nextConnectId = 1;
   private ended = false;
   /** upstreams paused because the call's stream is backed up */
@@ -178,17 +179,17 @@ class ProxyCall {
         void this.dial(p.dialRequest ?? {});
         break;
       case PacketType.DATA: {
-        const c = this.connectionOr(p.data?.connectID ?? 0);
+        const c = this.connectionOr(String(p.data?.connectID ?? 0));
         const data = p.data?.data;
         if (c && data && data.length > 0 && !c.upstream.write(data)) this.slowTarget(c.upstream);
         break;
       }
       case PacketType.CLOSE_REQ:
         // its close answers CLOSE_RSP
-        this.connectionOr(p.closeRequest?.connectID ?? 0)?.upstream.destroy();
+        this.connectionOr(String(p.closeRequest?.connectID ?? 0))?.upstream.destroy();
         break;
       case PacketType.DIAL_CLS: {
-        const pending = this.pending.get(p.closeDial?.random ?? 0);
+        const pending = this.pending.get(String(p.closeDial?.random ?? 0));
         if (pending) pending.cancelled = true;
         break;
       }
@@ -200,7 +201,7 @@ class ProxyCall {
   }
 
   /** The open connection `id`, or undefined after answering CLOSE_RSP with an error. */
-  private connectionOr(id: number): Connection | undefined {
+  private connectionOr(id: string): Connection | undefined {
     const c = this.connections.get(id);
     if (!c)
       this.send({
@@ -211,7 +212,7 @@ class ProxyCall {
   }
 
   private async dial(req: NonNullable<Packet['dialRequest']>): Promise<void> {
-    const random = req.random ?? 0;
+    const random = String(req.random ?? 0);
     const refuse = (error: string) =>
       this.send({ type: PacketType.DIAL_RSP, dialResponse: { random, error } });
     if (req.protocol && req.protocol !== 'tcp')
@@ -245,7 +246,7 @@ class ProxyCall {
     }
     const connectID = this.nextConnectId++;
     const c: Connection = { upstream };
-    this.connections.set(connectID, c);
+    this.connections.set(String(connectID), c);
     upstream.on('error', () => {});
     upstream.on('data', (chunk: Buffer) => {
       for (let i = 0; i < chunk.length; i += this.limits.maxDataPacketBytes)
@@ -258,7 +259,7 @@ class ProxyCall {
     // the target finished sending (TCP FIN): the protocol has no half-close, so the connection closes
     upstream.once('end', () => upstream.end());
     upstream.once('close', () => {
-      this.connections.delete(connectID);
+      this.connections.delete(String(connectID));
       this.targetDrained(upstream);
       this.send({ type: PacketType.CLOSE_RSP, closeResponse: { connectID } });
       if (this.clientEnded) this.finish();

@@ -3,7 +3,12 @@
 // and gRPC's length-prefixed message framing (1 flag byte, 4-byte big-endian length). The framing
 // is written here because the frontend serves gRPC on its own HTTP/2 sessions (grpc-js cannot share
 // a session with the CONNECT frontend); it is five bytes of header and a bounded reassembly buffer.
+import Long from 'long';
 import protobuf from 'protobufjs/light.js';
+
+// int64 ids must survive exactly: Go clients draw `random` from the whole int64 range
+protobuf.util.Long = Long;
+protobuf.configure();
 
 export const PacketType = {
   DIAL_REQ: 0,
@@ -16,15 +21,21 @@ export const PacketType = {
 } as const;
 export type PacketTypeValue = (typeof PacketType)[keyof typeof PacketType];
 
-/** A Packet as decoded (int64 fields as numbers: konnectivity's ids stay well below 2^53). */
+/**
+ * An int64 as decoded: a decimal string, exact over the whole range (Go clients draw `random` from
+ * all of int64); written from a string or a safe integer.
+ */
+export type Int64 = string | number;
+
+/** A Packet as decoded (int64 fields as decimal strings). */
 export interface Packet {
   type: PacketTypeValue;
-  dialRequest?: { protocol?: string; address?: string; random?: number };
-  dialResponse?: { error?: string; connectID?: number; random?: number };
-  data?: { connectID?: number; error?: string; data?: Uint8Array };
-  closeRequest?: { connectID?: number };
-  closeResponse?: { error?: string; connectID?: number };
-  closeDial?: { random?: number };
+  dialRequest?: { protocol?: string; address?: string; random?: Int64 };
+  dialResponse?: { error?: string; connectID?: Int64; random?: Int64 };
+  data?: { connectID?: Int64; error?: string; data?: Uint8Array };
+  closeRequest?: { connectID?: Int64 };
+  closeResponse?: { error?: string; connectID?: Int64 };
+  closeDial?: { random?: Int64 };
   drain?: Record<string, never>;
 }
 
@@ -95,11 +106,11 @@ export function encodePacket(p: Packet): Uint8Array {
   return PacketMessage.encode(PacketMessage.fromObject(p)).finish();
 }
 
-/** protobuf bytes → Packet (int64 as numbers, enums as numbers, absent scalars left out); throws when malformed. */
+/** protobuf bytes → Packet (int64 as decimal strings, enums as numbers, absent scalars left out); throws when malformed. */
 export function decodePacket(bytes: Uint8Array): Packet {
   const message = PacketMessage.decode(bytes);
   const packet = PacketMessage.toObject(message, {
-    longs: Number,
+    longs: String,
     enums: Number,
     bytes: Uint8Array,
   }) as Packet;

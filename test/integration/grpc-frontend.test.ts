@@ -195,8 +195,8 @@ describe('gRPC frontend (konnectivity ProxyService)', () => {
     // the target sends FIN (the echo target would only after ours)
     far[0]?.end();
     expect((await closed).closeResponse?.error ?? '').toBe('');
-    const unknown = nextPacket(call, (p) => p.type === 'CLOSE_RSP' && p.closeResponse?.connectID === 999);
-    call.write({ type: 'DATA', data: { connectID: 999, data: Buffer.from('x') } });
+    const unknown = nextPacket(call, (p) => p.type === 'CLOSE_RSP' && p.closeResponse?.connectID === '999');
+    call.write({ type: 'DATA', data: { connectID: '999', data: Buffer.from('x') } });
     expect((await unknown).closeResponse?.error).toMatch(/no connection 999/);
     call.end();
   });

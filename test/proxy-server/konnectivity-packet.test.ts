@@ -23,7 +23,7 @@ describe('Packet encoding', () => {
     const bytes = Buffer.from(`1215${'0a03'}${str('tcp')}120c${str('cluster1:443')}182a`, 'hex');
     expect(decodePacket(bytes)).toEqual({
       type: PacketType.DIAL_REQ,
-      dialRequest: { protocol: 'tcp', address: 'cluster1:443', random: 42 },
+      dialRequest: { protocol: 'tcp', address: 'cluster1:443', random: '42' },
     });
   });
 
@@ -42,18 +42,19 @@ describe('Packet encoding', () => {
     ).toBe('080332050a01781007');
   });
 
-  it('round-trips every packet type, int64 ids up to 2^53', () => {
-    const big = 2 ** 53 - 1;
+  it('round-trips every packet type, int64 ids exact over the whole range (as decimal strings)', () => {
+    // a random as Go's konnectivity-client draws it: beyond 2^53, where a double would round it
+    const big = '467151740299863296';
     const packets: Packet[] = [
       {
         type: PacketType.DIAL_REQ,
         dialRequest: { protocol: 'tcp', address: 'metrics.c-2:8443', random: big },
       },
-      { type: PacketType.DIAL_RSP, dialResponse: { error: 'refused', random: 5 } },
+      { type: PacketType.DIAL_RSP, dialResponse: { error: 'refused', random: '9223372036854775807' } },
       { type: PacketType.CLOSE_REQ, closeRequest: { connectID: big } },
-      { type: PacketType.CLOSE_RSP, closeResponse: { connectID: 3 } },
-      { type: PacketType.DATA, data: { connectID: 9, data: randomBytes(1000) } },
-      { type: PacketType.DIAL_CLS, closeDial: { random: 77 } },
+      { type: PacketType.CLOSE_RSP, closeResponse: { connectID: '3' } },
+      { type: PacketType.DATA, data: { connectID: '9', data: randomBytes(1000) } },
+      { type: PacketType.DIAL_CLS, closeDial: { random: '-77' } },
       { type: PacketType.DRAIN, drain: {} },
     ];
     for (const p of packets) expect(decodePacket(encodePacket(p))).toEqual(p);
