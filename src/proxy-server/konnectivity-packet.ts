@@ -1,8 +1,9 @@
 // konnectivity's `ProxyService` wire format: the Packet message of apiserver-network-proxy's
 // published client proto (field numbers and types as published; protobuf encoding by protobufjs),
 // and gRPC's length-prefixed message framing (1 flag byte, 4-byte big-endian length). The framing
-// is written here because the frontend serves gRPC on its own HTTP/2 sessions (grpc-js cannot share
-// a session with the CONNECT frontend); it is five bytes of header and a bounded reassembly buffer.
+// is written here because gRPC is served on the HTTP/2 sessions the CONNECT frontend already owns
+// (grpc-js owns its sessions and cannot share one); it is five bytes of header and a bounded
+// reassembly buffer. Pure: no I/O, nothing about connections or callers.
 import Long from 'long';
 import protobuf from 'protobufjs/light.js';
 
@@ -101,9 +102,27 @@ const root = protobuf.Root.fromJSON({
 });
 const PacketMessage = root.lookupType('Packet');
 
-/** Packet → protobuf bytes. */
+/** Whether a field value is proto3's default, which Go's encoder leaves off the wire. */
+function isDefault(v: unknown): boolean {
+  return v === 0 || v === '' || v === '0' || (v instanceof Uint8Array && v.length === 0);
+}
+
+/**
+ * Packet → protobuf bytes, as Go's encoder writes them (proto3 defaults left out, so a packet
+ * encodes to the same bytes konnectivity's own server would send).
+ */
 export function encodePacket(p: Packet): Uint8Array {
-  return PacketMessage.encode(PacketMessage.fromObject(p)).finish();
+  const object: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(p)) {
+    if (key === 'type') {
+      if (!isDefault(value)) object.type = value;
+    } else if (value && typeof value === 'object') {
+      object[key] = Object.fromEntries(
+        Object.entries(value).filter(([, v]) => v !== undefined && !isDefault(v)),
+      );
+    }
+  }
+  return PacketMessage.encode(PacketMessage.fromObject(object)).finish();
 }
 
 /** protobuf bytes → Packet (int64 as decimal strings, enums as numbers, absent scalars left out); throws when malformed. */
@@ -145,7 +164,7 @@ export const GrpcStatus = {
   RESOURCE_EXHAUSTED: 8,
   UNIMPLEMENTED: 12,
   INTERNAL: 13,
-  UNAUTHENTICATED: 16,
+  UNAVAILABLE: 14,
 } as const;
 
 /**

@@ -2,11 +2,14 @@
 // against hand-computed protobuf bytes, every packet type round-tripping, and the reassembler's
 // behaviour on split, oversize, compressed and malformed input.
 import { randomBytes, randomInt } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import protobuf from 'protobufjs';
 import { describe, expect, it } from 'vitest';
 import { defaultGrpcFrontendLimits } from '../../src/proxy-server/grpc-frontend.ts';
 import {
   decodePacket,
   encodePacket,
+  GrpcFrameError,
   GrpcMessageReader,
   grpcFrame,
   type Packet,
@@ -17,6 +20,57 @@ import {
 const hex = (b: Uint8Array) => Buffer.from(b).toString('hex');
 const str = (s: string) => Buffer.from(s).toString('hex');
 
+// The test client's own text of the published proto (test/fixtures/konnectivity/client.proto),
+// parsed by protobufjs independently of the frontend's descriptor.
+const fixtureProto = protobuf.parse(
+  readFileSync(new URL('../fixtures/konnectivity/client.proto', import.meta.url), 'utf8'),
+).root;
+const FixturePacket = fixtureProto.lookupType('Packet');
+const fixtureObject = (bytes: Uint8Array) =>
+  FixturePacket.toObject(FixturePacket.decode(bytes), { longs: String, enums: Number, bytes: Uint8Array });
+
+const payloadOf: Record<number, keyof Packet> = {
+  [PacketType.DIAL_REQ]: 'dialRequest',
+  [PacketType.DIAL_RSP]: 'dialResponse',
+  [PacketType.CLOSE_REQ]: 'closeRequest',
+  [PacketType.CLOSE_RSP]: 'closeResponse',
+  [PacketType.DATA]: 'data',
+  [PacketType.DIAL_CLS]: 'closeDial',
+  [PacketType.DRAIN]: 'drain',
+};
+
+/** An int64 as a decimal string anywhere in the range (never 0: proto3 leaves 0 off the wire). */
+function randomInt64(): string {
+  const n = (BigInt(randomInt(0, 2 ** 32)) << 32n) | BigInt(randomInt(0, 2 ** 32));
+  const signed = BigInt.asIntN(64, n);
+  return (signed === 0n ? 1n : signed).toString();
+}
+const randomText = () => randomBytes(randomInt(1, 40)).toString('base64');
+
+/** A Packet of a random type with random, non-default field values. */
+function randomPacket(): Packet {
+  const type = randomInt(0, 7) as Packet['type'];
+  switch (type) {
+    case PacketType.DIAL_REQ:
+      return { type, dialRequest: { protocol: 'tcp', address: randomText(), random: randomInt64() } };
+    case PacketType.DIAL_RSP:
+      return { type, dialResponse: { error: randomText(), connectID: randomInt64(), random: randomInt64() } };
+    case PacketType.CLOSE_REQ:
+      return { type, closeRequest: { connectID: randomInt64() } };
+    case PacketType.CLOSE_RSP:
+      return { type, closeResponse: { error: randomText(), connectID: randomInt64() } };
+    case PacketType.DATA:
+      return {
+        type,
+        data: { connectID: randomInt64(), error: randomText(), data: randomBytes(randomInt(1, 2000)) },
+      };
+    case PacketType.DIAL_CLS:
+      return { type, closeDial: { random: randomInt64() } };
+    default:
+      return { type: PacketType.DRAIN, drain: {} };
+  }
+}
+
 describe('Packet encoding', () => {
   it('decodes a DIAL_REQ as a Go client writes it (type 0 omitted): dialRequest=2, protocol=1, address=2, random=3', () => {
     // 12 15 | 0a 03 "tcp" | 12 0c "cluster1:443" | 18 2a
@@ -25,6 +79,21 @@ describe('Packet encoding', () => {
       type: PacketType.DIAL_REQ,
       dialRequest: { protocol: 'tcp', address: 'cluster1:443', random: '42' },
     });
+  });
+
+  it('encodes a DIAL_REQ for cluster1:443 to exactly the bytes Go writes (type 0 and other defaults left out)', () => {
+    expect(
+      hex(
+        encodePacket({
+          type: PacketType.DIAL_REQ,
+          dialRequest: { protocol: 'tcp', address: 'cluster1:443', random: 42 },
+        }),
+      ),
+    ).toBe(`1215${'0a03'}${str('tcp')}120c${str('cluster1:443')}182a`);
+    // a DIAL_RSP with no field set still names its payload (an empty message 3)
+    expect(hex(encodePacket({ type: PacketType.DIAL_RSP, dialResponse: { error: '', connectID: 0 } }))).toBe(
+      '08011a00',
+    );
   });
 
   it('encodes DIAL_RSP, DATA and CLOSE_RSP with the published field numbers', () => {
@@ -58,6 +127,20 @@ describe('Packet encoding', () => {
       { type: PacketType.DRAIN, drain: {} },
     ];
     for (const p of packets) expect(decodePacket(encodePacket(p))).toEqual(p);
+  });
+
+  it('agrees with an independent parse of the published proto text on 500 random packets, both ways', () => {
+    for (let i = 0; i < 500; i++) {
+      const p = randomPacket();
+      const key = payloadOf[p.type] as keyof Packet;
+      // ours → theirs
+      const theirs = fixtureObject(encodePacket(p));
+      expect(theirs[key]).toEqual(p[key]);
+      expect(theirs.type ?? 0).toBe(p.type);
+      // theirs → ours (the fixture writes type 0 explicitly; decoding must not care)
+      const bytes = FixturePacket.encode(FixturePacket.fromObject(p)).finish();
+      expect(decodePacket(bytes)).toEqual(p);
+    }
   });
 
   it('throws on bytes that are not a Packet', () => {
@@ -100,11 +183,47 @@ describe('GrpcMessageReader', () => {
     expect(() => new GrpcMessageReader(10).push(Buffer.from([2, 0, 0, 0, 0]))).toThrow(/bad message flag/);
   });
 
-  it('pins the frontend limits: 4 MiB messages (gRPC default), 64 connections per call, 64 KiB DATA packets', () => {
+  it('on random garbage in random splits, yields messages or a GrpcFrameError and never holds more than one message', () => {
+    const max = 1024;
+    let refused = 0;
+    for (let round = 0; round < 300; round++) {
+      const reader = new GrpcMessageReader(max);
+      // mostly zero flag bytes and small lengths, so that some garbage frames and some does not
+      const garbage = Buffer.from(
+        Array.from({ length: randomInt(1, 4000) }, () => (randomInt(0, 4) === 0 ? randomInt(0, 256) : 0)),
+      );
+      try {
+        for (let i = 0; i < garbage.length; ) {
+          const n = randomInt(1, 700);
+          for (const m of reader.push(garbage.subarray(i, i + n))) {
+            expect(m.length).toBeLessThanOrEqual(max);
+            // a complete message decodes to a Packet or throws; neither hangs nor crashes the reader
+            try {
+              decodePacket(m);
+            } catch {}
+          }
+          expect(reader.buffered).toBeLessThan(5 + max);
+          i += n;
+        }
+      } catch (err) {
+        expect(err).toBeInstanceOf(GrpcFrameError);
+        refused++;
+      }
+    }
+    expect(refused).toBeGreaterThan(0);
+  });
+
+  it('pins the frontend limits', () => {
     expect(defaultGrpcFrontendLimits).toEqual({
+      // gRPC's default receive limit, which konnectivity's server keeps
       maxMessageBytes: 4 * 1024 * 1024,
       maxConnectionsPerCall: 64,
+      maxPendingDialsPerCall: 16,
       maxDataPacketBytes: 64 * 1024,
+      // the HTTP/2 connection window of the CONNECT frontend
+      maxPartialBytesPerConnection: 16 * 1024 * 1024,
+      idleCallMs: 30_000,
+      endedCallGraceMs: 5_000,
     });
   });
 });
