@@ -2,8 +2,11 @@
 // admission policies and bootstrap identity, then (unless --bootstrap-only) the hub controllers,
 // proxy-server and gateway as Deployments in open-cluster-management-hub with their RBAC,
 // certificates and the ClusterGateway APIService (the controllers offer the built-in addons: their
-// agents run the same image, cluster-proxy's dial the agent endpoint) — and prints the `tether join` line (with a fresh
-// bootstrap token) that managed clusters run. --dry-run / --output-file print the manifests instead.
+// agents run the same image, cluster-proxy's dial the agent endpoint), with cluster-proxy's
+// user-server in the gateway's pods behind Service cluster-proxy-addon-user (--user-server-host /
+// --user-server-node-port expose it, --connect-node-port the CONNECT / gRPC frontend) — and prints
+// the `tether join` line (with a fresh bootstrap token) that managed clusters run. --dry-run /
+// --output-file print the manifests instead.
 import { writeFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { resolve } from 'node:path';

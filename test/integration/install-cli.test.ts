@@ -62,12 +62,20 @@ const join_ = (extra: string[]) => [
 ];
 
 describe('tether init / join flags', () => {
-  it('init refuses a NodePort outside 30000-32767 and a LoadBalancer without --proxy-server-host', async () => {
+  it('init refuses a NodePort outside 30000-32767 (agent endpoint, user-server, frontend), a user-server NodePort without its host, and a LoadBalancer without --proxy-server-host', async () => {
     const port = await tether(['init', `--kubeconfig=${kubeconfig}`, '--agent-endpoint-node-port=8443']);
     expect(port.code).not.toBe(0);
     expect(port.stderr).toContain(
       '--agent-endpoint-node-port must be in the NodePort range 30000-32767, got 8443',
     );
+    for (const flag of ['--user-server-node-port=9092', '--connect-node-port=8090']) {
+      const r = await tether(['init', `--kubeconfig=${kubeconfig}`, '--user-server-host=10.0.0.5', flag]);
+      expect(r.code).not.toBe(0);
+      expect(r.stderr).toContain(`${flag.split('=')[0]} must be in the NodePort range 30000-32767`);
+    }
+    const noHost = await tether(['init', `--kubeconfig=${kubeconfig}`, '--user-server-node-port=31092']);
+    expect(noHost.code).not.toBe(0);
+    expect(noHost.stderr).toContain('--user-server-node-port needs --user-server-host');
     const lb = await tether(['init', `--kubeconfig=${kubeconfig}`, '--agent-endpoint-type=LoadBalancer']);
     expect(lb.code).not.toBe(0);
     expect(lb.stderr).toContain('--agent-endpoint-type LoadBalancer needs --proxy-server-host');
