@@ -3,7 +3,6 @@
 // proxy-server and proxy-agent on loopback to a TCP echo target.
 import { randomBytes } from 'node:crypto';
 import { type ClientHttp2Session, type ClientHttp2Stream, connect } from 'node:http2';
-import { connect as tlsConnect } from 'node:tls';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { KeyPairPem } from '../../src/pki/index.ts';
 import type {
@@ -13,7 +12,14 @@ import type {
 } from '../../src/proxy-server/connect-frontend.ts';
 import type { ProxyServer } from '../../src/proxy-server/server.ts';
 import { pollUntil } from '../../src/wait.ts';
-import { echoTunnel, type HubPki, roundTrip, sha256, startFrontend } from './tunnel-fixtures.ts';
+import {
+  echoTunnel,
+  type HubPki,
+  http1Connect,
+  roundTrip,
+  sha256,
+  startFrontend,
+} from './tunnel-fixtures.ts';
 
 let pki: HubPki;
 let server: ProxyServer;
@@ -166,23 +172,6 @@ describe('HTTP/2 CONNECT frontend', () => {
 
   it('an HTTP/1.1 client on the same port still gets HTTP/1.1 CONNECT', async () => {
     const f = await frontend();
-    const s = tlsConnect({
-      port: f.port,
-      host: '127.0.0.1',
-      servername: 'localhost',
-      ca: pki.ca.certPem,
-      cert: hubService.certPem,
-      key: hubService.keyPem,
-      ALPNProtocols: ['http/1.1'],
-    });
-    s.on('error', () => {});
-    cleanups.push(() => {
-      s.destroy();
-    });
-    await new Promise((r) => s.once('secureConnect', r));
-    expect(s.alpnProtocol).toBe('http/1.1');
-    s.write('CONNECT cluster1:443 HTTP/1.1\r\n\r\n');
-    const head = await new Promise<string>((r) => s.once('data', (d: Buffer) => r(d.toString('latin1'))));
-    expect(head.startsWith('HTTP/1.1 200')).toBe(true);
+    await http1Connect(f.port, pki, hubService, cleanups);
   });
 });

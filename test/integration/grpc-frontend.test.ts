@@ -7,7 +7,6 @@
 import { randomBytes } from 'node:crypto';
 import { type ClientHttp2Session, type ClientHttp2Stream, connect as h2connect } from 'node:http2';
 import { type Duplex, duplexPair } from 'node:stream';
-import { connect as tlsConnect } from 'node:tls';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { KeyPairPem } from '../../src/pki/index.ts';
 import type { ConnectFrontend, ConnectFrontendOptions } from '../../src/proxy-server/connect-frontend.ts';
@@ -21,7 +20,14 @@ import {
   type ProxyCall,
   type WirePacket,
 } from '../fixtures/konnectivity-client.ts';
-import { echoTunnel, type HubPki, roundTrip, sha256, startFrontend } from './tunnel-fixtures.ts';
+import {
+  echoTunnel,
+  type HubPki,
+  http1Connect,
+  roundTrip,
+  sha256,
+  startFrontend,
+} from './tunnel-fixtures.ts';
 
 let pki: HubPki;
 let server: ProxyServer;
@@ -188,6 +194,23 @@ function anonymousDataMessage(bytes: Buffer): Buffer {
   return Buffer.concat([Buffer.from([0x08, 4, 0x22]), varint(inner.length), inner]);
 }
 
+/**
+ * A frontend whose dials return in-memory targets (each reads what it gets); `far` holds their
+ * other ends, so a test can close a target itself.
+ */
+async function frontendWithHeldTargets(): Promise<{ f: ConnectFrontend; far: Duplex[] }> {
+  const far: Duplex[] = [];
+  const f = await frontend({
+    dial: async () => {
+      const [near, other] = duplexPair();
+      other.resume();
+      far.push(other);
+      return near;
+    },
+  });
+  return { f, far };
+}
+
 describe('gRPC frontend (konnectivity ProxyService)', () => {
   it('dials <cluster>:443 with a proxy-client certificate and carries the bytes intact, on a call per connection', async () => {
     const f = await frontend();
@@ -315,16 +338,7 @@ describe('gRPC frontend (konnectivity ProxyService)', () => {
   });
 
   it('reports a target that closes with CLOSE_RSP', async () => {
-    // targets this test holds the far end of
-    const far: Duplex[] = [];
-    const f = await frontend({
-      dial: async () => {
-        const [near, other] = duplexPair();
-        other.resume();
-        far.push(other);
-        return near;
-      },
-    });
+    const { f, far } = await frontendWithHeldTargets();
     const call = openCall(client(f));
     const id = await dialOn(call, 'cluster1:443');
     const closed = nextPacket(call, closeRsp(id));
@@ -402,15 +416,7 @@ describe('gRPC frontend (konnectivity ProxyService)', () => {
   });
 
   it('a cancelled call closes its target connections', async () => {
-    const far: Duplex[] = [];
-    const f = await frontend({
-      dial: async () => {
-        const [near, other] = duplexPair();
-        other.resume();
-        far.push(other);
-        return near;
-      },
-    });
+    const { f, far } = await frontendWithHeldTargets();
     const call = openCall(client(f));
     await Promise.all([dialOn(call, 'cluster1:443'), dialOn(call, 'cluster1:443')]);
     expect(f.limiter.openTunnels('grpc-svc')).toBe(2);
@@ -536,24 +542,7 @@ describe('gRPC frontend (konnectivity ProxyService)', () => {
     expect(status).toBe(200);
     expect((await roundTrip(stream, Buffer.from('h2'))).bytes).toBe(2);
 
-    const s = tlsConnect({
-      port: f.port,
-      host: '127.0.0.1',
-      servername: 'localhost',
-      ca: pki.ca.certPem,
-      cert: hubService.certPem,
-      key: hubService.keyPem,
-      ALPNProtocols: ['http/1.1'],
-    });
-    s.on('error', () => {});
-    cleanups.push(() => {
-      s.destroy();
-    });
-    await new Promise((r) => s.once('secureConnect', r));
-    expect(s.alpnProtocol).toBe('http/1.1');
-    s.write('CONNECT cluster1:443 HTTP/1.1\r\n\r\n');
-    const head = await new Promise<string>((r) => s.once('data', (d: Buffer) => r(d.toString('latin1'))));
-    expect(head.startsWith('HTTP/1.1 200')).toBe(true);
+    const s = await http1Connect(f.port, pki, hubService, cleanups);
     expect((await roundTrip(s, Buffer.from('http/1.1'))).bytes).toBe(8);
   });
 });

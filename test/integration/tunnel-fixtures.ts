@@ -4,6 +4,7 @@ import { createHash } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { createServer, type Server, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
+import { type TLSSocket, connect as tlsConnect } from 'node:tls';
 import {
   type CertificateAuthority,
   createCertificateAuthority,
@@ -185,4 +186,35 @@ export async function startFrontend(
   await f.start();
   cleanups.push(() => f.stop());
   return f;
+}
+
+/**
+ * An HTTP/1.1 CONNECT to cluster1's apiserver target on the frontend at `port` (ALPN http/1.1, the
+ * given client certificate); resolves with the TLS socket once the frontend answered 200.
+ */
+export async function http1Connect(
+  port: number,
+  pki: HubPki,
+  cert: KeyPairPem,
+  cleanups: Array<() => Promise<void> | void>,
+): Promise<TLSSocket> {
+  const s = tlsConnect({
+    port,
+    host: '127.0.0.1',
+    servername: 'localhost',
+    ca: pki.ca.certPem,
+    cert: cert.certPem,
+    key: cert.keyPem,
+    ALPNProtocols: ['http/1.1'],
+  });
+  s.on('error', () => {});
+  cleanups.push(() => {
+    s.destroy();
+  });
+  await new Promise((r) => s.once('secureConnect', r));
+  if (s.alpnProtocol !== 'http/1.1') throw new Error(`ALPN chose ${s.alpnProtocol}, not http/1.1`);
+  s.write('CONNECT cluster1:443 HTTP/1.1\r\n\r\n');
+  const head = await new Promise<string>((r) => s.once('data', (d: Buffer) => r(d.toString('latin1'))));
+  if (!head.startsWith('HTTP/1.1 200')) throw new Error(`CONNECT answered ${head.split('\r\n')[0]}`);
+  return s;
 }
