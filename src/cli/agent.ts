@@ -40,6 +40,7 @@ interface AgentFlags {
   clusterName: string;
   agentName?: string;
   kubeconfig?: string;
+  spokeKubeconfig?: string;
   bootstrapKubeconfig?: string;
   agentNamespace: string;
   proxyUrl?: string;
@@ -89,7 +90,18 @@ export function registerAgentCommand(program: Command): void {
         'this agent (certificate CN suffix); default: the one kept in hub-kubeconfig-secret, else a new random one',
       ).env('TETHER_AGENT_NAME'),
     )
-    .addOption(new Option('--kubeconfig <path>', 'kubeconfig of this managed cluster').env('KUBECONFIG'))
+    .addOption(
+      new Option(
+        '--kubeconfig <path>',
+        'kubeconfig of this managed cluster; with --spoke-kubeconfig, of the hosting cluster that keeps the agent namespace (hosted mode)',
+      ).env('KUBECONFIG'),
+    )
+    .addOption(
+      new Option(
+        '--spoke-kubeconfig <path>',
+        "hosted mode (OCM's flag): kubeconfig of the managed cluster, which the agent runs outside of; its Secrets stay on the --kubeconfig cluster",
+      ).env('TETHER_SPOKE_KUBECONFIG'),
+    )
     .addOption(
       new Option(
         '--bootstrap-kubeconfig <path>',
@@ -214,7 +226,13 @@ async function runAgent(flags: AgentFlags): Promise<void> {
     );
   // one ManagedServiceAccount agent per cluster: the add-on's, when this process hosts it
   if (inProcessAddons.includes(InProcessAddon.ManagedServiceAccount)) flags.serviceaccount = false;
-  const managed = kubeconfigFlag(flags.kubeconfig, 'managed cluster');
+  // Hosted mode: the agent's own namespace and Secrets on the hosting cluster, everything it
+  // reports and applies on the managed cluster (the spoke).
+  const agentKc = kubeconfigFlag(
+    flags.kubeconfig,
+    flags.spokeKubeconfig ? 'hosting cluster' : 'managed cluster',
+  );
+  const managed = flags.spokeKubeconfig ? kubeconfigFlag(flags.spokeKubeconfig, 'managed cluster') : agentKc;
   const log0 = logger('agent', { cluster: flags.clusterName });
   const exportsList = (flags.export ?? []).map(parseExport);
   const managedServer = new URL(managed.getCurrentCluster()?.server ?? '');
@@ -274,7 +292,7 @@ async function runAgent(flags: AgentFlags): Promise<void> {
   const agentName =
     flags.agentName ??
     (await resolveAgentName({
-      managedKubeConfig: managed,
+      agentKubeConfig: agentKc,
       clusterName: flags.clusterName,
       agentNamespace: flags.agentNamespace,
       log: log0,
@@ -329,8 +347,9 @@ async function runAgent(flags: AgentFlags): Promise<void> {
           agentId: agentName,
           hubKubeConfig: hub,
           managedKubeConfig: managed,
-          // the work agent's Events go here on the managed cluster, as OCM's agent records them
+          // the work agent's Events go to the agent namespace, as OCM's agent records them
           agentNamespace: flags.agentNamespace,
+          agentKubeConfig: agentKc,
           statusSyncIntervalMs: flags.statusSyncInterval * 1000,
         }),
       );
@@ -352,6 +371,7 @@ async function runAgent(flags: AgentFlags): Promise<void> {
     clusterName: flags.clusterName,
     agentName,
     managedKubeConfig: managed,
+    agentKubeConfig: agentKc,
     bootstrapKubeconfigPath: flags.bootstrapKubeconfig,
     agentNamespace: flags.agentNamespace,
     proxyUrl: flags.proxyUrl,

@@ -3,6 +3,9 @@
 // `bootstrap-hub-kubeconfig` Secret and the klusterlet-agent Deployment: src/install/agent.ts), or
 // with --bootstrap-only just store the bootstrap kubeconfig for a `tether agent` run elsewhere;
 // --dry-run / --output-file print the manifests instead. unjoin removes everything join installed.
+// --mode hosted (clusteradm's): the agent goes to the --kubeconfig cluster (the hosting cluster,
+// namespace klusterlet-<cluster>) and reaches the managed cluster through
+// --managed-cluster-kubeconfig, stored there as Secret external-managed-kubeconfig.
 
 import { readFileSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
@@ -16,6 +19,11 @@ import {
 } from '../api/index.ts';
 import { InvalidArgumentError, TetherError } from '../errors.ts';
 import {
+  agentNamespaceOf,
+  externalManagedKubeconfigSecretName,
+  hostedAgentNamespace,
+} from '../install/agent.ts';
+import {
   applyAgentInstall,
   planAgentInstall,
   removeAgentInstall,
@@ -23,6 +31,7 @@ import {
 } from '../install/agent-install.ts';
 import { toYaml } from '../install/apply.ts';
 import { defaultImage } from '../install/image-ref.ts';
+import { selfContainedKubeconfig } from '../install/managed-kubeconfig.ts';
 import { isNotFound, loadKubeconfig } from '../kube/index.ts';
 import { type PullPolicy, pullPolicies } from '../kube/workload.ts';
 import { bootstrapKubeconfigYaml, writeBootstrapSecret } from '../registration/bootstrap.ts';
@@ -81,7 +90,9 @@ interface JoinFlags {
   addonLeaseDuration?: number;
   addonLeaseSyncInterval?: number;
   kubeconfig?: string;
-  agentNamespace: string;
+  mode: 'default' | 'hosted';
+  managedClusterKubeconfig?: string;
+  agentNamespace?: string;
   bootstrapOnly: boolean;
   image: string;
   imagePullPolicy: PullPolicy;
@@ -147,8 +158,27 @@ export function registerJoinCommands(program: Command): void {
         "the agent's --addon-lease-sync-interval (default: the agent's, OCM's 30 s)",
       ).argParser(periodSeconds('--addon-lease-sync-interval', 3600)),
     )
-    .option('--kubeconfig <path>', 'kubeconfig of the managed cluster', process.env.KUBECONFIG)
-    .option('--agent-namespace <ns>', 'namespace of the agent (with --bootstrap-only)', agentNamespace)
+    .option(
+      '--kubeconfig <path>',
+      'kubeconfig of the managed cluster (--mode hosted: of the hosting cluster)',
+      process.env.KUBECONFIG,
+    )
+    .addOption(
+      new Option(
+        '--mode <mode>',
+        'default: the agent runs on the managed cluster; hosted: on the --kubeconfig cluster, reaching the managed cluster through --managed-cluster-kubeconfig',
+      )
+        .choices(['default', 'hosted'])
+        .default('default'),
+    )
+    .option(
+      '--managed-cluster-kubeconfig <path>',
+      "--mode hosted: the managed cluster's kubeconfig; its current context is stored (files embedded) on the hosting cluster as Secret external-managed-kubeconfig, so its server must be reachable from there",
+    )
+    .option(
+      '--agent-namespace <ns>',
+      `namespace of the agent (with --bootstrap-only; default ${agentNamespace}, hosted: klusterlet-<cluster>)`,
+    )
     .option(
       '--bootstrap-only',
       'only store the bootstrap kubeconfig; run `tether agent` yourself (e.g. `tether up --processes`)',
@@ -187,6 +217,19 @@ export function registerJoinCommands(program: Command): void {
         ? readPem('--proxy-ca-file', opts.proxyCaFile, 'the forward proxy CA bundle')
         : undefined;
       const timeoutMs = parseDurationSeconds('--timeout', opts.timeout) * 1000;
+      const hosted = opts.mode === 'hosted';
+      if (hosted !== (opts.managedClusterKubeconfig !== undefined))
+        throw new InvalidArgumentError(
+          hosted
+            ? '--mode hosted needs --managed-cluster-kubeconfig (the cluster the agent manages from outside)'
+            : '--managed-cluster-kubeconfig goes with --mode hosted',
+        );
+      const managedClusterKubeconfig = opts.managedClusterKubeconfig
+        ? selfContainedKubeconfig(
+            loadKubeconfig(opts.managedClusterKubeconfig, { proxyEnv: false }),
+            '--managed-cluster-kubeconfig',
+          )
+        : undefined;
       const yaml = bootstrapKubeconfigYaml({
         hubApiserver: opts.hubApiserver,
         hubCaPem: caPem,
@@ -210,6 +253,13 @@ export function registerJoinCommands(program: Command): void {
         statusSyncIntervalSeconds: opts.statusSyncInterval,
         addonLeaseDurationSeconds: opts.addonLeaseDuration,
         addonLeaseSyncIntervalSeconds: opts.addonLeaseSyncInterval,
+        managedClusterKubeconfig,
+        namespace: opts.agentNamespace,
+      });
+      const namespace = agentNamespaceOf({
+        clusterName: opts.clusterName,
+        managedClusterKubeconfig,
+        namespace: opts.agentNamespace,
       });
       if (printOnly) {
         if (opts.bootstrapOnly)
@@ -225,15 +275,29 @@ export function registerJoinCommands(program: Command): void {
           '--kubeconfig (or KUBECONFIG) must name the managed cluster kubeconfig',
         );
       await checkHubAccess(yaml, opts.hubApiserver);
-      const managed = loadKubeconfig(opts.kubeconfig, { proxyEnv: false });
+      const target = loadKubeconfig(opts.kubeconfig, { proxyEnv: false });
+      const managed = opts.managedClusterKubeconfig
+        ? loadKubeconfig(opts.managedClusterKubeconfig, { proxyEnv: false })
+        : target;
       if (opts.bootstrapOnly) {
-        await writeBootstrapSecret(managed, yaml, opts.agentNamespace);
+        await writeBootstrapSecret(target, yaml, namespace);
+        if (managedClusterKubeconfig !== undefined)
+          await writeBootstrapSecret(
+            target,
+            managedClusterKubeconfig,
+            namespace,
+            externalManagedKubeconfigSecretName,
+          );
+        const where = hosted ? 'the hosting cluster' : 'the managed cluster';
+        const agentLine = hosted
+          ? `  tether agent --cluster-name ${opts.clusterName} --kubeconfig ${opts.kubeconfig} --spoke-kubeconfig ${opts.managedClusterKubeconfig} --agent-namespace ${namespace}`
+          : `  tether agent --cluster-name ${opts.clusterName} --kubeconfig ${opts.kubeconfig}${namespace === agentNamespace ? '' : ` --agent-namespace ${namespace}`}`;
         process.stdout.write(
           [
-            `Stored the bootstrap kubeconfig in ${opts.agentNamespace}/${bootstrapHubKubeconfigSecretName} on the managed cluster.`,
+            `Stored the bootstrap kubeconfig in ${namespace}/${bootstrapHubKubeconfigSecretName} on ${where}.`,
             'Start the agent (it creates the ManagedCluster and requests its certificate):',
             '',
-            `  tether agent --cluster-name ${opts.clusterName} --kubeconfig ${opts.kubeconfig}`,
+            agentLine,
             '',
             `Then on the hub: tether accept --clusters ${opts.clusterName}`,
             '',
@@ -241,16 +305,18 @@ export function registerJoinCommands(program: Command): void {
         );
         return;
       }
-      if (opts.agentNamespace !== agentNamespace)
+      if (!hosted && namespace !== agentNamespace)
         throw new InvalidArgumentError(
-          `--agent-namespace goes with --bootstrap-only; the installed agent lives in ${agentNamespace}`,
+          `--agent-namespace goes with --bootstrap-only or --mode hosted; the installed agent lives in ${agentNamespace}`,
         );
-      await applyAgentInstall(managed, objects);
+      await applyAgentInstall(target, objects, managed);
       process.stdout.write(
-        `Installed the agent: Deployment ${agentNamespace}/klusterlet-agent (${opts.image}) with ${bootstrapHubKubeconfigSecretName}.\n`,
+        hosted
+          ? `Installed the hosted agent on the hosting cluster: Deployment ${namespace}/klusterlet-agent (${opts.image}) with ${bootstrapHubKubeconfigSecretName} and ${externalManagedKubeconfigSecretName}; on the managed cluster only the agent's CRDs.\n`
+          : `Installed the agent: Deployment ${agentNamespace}/klusterlet-agent (${opts.image}) with ${bootstrapHubKubeconfigSecretName}.\n`,
       );
       if (opts.wait) {
-        await waitForAgent(managed, timeoutMs);
+        await waitForAgent(target, timeoutMs, namespace);
         process.stdout.write('The agent is available.\n');
       }
       process.stdout.write(`Then on the hub: tether accept --clusters ${opts.clusterName}\n`);
@@ -262,39 +328,57 @@ export function registerJoinCommands(program: Command): void {
       'remove the agent and its hub credentials from this managed cluster (what join installed), and the addon agents it ran',
     )
     .requiredOption('--cluster-name <name>', 'name of this managed cluster on the hub')
-    .option('--kubeconfig <path>', 'kubeconfig of the managed cluster', process.env.KUBECONFIG)
-    .option('--agent-namespace <ns>', 'namespace of a --bootstrap-only agent', agentNamespace)
+    .option(
+      '--kubeconfig <path>',
+      'kubeconfig of the managed cluster (--mode hosted: of the hosting cluster)',
+      process.env.KUBECONFIG,
+    )
+    .addOption(
+      new Option('--mode <mode>', 'how the agent was joined')
+        .choices(['default', 'hosted'])
+        .default('default'),
+    )
+    .option(
+      '--agent-namespace <ns>',
+      `namespace of a --bootstrap-only or hosted agent (default ${agentNamespace}, hosted: klusterlet-<cluster>)`,
+    )
     .option('--timeout <duration>', 'how long to wait for the agent namespace to be gone', '2m')
     .action(
-      async (opts: { clusterName: string; kubeconfig?: string; agentNamespace: string; timeout: string }) => {
+      async (opts: {
+        clusterName: string;
+        kubeconfig?: string;
+        mode: 'default' | 'hosted';
+        agentNamespace?: string;
+        timeout: string;
+      }) => {
         if (!opts.kubeconfig)
           throw new InvalidArgumentError(
             '--kubeconfig (or KUBECONFIG) must name the managed cluster kubeconfig',
           );
         const timeoutMs = parseDurationSeconds('--timeout', opts.timeout) * 1000;
-        const managed = loadKubeconfig(opts.kubeconfig, { proxyEnv: false });
-        const core = managed.makeApiClient(CoreV1Api);
-        if (opts.agentNamespace === agentNamespace) {
-          for (const d of await removeAgentInstall(managed)) process.stdout.write(`deleted ${d}\n`);
-          const gone = async (name: string) => {
-            try {
-              await core.readNamespace({ name });
-              return false;
-            } catch (err) {
-              if (isNotFound(err)) return true;
-              throw err;
-            }
-          };
-          await pollUntil(async () => (await gone(agentNamespace)) && (await gone(addonAgentNamespace)), {
+        const target = loadKubeconfig(opts.kubeconfig, { proxyEnv: false });
+        if (opts.mode === 'hosted') {
+          await unjoinHosted(
+            target,
+            opts.agentNamespace ?? hostedAgentNamespace(opts.clusterName),
             timeoutMs,
-            intervalMs: 250,
-            description: `namespaces ${agentNamespace} and ${addonAgentNamespace} to be gone`,
-          });
+          );
+        } else if ((opts.agentNamespace ?? agentNamespace) === agentNamespace) {
+          for (const d of await removeAgentInstall(target)) process.stdout.write(`deleted ${d}\n`);
+          await waitGone(
+            [
+              [target, agentNamespace],
+              [target, addonAgentNamespace],
+            ],
+            timeoutMs,
+          );
         } else {
+          const core = target.makeApiClient(CoreV1Api);
+          const namespace = opts.agentNamespace ?? agentNamespace;
           for (const name of [hubKubeconfigSecretName, bootstrapHubKubeconfigSecretName]) {
             try {
-              await core.deleteNamespacedSecret({ name, namespace: opts.agentNamespace });
-              process.stdout.write(`deleted ${opts.agentNamespace}/${name}\n`);
+              await core.deleteNamespacedSecret({ name, namespace });
+              process.stdout.write(`deleted ${namespace}/${name}\n`);
             } catch (err) {
               if (!isNotFound(err)) throw err;
             }
@@ -305,4 +389,65 @@ export function registerJoinCommands(program: Command): void {
         );
       },
     );
+}
+
+async function namespaceGone(kc: KubeConfig, name: string): Promise<boolean> {
+  try {
+    await kc.makeApiClient(CoreV1Api).readNamespace({ name });
+    return false;
+  } catch (err) {
+    if (isNotFound(err)) return true;
+    throw err;
+  }
+}
+
+async function waitGone(namespaces: Array<[KubeConfig, string]>, timeoutMs: number): Promise<void> {
+  await pollUntil(
+    async () => {
+      for (const [kc, name] of namespaces) if (!(await namespaceGone(kc, name))) return false;
+      return true;
+    },
+    {
+      timeoutMs,
+      intervalMs: 250,
+      description: `namespaces ${namespaces.map(([, n]) => n).join(' and ')} to be gone`,
+    },
+  );
+}
+
+/**
+ * Hosted mode: the agent's namespace on the hosting cluster, and on the managed cluster (through the
+ * kubeconfig the agent kept, read before it goes) the add-on agents' namespace.
+ */
+async function unjoinHosted(hosting: KubeConfig, namespace: string, timeoutMs: number): Promise<void> {
+  let managed: KubeConfig | undefined;
+  try {
+    const secret = await hosting
+      .makeApiClient(CoreV1Api)
+      .readNamespacedSecret({ name: externalManagedKubeconfigSecretName, namespace });
+    const data = secret.data?.kubeconfig;
+    if (data) {
+      managed = new KubeConfig();
+      managed.loadFromString(Buffer.from(data, 'base64').toString('utf8'));
+    }
+  } catch (err) {
+    if (!isNotFound(err)) throw err;
+  }
+  for (const d of await removeAgentInstall(hosting, { namespace, hosted: true }))
+    process.stdout.write(`deleted ${d} (hosting cluster)\n`);
+  const waits: Array<[KubeConfig, string]> = [[hosting, namespace]];
+  if (managed) {
+    try {
+      await managed.makeApiClient(CoreV1Api).deleteNamespace({ name: addonAgentNamespace });
+      process.stdout.write(`deleted Namespace ${addonAgentNamespace} (managed cluster)\n`);
+    } catch (err) {
+      if (!isNotFound(err)) throw err;
+    }
+    waits.push([managed, addonAgentNamespace]);
+  } else {
+    process.stdout.write(
+      `no ${namespace}/${externalManagedKubeconfigSecretName} on the hosting cluster: the managed cluster was left as it is\n`,
+    );
+  }
+  await waitGone(waits, timeoutMs);
 }

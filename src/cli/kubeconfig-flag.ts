@@ -9,7 +9,10 @@ import { inClusterKubeConfig, loadKubeconfig } from '../kube/index.ts';
  * Loads the kubeconfig a `--kubeconfig` flag (or KUBECONFIG) names; `of` says whose it must be.
  * Without one, a process running in a pod uses its ServiceAccount (in-cluster config), like kubectl.
  */
-export function kubeconfigFlag(path: string | undefined, of: 'hub' | 'managed cluster'): KubeConfig {
+export function kubeconfigFlag(
+  path: string | undefined,
+  of: 'hub' | 'managed cluster' | 'hosting cluster',
+): KubeConfig {
   if (path) return loadKubeconfig(path, { proxyEnv: false });
   const inCluster = inClusterKubeConfig();
   if (inCluster) return inCluster;

@@ -10,7 +10,13 @@
 //
 // RBAC: the work agent applies whatever ManifestWorks deliver (any kind, any namespace), so the
 // agent is bound to cluster-admin on its own cluster, as OCM's klusterlet work agent effectively
-// is; what it may do on the *hub* is the hub's narrow per-cluster RBAC. Pure data.
+// is; what it may do on the *hub* is the hub's narrow per-cluster RBAC.
+//
+// Hosted mode (OCM's `--mode hosted`): the same Deployment runs on a *hosting* cluster, in
+// namespace `klusterlet-<cluster>`, and reaches the managed cluster through the kubeconfig in Secret
+// `external-managed-kubeconfig` (`tether agent --spoke-kubeconfig`). Its rights on the managed
+// cluster are that kubeconfig's; on the hosting cluster it gets a Role in its own namespace only
+// (its Secrets and Events), no cluster-wide binding. Pure data.
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { deployment, type ImageOptions, meta } from '../kube/workload.ts';
 import { agentNames, agentNamespace, bootstrapHubKubeconfigSecretName, ports } from './names.ts';
@@ -37,31 +43,92 @@ export interface AgentInstallOptions extends ImageOptions {
   addonLeaseDurationSeconds?: number;
   /** the agent's --addon-lease-sync-interval (unset: the agent's default, OCM's 30 s) */
   addonLeaseSyncIntervalSeconds?: number;
+  /**
+   * hosted mode: the kubeconfig (embedded credentials) the agent uses for the managed cluster; the
+   * objects here then go to the hosting cluster, in `namespace`
+   */
+  managedClusterKubeconfig?: string;
+  /** the agent's namespace (default open-cluster-management-agent; hosted: klusterlet-<cluster>) */
+  namespace?: string;
+}
+
+/** OCM's hosted-mode Secret holding the managed cluster's kubeconfig (key `kubeconfig`). */
+export const externalManagedKubeconfigSecretName = 'external-managed-kubeconfig';
+
+/** The agent's namespace on the hosting cluster in hosted mode, as OCM names it. */
+export function hostedAgentNamespace(clusterName: string): string {
+  return `klusterlet-${clusterName}`;
+}
+
+/** The agent's namespace for these options. */
+export function agentNamespaceOf(
+  o: Pick<AgentInstallOptions, 'namespace' | 'managedClusterKubeconfig' | 'clusterName'>,
+): string {
+  return o.namespace ?? (o.managedClusterKubeconfig ? hostedAgentNamespace(o.clusterName) : agentNamespace);
 }
 
 const component = agentNames.deployment;
 const mountDir = '/etc/tether';
 
-function secret(name: string, data: Record<string, string>): KubernetesObject {
+function secret(name: string, namespace: string, data: Record<string, string>): KubernetesObject {
   return {
     apiVersion: 'v1',
     kind: 'Secret',
-    metadata: meta(name, agentNamespace, component),
+    metadata: meta(name, namespace, component),
     type: 'Opaque',
     stringData: data,
   } as KubernetesObject;
 }
 
+/** Hosted mode: the agent's rights on the hosting cluster, its own namespace only. */
+function hostedRbac(namespace: string, sa: string): KubernetesObject[] {
+  const name = `open-cluster-management:${component}`;
+  return [
+    {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'Role',
+      metadata: meta(name, namespace, component),
+      rules: [
+        // bootstrap-hub-kubeconfig (read), hub-kubeconfig-secret (read, write; an informer watches it)
+        {
+          apiGroups: [''],
+          resources: ['secrets'],
+          verbs: ['get', 'list', 'watch', 'create', 'update', 'patch'],
+        },
+        // the work agent's Events
+        { apiGroups: ['', 'events.k8s.io'], resources: ['events'], verbs: ['create', 'update', 'patch'] },
+      ],
+    } as KubernetesObject,
+    {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'RoleBinding',
+      metadata: meta(name, namespace, component),
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name },
+      subjects: [{ kind: 'ServiceAccount', name: sa, namespace }],
+    } as KubernetesObject,
+  ];
+}
+
 export function agentManifests(o: AgentInstallOptions): KubernetesObject[] {
   const sa = agentNames.serviceAccount;
+  const namespace = agentNamespaceOf(o);
+  const hosted = o.managedClusterKubeconfig !== undefined;
   const args = [
     'agent',
     `--cluster-name=${o.clusterName}`,
-    `--agent-namespace=${agentNamespace}`,
+    `--agent-namespace=${namespace}`,
     `--ops-port=${ports.agentOps}`,
     '--ops-bind-address=0.0.0.0',
   ];
   const mounts: Parameters<typeof deployment>[0]['mounts'] = [];
+  if (hosted) {
+    args.push(`--spoke-kubeconfig=${mountDir}/spoke/kubeconfig`);
+    mounts.push({
+      kind: 'Secret',
+      name: externalManagedKubeconfigSecretName,
+      mountPath: `${mountDir}/spoke`,
+    });
+  }
   if (o.proxyUrl) args.push(`--proxy-url=${o.proxyUrl}`);
   if (o.serviceAccountAgent === false) args.push('--no-serviceaccount');
   if (o.inProcessAddons?.length) args.push(`--in-process-addons=${o.inProcessAddons.join(',')}`);
@@ -87,30 +154,41 @@ export function agentManifests(o: AgentInstallOptions): KubernetesObject[] {
     {
       apiVersion: 'v1',
       kind: 'Namespace',
-      metadata: meta(agentNamespace, undefined, component),
+      metadata: meta(namespace, undefined, component),
     } as KubernetesObject,
     {
       apiVersion: 'v1',
       kind: 'ServiceAccount',
-      metadata: meta(sa, agentNamespace, component),
+      metadata: meta(sa, namespace, component),
     } as KubernetesObject,
-    {
-      apiVersion: 'rbac.authorization.k8s.io/v1',
-      kind: 'ClusterRoleBinding',
-      metadata: meta(`open-cluster-management:${component}`, undefined, component),
-      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'cluster-admin' },
-      subjects: [{ kind: 'ServiceAccount', name: sa, namespace: agentNamespace }],
-    } as KubernetesObject,
-    secret(bootstrapHubKubeconfigSecretName, { kubeconfig: o.bootstrapKubeconfig }),
-    ...(o.proxyServer && o.proxyServerCaPem
-      ? [secret(agentNames.proxyServerCa, { 'ca.crt': o.proxyServerCaPem })]
+    ...(hosted
+      ? hostedRbac(namespace, sa)
+      : [
+          {
+            apiVersion: 'rbac.authorization.k8s.io/v1',
+            kind: 'ClusterRoleBinding',
+            metadata: meta(`open-cluster-management:${component}`, undefined, component),
+            roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'cluster-admin' },
+            subjects: [{ kind: 'ServiceAccount', name: sa, namespace }],
+          } as KubernetesObject,
+        ]),
+    secret(bootstrapHubKubeconfigSecretName, namespace, { kubeconfig: o.bootstrapKubeconfig }),
+    ...(hosted
+      ? [
+          secret(externalManagedKubeconfigSecretName, namespace, {
+            kubeconfig: o.managedClusterKubeconfig ?? '',
+          }),
+        ]
       : []),
-    ...(o.proxyCaPem ? [secret(agentNames.forwardProxyCa, { 'ca.crt': o.proxyCaPem })] : []),
+    ...(o.proxyServer && o.proxyServerCaPem
+      ? [secret(agentNames.proxyServerCa, namespace, { 'ca.crt': o.proxyServerCaPem })]
+      : []),
+    ...(o.proxyCaPem ? [secret(agentNames.forwardProxyCa, namespace, { 'ca.crt': o.proxyCaPem })] : []),
     deployment({
       image: o.image,
       imagePullPolicy: o.imagePullPolicy,
       name: component,
-      namespace: agentNamespace,
+      namespace,
       serviceAccount: sa,
       // one agent per cluster: its identity (CSR, lease) is one
       replicas: 1,

@@ -119,6 +119,8 @@ export async function writeBootstrapSecret(
   managed: KubeConfig,
   kubeconfigYaml: string,
   namespace = agentNamespace,
+  /** the Secret's name (hosted mode stores external-managed-kubeconfig the same way) */
+  name = bootstrapHubKubeconfigSecretName,
 ): Promise<void> {
   const core = managed.makeApiClient(CoreV1Api);
   try {
@@ -132,7 +134,7 @@ export async function writeBootstrapSecret(
       {
         apiVersion: 'v1',
         kind: 'Secret',
-        metadata: { name: bootstrapHubKubeconfigSecretName, namespace },
+        metadata: { name, namespace },
         type: 'Opaque',
         stringData: { kubeconfig: kubeconfigYaml },
       } as KubernetesObject,

@@ -275,6 +275,34 @@ describe('agent manifests', () => {
       }).filter(periods),
     ).toEqual(['--status-sync-interval=2', '--addon-lease-duration=5', '--addon-lease-sync-interval=1']);
   });
+
+  it('hosted mode: everything in klusterlet-<cluster> with the managed kubeconfig mounted, and no cluster-wide right', () => {
+    const objects = agentManifests({ ...base, managedClusterKubeconfig: 'MANAGED' }) as Obj[];
+    const ns = 'klusterlet-c1';
+    expect(objects.find((o) => o.kind === 'Namespace')?.metadata?.name).toBe(ns);
+    for (const o of objects.filter((x) => x.kind !== 'Namespace')) expect(o.metadata?.namespace).toBe(ns);
+    expect(objects.some((o) => o.kind === 'ClusterRoleBinding' || o.kind === 'ClusterRole')).toBe(false);
+    const role = objects.find((o) => o.kind === 'Role') as Obj;
+    expect(role.rules?.flatMap((r) => r.resources).sort()).toEqual(['events', 'secrets']);
+    expect(role.rules?.flatMap((r) => r.verbs)).not.toContain('delete');
+    const binding = objects.find((o) => o.kind === 'RoleBinding') as Obj & { subjects: unknown[] };
+    expect(binding.subjects).toEqual([
+      { kind: 'ServiceAccount', name: 'klusterlet-agent-sa', namespace: ns },
+    ]);
+    expect(
+      objects.find((o) => o.kind === 'Secret' && o.metadata?.name === 'external-managed-kubeconfig')
+        ?.stringData,
+    ).toEqual({ kubeconfig: 'MANAGED' });
+    const args = containerOf(objects.find((o) => o.kind === 'Deployment') as Obj).args;
+    expect(args).toContain(`--agent-namespace=${ns}`);
+    expect(args).toContain('--spoke-kubeconfig=/etc/tether/spoke/kubeconfig');
+    // a default-mode agent keeps its cluster-admin binding and its namespace
+    const plain = agentManifests(base) as Obj[];
+    expect(plain.find((o) => o.kind === 'ClusterRoleBinding')).toBeDefined();
+    expect(containerOf(plain.find((o) => o.kind === 'Deployment') as Obj).args).not.toContain(
+      '--spoke-kubeconfig=/etc/tether/spoke/kubeconfig',
+    );
+  });
 });
 
 describe('hub certificates', () => {

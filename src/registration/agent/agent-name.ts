@@ -8,11 +8,11 @@ import { randomInt } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { HubKubeconfigSecretKey, hubKubeconfigSecretName } from '../../api/index.ts';
-import { isAlreadyExists, isForbidden, ResourceClient } from '../../kube/index.ts';
+import { ResourceClient } from '../../kube/index.ts';
 import type { Logger } from '../../log.ts';
 import { describeError } from './describe-error.ts';
-import { fieldManager } from './hub-kubeconfig-secret.ts';
-import { b64, namespaceResource, type Secret, secretResource, unb64 } from './kinds.ts';
+import { ensureAgentNamespace, fieldManager } from './hub-kubeconfig-secret.ts';
+import { b64, type Secret, secretResource, unb64 } from './kinds.ts';
 
 /** Length of a generated agent name (OCM's spokeAgentNameLength). */
 export const generatedAgentNameLength = 5;
@@ -42,9 +42,10 @@ export function storedAgentName(secret: Secret | undefined, clusterName: string)
 }
 
 export interface ResolveAgentNameOptions {
-  managedKubeConfig: KubeConfig;
+  /** the cluster that keeps the agent's Secrets: the managed cluster, or the hosting one in hosted mode */
+  agentKubeConfig: KubeConfig;
   clusterName: string;
-  /** namespace of hub-kubeconfig-secret on the managed cluster */
+  /** namespace of hub-kubeconfig-secret */
   agentNamespace: string;
   /** attempts while the managed apiserver does not answer (default 6, 1 s doubling) */
   attempts?: number;
@@ -71,18 +72,13 @@ export async function resolveAgentName(opts: ResolveAgentNameOptions): Promise<s
 }
 
 async function resolveOnce(opts: ResolveAgentNameOptions): Promise<string> {
-  const { managedKubeConfig, clusterName, agentNamespace: namespace, signal } = opts;
-  const secrets = new ResourceClient<Secret>(managedKubeConfig, secretResource);
+  const { agentKubeConfig, clusterName, agentNamespace: namespace, signal } = opts;
+  const secrets = new ResourceClient<Secret>(agentKubeConfig, secretResource);
   const existing = await secrets.get(hubKubeconfigSecretName, namespace, { signal });
   const stored = storedAgentName(existing, clusterName);
   if (stored) return stored;
   const name = generateAgentName();
-  const namespaces = new ResourceClient(managedKubeConfig, namespaceResource);
-  if (!(await namespaces.get(namespace, undefined, { signal }))) {
-    await namespaces.create({ metadata: { name: namespace } }, { signal }).catch((err: unknown) => {
-      if (!isAlreadyExists(err) && !isForbidden(err)) throw err;
-    });
-  }
+  await ensureAgentNamespace(agentKubeConfig, namespace, signal);
   // A secret for another cluster (or without a name) holds nothing this agent can use: the apply
   // names only the two identity keys, so the credential keys this field manager wrote go too.
   await secrets.apply(

@@ -37,7 +37,8 @@ export interface BootstrapKubeconfig {
 }
 
 export interface BootstrapSource {
-  managedKubeConfig: KubeConfig;
+  /** the cluster that keeps the agent's Secrets: the managed cluster, or the hosting one in hosted mode */
+  agentKubeConfig: KubeConfig;
   agentNamespace: string;
   /** a kubeconfig file; without it the Secret in the agent namespace */
   bootstrapKubeconfigPath?: string;
@@ -56,7 +57,7 @@ export async function loadBootstrapKubeconfig(
     return bootstrapFromKubeConfig(kc, source.bootstrapKubeconfigPath, source);
   }
   const where = `secret ${source.agentNamespace}/${bootstrapHubKubeconfigSecretName}`;
-  const secrets = new ResourceClient<Secret>(source.managedKubeConfig, secretResource);
+  const secrets = new ResourceClient<Secret>(source.agentKubeConfig, secretResource);
   const secret = await secrets.get(bootstrapHubKubeconfigSecretName, source.agentNamespace, { signal });
   if (!secret) {
     throw new InvalidKubeconfigError(

@@ -38,6 +38,9 @@ export interface HubCredentialsOptions {
   clusterName: string;
   agentName: string;
   agentNamespace: string;
+  /** the cluster that keeps the agent's Secrets: the managed cluster, or the hosting one in hosted mode */
+  agentKubeConfig: KubeConfig;
+  /** the managed cluster itself: its apiserver address and CA go into the ManagedCluster */
   managedKubeConfig: KubeConfig;
   bootstrapKubeconfigPath?: string;
   proxyUrl?: string;
@@ -74,7 +77,7 @@ export class HubCredentialsReconciler {
     this.opts = opts;
     this.log = opts.log;
     this.reporter = new CertificateReporter(opts.clusterName, opts.log);
-    const secrets = new ResourceClient<Secret>(opts.managedKubeConfig, secretResource);
+    const secrets = new ResourceClient<Secret>(opts.agentKubeConfig, secretResource);
     this.secretInformer = new Informer(secrets, {
       namespace: opts.agentNamespace,
       fieldSelector: `metadata.name=${hubKubeconfigSecretName}`,
@@ -154,7 +157,7 @@ export class HubCredentialsReconciler {
       return;
     }
     const bootstrap = await this.bootstrapKubeconfig();
-    const secrets = new ResourceClient<Secret>(this.opts.managedKubeConfig, secretResource);
+    const secrets = new ResourceClient<Secret>(this.opts.agentKubeConfig, secretResource);
     const secret = await secrets.get(hubKubeconfigSecretName, this.opts.agentNamespace, { signal });
     const stored = secret
       ? credentialsFromSecret(secret, this.opts, bootstrap?.hub, this.opts.proxyEnv)
@@ -272,7 +275,7 @@ export class HubCredentialsReconciler {
 
   private async store(creds: HubCredentials): Promise<void> {
     await writeHubKubeconfigSecret(
-      this.opts.managedKubeConfig,
+      this.opts.agentKubeConfig,
       this.opts.agentNamespace,
       creds,
       this.opts,

@@ -207,6 +207,27 @@ export function hubKubeconfigSecretData(creds: HubCredentials, identity: Identit
   };
 }
 
+/**
+ * Creates the agent namespace if it is missing (an agent run by hand may not have one). A hosted
+ * agent may neither read nor create namespaces on its hosting cluster (its Role is its own
+ * namespace's): forbidden means the installer made it.
+ */
+export async function ensureAgentNamespace(
+  kc: KubeConfig,
+  namespace: string,
+  signal?: AbortSignal,
+): Promise<void> {
+  const namespaces = new ResourceClient(kc, namespaceResource);
+  const exists = await namespaces.get(namespace, undefined, { signal }).catch((err: unknown) => {
+    if (isForbidden(err)) return true;
+    throw err;
+  });
+  if (exists) return;
+  await namespaces.create({ metadata: { name: namespace } }, { signal }).catch((err: unknown) => {
+    if (!isAlreadyExists(err) && !isForbidden(err)) throw err;
+  });
+}
+
 /** Write (create or take over) the hub kubeconfig secret; creates the agent namespace if it is missing. */
 export async function writeHubKubeconfigSecret(
   managed: KubeConfig,
@@ -215,12 +236,7 @@ export async function writeHubKubeconfigSecret(
   identity: Identity,
   signal?: AbortSignal,
 ): Promise<Secret> {
-  const namespaces = new ResourceClient(managed, namespaceResource);
-  if (!(await namespaces.get(namespace, undefined, { signal }))) {
-    await namespaces.create({ metadata: { name: namespace } }, { signal }).catch((err: unknown) => {
-      if (!isAlreadyExists(err) && !isForbidden(err)) throw err;
-    });
-  }
+  await ensureAgentNamespace(managed, namespace, signal);
   const secrets = new ResourceClient<Secret>(managed, secretResource);
   return secrets.apply(
     {

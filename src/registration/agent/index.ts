@@ -65,8 +65,13 @@ export interface RegistrationAgentOptions {
    * Default: the one kept in hub-kubeconfig-secret, else a new random one stored there (OCM's way).
    */
   agentName?: string;
-  /** credential for this managed cluster's apiserver (secrets, claims, probes) */
+  /** credential for this managed cluster's apiserver (claims, probes, add-on secrets) */
   managedKubeConfig: KubeConfig;
+  /**
+   * the cluster that keeps the agent's own Secrets (bootstrap-hub-kubeconfig, hub-kubeconfig-secret):
+   * the hosting cluster in hosted mode (OCM's); default managedKubeConfig
+   */
+  agentKubeConfig?: KubeConfig;
   /** bootstrap kubeconfig file; without it Secret bootstrap-hub-kubeconfig in agentNamespace */
   bootstrapKubeconfigPath?: string;
   /** namespace on the managed cluster for the agent's secrets (default open-cluster-management-agent) */
@@ -162,10 +167,11 @@ function validate(opts: RegistrationAgentOptions): void {
 export async function startRegistrationAgent(opts: RegistrationAgentOptions): Promise<RegistrationAgent> {
   validate(opts);
   const { clusterName, managedKubeConfig } = opts;
+  const agentKubeConfig = opts.agentKubeConfig ?? managedKubeConfig;
   const namespace = opts.agentNamespace ?? defaultAgentNamespace;
   const agentName =
     opts.agentName ??
-    (await resolveAgentName({ managedKubeConfig, clusterName, agentNamespace: namespace, log: opts.log }));
+    (await resolveAgentName({ agentKubeConfig, clusterName, agentNamespace: namespace, log: opts.log }));
   const log = opts.log ?? logger('registration-agent', { cluster: clusterName, agent: agentName });
   const statusIntervalMs = (opts.statusIntervalSeconds ?? 60) * 1000;
   const clientConfigs = managedClusterClientConfigs(managedKubeConfig);
@@ -204,6 +210,7 @@ export async function startRegistrationAgent(opts: RegistrationAgentOptions): Pr
 
   const recreator = new ManagedClusterRecreator({
     clusterName,
+    agentKubeConfig,
     managedKubeConfig,
     agentNamespace: namespace,
     bootstrapKubeconfigPath: opts.bootstrapKubeconfigPath,
@@ -231,6 +238,7 @@ export async function startRegistrationAgent(opts: RegistrationAgentOptions): Pr
     clusterName,
     agentName,
     agentNamespace: namespace,
+    agentKubeConfig,
     managedKubeConfig,
     bootstrapKubeconfigPath: opts.bootstrapKubeconfigPath,
     proxyUrl: opts.proxyUrl,

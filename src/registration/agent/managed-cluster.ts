@@ -66,6 +66,8 @@ export async function ensureManagedCluster(
 
 export interface ManagedClusterRecreatorOptions extends BootstrapSource {
   clusterName: string;
+  /** the managed cluster itself: its apiserver address and CA go into the ManagedCluster */
+  managedKubeConfig: KubeConfig;
   leaseDurationSeconds: number;
   /** the current hub credential, tried when there is no bootstrap kubeconfig */
   hubKubeConfig(): KubeConfig | undefined;

@@ -17,6 +17,7 @@ import { InvalidArgumentError } from '../../errors.ts';
 import {
   Informer,
   isAlreadyExists,
+  isForbidden,
   type KubeObject,
   namespaceResource,
   ResourceClient,
@@ -51,8 +52,13 @@ export interface WorkAgentOptions {
   appliedManifestWorkEvictionGracePeriodMs?: number;
   /** re-apply and refresh status (Available, feedback) this often (default 30 s) */
   statusSyncIntervalMs?: number;
-  /** the agent's namespace on the managed cluster, where its events go (default open-cluster-management-agent) */
+  /** the agent's namespace, where its events go (default open-cluster-management-agent) */
   agentNamespace?: string;
+  /**
+   * the cluster that holds the agent's namespace: the managed cluster, or the hosting one in hosted
+   * mode (default managedKubeConfig)
+   */
+  agentKubeConfig?: KubeConfig;
 }
 
 /** How often each work is applied again and its status (Available, feedback) refreshed by default. */
@@ -69,13 +75,17 @@ export interface WorkAgent {
 /** How long stop() waits for queued events. */
 const eventFlushTimeoutMs = 5_000;
 
-/** The namespace the agent's events go to (the klusterlet creates it; an agent run by hand may not have it). */
+/**
+ * The namespace the agent's events go to (the klusterlet creates it; an agent run by hand may not
+ * have it). A hosted agent may not create namespaces on its hosting cluster (its Role is its own
+ * namespace's): forbidden means "made by whoever installed it".
+ */
 async function ensureNamespace(kc: KubeConfig, name: string): Promise<void> {
   const namespaces = new ResourceClient<KubeObject>(kc, namespaceResource);
   try {
     await namespaces.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
   } catch (err) {
-    if (!isAlreadyExists(err)) throw err;
+    if (!isAlreadyExists(err) && !isForbidden(err)) throw err;
   }
 }
 
@@ -95,7 +105,7 @@ export async function startWorkAgent(opts: WorkAgentOptions): Promise<WorkAgent>
   const eventNamespace = opts.agentNamespace ?? defaultAgentNamespace;
   await Promise.all([
     ensureAppliedManifestWorkCrd(opts.managedKubeConfig, log),
-    ensureNamespace(opts.managedKubeConfig, eventNamespace),
+    ensureNamespace(opts.agentKubeConfig ?? opts.managedKubeConfig, eventNamespace),
   ]);
   // Connections are shared process-wide by src/kube (dispatcher cache), so no per-agent pooling here.
   const hubKc = opts.hubKubeConfig;
@@ -110,7 +120,7 @@ export async function startWorkAgent(opts: WorkAgentOptions): Promise<WorkAgent>
   const appliedInformer = new Informer<AppliedManifestWork>(appliedClient, { log });
   const applied = new AppliedWorkStore(managedKc, hubHash, opts.agentId);
   const clients = new ManagedClients(managedKc);
-  const events = new WorkEventRecorder(managedKc, log, eventNamespace);
+  const events = new WorkEventRecorder(opts.agentKubeConfig ?? managedKc, log, eventNamespace);
   // Bound once the controller exists: a watched object's change queues its work.
   let enqueue: (work: string) => void = () => undefined;
   const feedbackWatcher = new FeedbackWatcher(clients, (work) => enqueue(work), log);
