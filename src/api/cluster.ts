@@ -80,6 +80,13 @@ export const managedClusterLeaseName = 'managed-cluster-lease';
 /** Namespace of the registration and work agents on a managed cluster. */
 export const agentNamespace = 'open-cluster-management-agent';
 
+/**
+ * Label (value "true") on every namespace that holds a tether agent's Secrets. No ManifestWork may
+ * write, read or remove anything in such a namespace, whichever hub sends it: with one agent per hub
+ * on a cluster, one hub's works would otherwise reach another hub's agent and its credential.
+ */
+export const agentNamespaceLabel = 'agent.tether.dev/agent-namespace';
+
 /** Default namespace for add-on agents (and managed service accounts) on a managed cluster. */
 export const addonAgentNamespace = 'open-cluster-management-agent-addon';
 

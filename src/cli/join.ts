@@ -9,7 +9,7 @@
 
 import { readFileSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { CoreV1Api, KubeConfig, VersionApi } from '@kubernetes/client-node';
+import { AppsV1Api, CoreV1Api, KubeConfig, VersionApi } from '@kubernetes/client-node';
 import { type Command, Option } from 'commander';
 import {
   addonAgentNamespace,
@@ -261,6 +261,7 @@ export function registerJoinCommands(program: Command): void {
         managedClusterKubeconfig,
         namespace: opts.agentNamespace,
       });
+      if (!hosted && !opts.bootstrapOnly && namespace !== agentNamespace) checkSecondAgent(opts);
       if (printOnly) {
         if (opts.bootstrapOnly)
           throw new InvalidArgumentError('--bootstrap-only applies; drop --dry-run/--output-file');
@@ -305,10 +306,6 @@ export function registerJoinCommands(program: Command): void {
         );
         return;
       }
-      if (!hosted && namespace !== agentNamespace)
-        throw new InvalidArgumentError(
-          `--agent-namespace goes with --bootstrap-only or --mode hosted; the installed agent lives in ${agentNamespace}`,
-        );
       await applyAgentInstall(target, objects, managed);
       process.stdout.write(
         hosted
@@ -372,6 +369,12 @@ export function registerJoinCommands(program: Command): void {
             ],
             timeoutMs,
           );
+        } else if (await installedIn(target, opts.agentNamespace ?? agentNamespace)) {
+          // a second agent (another hub's): its own namespace and binding, not the shared add-on namespace
+          const namespace = opts.agentNamespace ?? agentNamespace;
+          for (const d of await removeAgentInstall(target, { namespace }))
+            process.stdout.write(`deleted ${d}\n`);
+          await waitGone([[target, namespace]], timeoutMs);
         } else {
           const core = target.makeApiClient(CoreV1Api);
           const namespace = opts.agentNamespace ?? agentNamespace;
@@ -389,6 +392,30 @@ export function registerJoinCommands(program: Command): void {
         );
       },
     );
+}
+
+/**
+ * A second agent on a cluster (`--agent-namespace`, another hub): what the first agent also keeps
+ * in the shared add-on namespace would mix the two hubs' credentials there — the managed-serviceaccount
+ * agent's ServiceAccounts (one hub could get a token for the other's by naming a
+ * ManagedServiceAccount like it) and in-process add-ons' `<addon>-hub-kubeconfig` Secrets.
+ */
+function checkSecondAgent(opts: JoinFlags): void {
+  if (opts.serviceaccount || opts.inProcessAddons !== false)
+    throw new InvalidArgumentError(
+      `--agent-namespace ${opts.agentNamespace} installs a second agent for another hub: add --no-serviceaccount and --no-in-process-addons (their ServiceAccounts and add-on Secrets would share ${addonAgentNamespace} with the first hub's); deliver that hub's add-ons with their own install namespace`,
+    );
+}
+
+/** Whether join installed an agent Deployment in `namespace` (not only a bootstrap Secret). */
+async function installedIn(kc: KubeConfig, namespace: string): Promise<boolean> {
+  try {
+    await kc.makeApiClient(AppsV1Api).readNamespacedDeployment({ name: 'klusterlet-agent', namespace });
+    return true;
+  } catch (err) {
+    if (isNotFound(err)) return false;
+    throw err;
+  }
 }
 
 async function namespaceGone(kc: KubeConfig, name: string): Promise<boolean> {

@@ -104,7 +104,8 @@ export async function removeAgentInstall(
   // RBAC, the agent's namespace, and the addon agents' namespace last (hosted: on the managed
   // cluster, removed by the caller)
   return deleteAll(kc, [
-    ...(where.hosted ? [] : [addonNamespace]),
+    // the add-on agents' namespace is this agent's only when it is the cluster's first (default) one
+    ...(where.hosted || agentNamespace !== defaultAgentNamespace ? [] : [addonNamespace]),
     ...objects.slice(0, 1),
     hubSecret,
     ...objects.slice(1),

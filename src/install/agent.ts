@@ -12,12 +12,17 @@
 // agent is bound to cluster-admin on its own cluster, as OCM's klusterlet work agent effectively
 // is; what it may do on the *hub* is the hub's narrow per-cluster RBAC.
 //
+// Several hubs: a second agent on the same cluster, joined to another hub, lives in a namespace of
+// its own (`tether join --agent-namespace`) with its own binding; no ManifestWork of either hub may
+// touch either agent's namespace (src/work/agent/agent-boundary.ts).
+//
 // Hosted mode (OCM's `--mode hosted`): the same Deployment runs on a *hosting* cluster, in
 // namespace `klusterlet-<cluster>`, and reaches the managed cluster through the kubeconfig in Secret
 // `external-managed-kubeconfig` (`tether agent --spoke-kubeconfig`). Its rights on the managed
 // cluster are that kubeconfig's; on the hosting cluster it gets a Role in its own namespace only
 // (its Secrets and Events), no cluster-wide binding. Pure data.
 import type { KubernetesObject } from '@kubernetes/client-node';
+import { agentNamespaceLabel } from '../api/index.ts';
 import { deployment, type ImageOptions, meta } from '../kube/workload.ts';
 import { agentNames, agentNamespace, bootstrapHubKubeconfigSecretName, ports } from './names.ts';
 
@@ -154,7 +159,10 @@ export function agentManifests(o: AgentInstallOptions): KubernetesObject[] {
     {
       apiVersion: 'v1',
       kind: 'Namespace',
-      metadata: meta(namespace, undefined, component),
+      metadata: {
+        ...meta(namespace, undefined, component),
+        labels: { ...meta(namespace, undefined, component).labels, [agentNamespaceLabel]: 'true' },
+      },
     } as KubernetesObject,
     {
       apiVersion: 'v1',
@@ -167,7 +175,14 @@ export function agentManifests(o: AgentInstallOptions): KubernetesObject[] {
           {
             apiVersion: 'rbac.authorization.k8s.io/v1',
             kind: 'ClusterRoleBinding',
-            metadata: meta(`open-cluster-management:${component}`, undefined, component),
+            // one per agent namespace: a second agent, joined to a second hub, has its own
+            metadata: meta(
+              namespace === agentNamespace
+                ? `open-cluster-management:${component}`
+                : `open-cluster-management:${component}:${namespace}`,
+              undefined,
+              component,
+            ),
             roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'cluster-admin' },
             subjects: [{ kind: 'ServiceAccount', name: sa, namespace }],
           } as KubernetesObject,

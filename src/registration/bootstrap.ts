@@ -11,7 +11,7 @@
 // managedcluster-bootstrap-labels refuses any label such a holder writes.
 // Plus building and storing the bootstrap kubeconfig on the managed side (`tether join`).
 import { CoreV1Api, type KubeConfig, type KubernetesObject } from '@kubernetes/client-node';
-import { agentNamespace, bootstrapHubKubeconfigSecretName } from '../api/index.ts';
+import { agentNamespace, agentNamespaceLabel, bootstrapHubKubeconfigSecretName } from '../api/index.ts';
 import { applyObjects, isAlreadyExists, kubeconfigFromParts, kubeconfigToYaml } from '../kube/index.ts';
 
 export const BOOTSTRAP_NAMESPACE = 'open-cluster-management';
@@ -124,7 +124,9 @@ export async function writeBootstrapSecret(
 ): Promise<void> {
   const core = managed.makeApiClient(CoreV1Api);
   try {
-    await core.createNamespace({ body: { metadata: { name: namespace } } });
+    await core.createNamespace({
+      body: { metadata: { name: namespace, labels: { [agentNamespaceLabel]: 'true' } } },
+    });
   } catch (err) {
     if (!isAlreadyExists(err)) throw err;
   }

@@ -16,6 +16,7 @@ import {
 } from '../../src/api/index.ts';
 import { findCondition, Informer, ResourceClient } from '../../src/kube/index.ts';
 import { logger } from '../../src/log.ts';
+import { AgentBoundary } from '../../src/work/agent/agent-boundary.ts';
 import { AppliedWorkStore } from '../../src/work/agent/applied-work.ts';
 import { ManifestApplier } from '../../src/work/agent/apply.ts';
 import { ManagedClients } from '../../src/work/agent/clients.ts';
@@ -78,7 +79,12 @@ it('a work deleted before the agent put its finalizer on leaves no AppliedManife
     workInformer,
     appliedInformer,
     applied,
-    applier: new ManifestApplier(new ManagedDiscovery(managed), clients, new ExecutorAuthorizer(managed)),
+    applier: new ManifestApplier(
+      new ManagedDiscovery(managed),
+      clients,
+      new ExecutorAuthorizer(managed),
+      new AgentBoundary(managed),
+    ),
     finalizer: new WorkFinalizer({
       works,
       clusterName: cluster.name,

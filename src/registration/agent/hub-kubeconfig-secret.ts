@@ -9,7 +9,7 @@
 // kubeconfig, deciding whether a stored secret can be reused, and the agent name kept in it.
 import { createPrivateKey, X509Certificate } from 'node:crypto';
 import { KubeConfig } from '@kubernetes/client-node';
-import { HubKubeconfigSecretKey, hubKubeconfigSecretName } from '../../api/index.ts';
+import { agentNamespaceLabel, HubKubeconfigSecretKey, hubKubeconfigSecretName } from '../../api/index.ts';
 import { errorMessage } from '../../errors.ts';
 import {
   applyEnvProxy,
@@ -208,9 +208,10 @@ export function hubKubeconfigSecretData(creds: HubCredentials, identity: Identit
 }
 
 /**
- * Creates the agent namespace if it is missing (an agent run by hand may not have one). A hosted
- * agent may neither read nor create namespaces on its hosting cluster (its Role is its own
- * namespace's): forbidden means the installer made it.
+ * Creates the agent namespace if it is missing (an agent run by hand may not have one), labelled as
+ * an agent's (no ManifestWork may touch it: src/work/agent/agent-boundary.ts), and labels one made
+ * without the label. A hosted agent may neither read nor change namespaces on its hosting cluster
+ * (its Role is its own namespace's): forbidden means the installer made and labelled it.
  */
 export async function ensureAgentNamespace(
   kc: KubeConfig,
@@ -218,12 +219,19 @@ export async function ensureAgentNamespace(
   signal?: AbortSignal,
 ): Promise<void> {
   const namespaces = new ResourceClient(kc, namespaceResource);
-  const exists = await namespaces.get(namespace, undefined, { signal }).catch((err: unknown) => {
-    if (isForbidden(err)) return true;
-    throw err;
-  });
-  if (exists) return;
-  await namespaces.create({ metadata: { name: namespace } }, { signal }).catch((err: unknown) => {
+  const ignoreForbidden = (err: unknown): undefined => {
+    if (!isForbidden(err)) throw err;
+  };
+  const labels = { [agentNamespaceLabel]: 'true' };
+  const existing = await namespaces.get(namespace, undefined, { signal }).catch(ignoreForbidden);
+  if (existing) {
+    if (existing.metadata?.labels?.[agentNamespaceLabel] !== 'true')
+      await namespaces
+        .patchMerge(namespace, { metadata: { labels } }, undefined, { signal })
+        .catch(ignoreForbidden);
+    return;
+  }
+  await namespaces.create({ metadata: { name: namespace, labels } }, { signal }).catch((err: unknown) => {
     if (!isAlreadyExists(err) && !isForbidden(err)) throw err;
   });
 }

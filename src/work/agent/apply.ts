@@ -28,6 +28,7 @@ import {
   type ResourceClient,
   type ResourceDescriptor,
 } from '../../kube/index.ts';
+import type { AgentBoundary } from './agent-boundary.ts';
 import type { ManagedClients } from './clients.ts';
 import { removeOwnerReference } from './deletion.ts';
 import { type ManagedDiscovery, splitApiVersion } from './discovery.ts';
@@ -145,11 +146,18 @@ export class ManifestApplier {
   private readonly discovery: ManagedDiscovery;
   private readonly clients: ManagedClients;
   private readonly executors: ExecutorAuthorizer;
+  private readonly boundary: AgentBoundary;
 
-  constructor(discovery: ManagedDiscovery, clients: ManagedClients, executors: ExecutorAuthorizer) {
+  constructor(
+    discovery: ManagedDiscovery,
+    clients: ManagedClients,
+    executors: ExecutorAuthorizer,
+    boundary: AgentBoundary,
+  ) {
     this.discovery = discovery;
     this.clients = clients;
     this.executors = executors;
+    this.boundary = boundary;
   }
 
   async apply(input: ApplyInput): Promise<ManifestOutcome> {
@@ -192,6 +200,19 @@ export class ManifestApplier {
     if (!descriptor.namespaced) delete meta.namespace;
     else if (!namespace)
       return fail(`${kind} is namespaced: the manifest needs metadata.namespace`, { descriptor });
+
+    let outOfBounds: string | undefined;
+    try {
+      outOfBounds = await this.boundary.refusal({
+        group,
+        resource: descriptor.plural,
+        namespace: meta.namespace,
+        name,
+      });
+    } catch (err) {
+      outOfBounds = `could not check the manifest's namespace: ${errorMessage(err)}`;
+    }
+    if (outOfBounds) return fail(outOfBounds, { descriptor });
 
     const config = findManifestConfig(meta, input.configs);
     const strategy = config?.updateStrategy?.type ?? UpdateStrategyType.Update;

@@ -24,6 +24,7 @@ import {
   runController,
 } from '../../kube/index.ts';
 import { type Logger, logger } from '../../log.ts';
+import { AgentBoundary } from './agent-boundary.ts';
 import { AppliedWorkStore, ensureAppliedManifestWorkCrd, hubHashOf, workNameOf } from './applied-work.ts';
 import { ManifestApplier } from './apply.ts';
 import { ManagedClients } from './clients.ts';
@@ -139,7 +140,12 @@ export async function startWorkAgent(opts: WorkAgentOptions): Promise<WorkAgent>
     workInformer,
     appliedInformer,
     applied,
-    applier: new ManifestApplier(new ManagedDiscovery(managedKc), clients, new ExecutorAuthorizer(managedKc)),
+    applier: new ManifestApplier(
+      new ManagedDiscovery(managedKc),
+      clients,
+      new ExecutorAuthorizer(managedKc),
+      new AgentBoundary(managedKc),
+    ),
     finalizer,
     clients,
     resyncIntervalMs: opts.statusSyncIntervalMs ?? defaultStatusSyncIntervalMs,
