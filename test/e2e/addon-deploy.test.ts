@@ -196,6 +196,40 @@ describe('addon deploy', () => {
     expect(other?.status?.conditions?.find((c) => c.type === 'ManifestApplied')?.status).toBe('True');
   });
 
+  it('an add-on asked to run hosted (hosting-cluster-name) that cannot gets HostingClusterValidity False and no agent, until the annotation goes', async () => {
+    const annotation = 'addon.open-cluster-management.io/hosting-cluster-name';
+    const workName = addonDeployWorkName(agentAddon.name);
+    await mcas.patchMerge(
+      agentAddon.name,
+      { metadata: { annotations: { [annotation]: 'hosting1' } } },
+      cluster.name,
+    );
+    const validity = await cluster.waitForCondition(agentAddon.name, 'HostingClusterValidity', {
+      status: 'False',
+      reason: 'HostedModeUnsupported',
+    });
+    expect(validity.message).toContain(`add-on ${agentAddon.name} cannot run in hosted mode`);
+    expect(validity.message).toContain('hosting1');
+    await waitFor('the deploy work removed', async () => !(await hubWorks.get(workName, cluster.name)));
+    await cluster.waitForCondition(agentAddon.name, 'ManifestApplied', {
+      status: 'False',
+      reason: 'ManifestWorkApplyFailed',
+    });
+
+    await mcas.patchMerge(
+      agentAddon.name,
+      { metadata: { annotations: { [annotation]: null } } },
+      cluster.name,
+    );
+    await cluster.waitForCondition(agentAddon.name, 'ManifestApplied', {
+      status: 'True',
+      reason: 'AddonManifestApplied',
+    });
+    expect(await hubWorks.get(workName, cluster.name)).toBeDefined();
+    const mca = await mcas.get(agentAddon.name, cluster.name);
+    expect(mca?.status?.conditions?.some((c) => c.type === 'HostingClusterValidity')).toBe(false);
+  });
+
   it('deleting the ManagedClusterAddOn removes its work and what the work applied, but not the shared install namespace', async () => {
     const mca = await mcas.get(agentAddon.name, cluster.name);
     const ns = mca?.status?.namespace ?? '';

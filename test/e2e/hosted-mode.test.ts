@@ -201,7 +201,9 @@ describe('tether join --mode hosted', () => {
       },
       { timeoutMs: 90_000, intervalMs: 250, description: 'the hosted agent joined with a tunnel' },
     ).catch((err: Error) => {
-      throw new Error(`${err.message}\nagent log:\n${readFileSync(join(tmp, 'agent.log'), 'utf8').slice(-3000)}`);
+      throw new Error(
+        `${err.message}\nagent log:\n${readFileSync(join(tmp, 'agent.log'), 'utf8').slice(-3000)}`,
+      );
     });
     await pollUntil(
       async () => {

@@ -8,6 +8,19 @@ export const AddonConditionType = {
   ManifestApplied: 'ManifestApplied',
   Progressing: 'Progressing',
   Available: 'Available',
+  /** OCM's: whether the add-on can run on the hosting cluster its annotation names */
+  HostingClusterValidity: 'HostingClusterValidity',
+} as const;
+
+/**
+ * OCM's annotation asking for hosted mode: the add-on agent is deployed to the named (hosting)
+ * cluster instead of the managed cluster.
+ */
+export const hostingClusterNameAnnotation = 'addon.open-cluster-management.io/hosting-cluster-name';
+
+export const HostingClusterValidityReason = {
+  /** tether's: the add-on has no hosted deployment; nothing is deployed until the annotation goes */
+  HostedModeUnsupported: 'HostedModeUnsupported',
 } as const;
 
 export const ManifestAppliedReason = {

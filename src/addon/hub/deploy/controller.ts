@@ -48,7 +48,12 @@ import {
 } from '../../../kube/index.ts';
 import { type Logger, logger } from '../../../log.ts';
 import type { AddonRenderContext, AgentAddon } from '../../sdk/types.ts';
-import { AddonConditionType, ManifestAppliedReason } from '../addon-conditions.ts';
+import {
+  AddonConditionType,
+  HostingClusterValidityReason,
+  hostingClusterNameAnnotation,
+  ManifestAppliedReason,
+} from '../addon-conditions.ts';
 import { applyDeploymentConfig, clusterRegistriesOf } from '../config/deployment-config.ts';
 import { ConfigObjects } from '../config/references-source.ts';
 import {
@@ -183,6 +188,9 @@ export function startAddonDeployController(opts: AddonDeployControllerOptions): 
     const installNamespace = installNamespaceOf(mca, deploymentConfig);
     const health = addon.healthFor?.(cluster) ?? addon.health;
     const common: AddonStatusChange = { addon, cma, installNamespace, ...(health ? { health } : {}) };
+    const hostingCluster = mca.metadata.annotations?.[hostingClusterNameAnnotation];
+    if (hostingCluster !== undefined) return refuseHosted(mca, common, hostingCluster);
+    common.hostingClusterValidity = 'none';
     let objects: KubernetesObject[];
     try {
       const ctx: AddonRenderContext = {
@@ -260,6 +268,35 @@ export function startAddonDeployController(opts: AddonDeployControllerOptions): 
         ? { available: availableCondition(name, health, current, objects) }
         : {}),
       works: complete ? current : undefined,
+    });
+    return undefined;
+  }
+
+  /**
+   * Hosted mode asked for (OCM's hosting-cluster-name annotation) of an add-on that has no hosted
+   * deployment: its deploy works go (an agent left on the managed cluster would not be what was
+   * asked for) and the status says why, until the annotation is removed.
+   */
+  async function refuseHosted(
+    mca: ManagedClusterAddOn,
+    common: AddonStatusChange,
+    hostingCluster: string,
+  ): Promise<undefined> {
+    const clusterNs = mca.metadata.namespace ?? '';
+    for (const w of works.list()) {
+      if (w.metadata.namespace !== clusterNs || !isDeployWork(w)) continue;
+      await workClient.delete(w.metadata.name ?? '', clusterNs, { ignoreNotFound: true });
+    }
+    const message = `add-on ${name} cannot run in hosted mode (asked for by annotation ${hostingClusterNameAnnotation}=${hostingCluster.slice(0, 253)}): nothing is deployed; remove the annotation to deploy it on the managed cluster`;
+    await writeStatus(mca, {
+      ...common,
+      hostingClusterValidity: {
+        type: AddonConditionType.HostingClusterValidity,
+        status: 'False',
+        reason: HostingClusterValidityReason.HostedModeUnsupported,
+        message,
+      },
+      manifestApplied: workApplyFailed(message),
     });
     return undefined;
   }

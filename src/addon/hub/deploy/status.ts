@@ -11,10 +11,11 @@ import type {
   ManagedClusterAddOnStatus,
 } from '../../../api/addon.ts';
 import type { ManifestWork } from '../../../api/work.ts';
-import { type ConditionUpdate, setCondition } from '../../../kube/conditions.ts';
+import { type ConditionUpdate, removeCondition, setCondition } from '../../../kube/conditions.ts';
 import type { ResourceClient } from '../../../kube/resources.ts';
 import { writeAddonStatus } from '../../../registration/addon-status-write.ts';
 import type { AddonHealthProber, AgentAddon } from '../../sdk/types.ts';
+import { AddonConditionType } from '../addon-conditions.ts';
 import { progressing } from './progressing.ts';
 import { healthCheckMode } from './work-health.ts';
 
@@ -30,6 +31,8 @@ export interface AddonStatusChange {
   available?: ConditionUpdate;
   /** the deploy works as the cache has them; undefined: leave Progressing as it is */
   works?: readonly ManifestWork[];
+  /** HostingClusterValidity: set it, or 'none' to drop it (the add-on is no longer asked to be hosted) */
+  hostingClusterValidity?: ConditionUpdate | 'none';
 }
 
 /** Supported configs: the ClusterManagementAddOn's, else the addon's own. */
@@ -62,6 +65,10 @@ export function changedStatus(
   else delete status.supportedConfigs;
   if (change.manifestApplied) status.conditions = setCondition(status.conditions, change.manifestApplied);
   if (change.available) status.conditions = setCondition(status.conditions, change.available);
+  if (change.hostingClusterValidity === 'none')
+    status.conditions = removeCondition(status.conditions, AddonConditionType.HostingClusterValidity);
+  else if (change.hostingClusterValidity)
+    status.conditions = setCondition(status.conditions, change.hostingClusterValidity);
   if (change.works) {
     const result = progressing({ ...mca, status }, status.conditions, supported, change.works);
     if (result.condition) status.conditions = setCondition(status.conditions, result.condition);
