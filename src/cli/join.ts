@@ -273,7 +273,7 @@ export function registerJoinCommands(program: Command): void {
       }
       if (!opts.kubeconfig)
         throw new InvalidArgumentError(
-          '--kubeconfig (or KUBECONFIG) must name the managed cluster kubeconfig',
+          `--kubeconfig (or KUBECONFIG) must name the ${hosted ? 'hosting' : 'managed'} cluster kubeconfig`,
         );
       await checkHubAccess(yaml, opts.hubApiserver);
       const target = loadKubeconfig(opts.kubeconfig, { proxyEnv: false });

@@ -4,6 +4,7 @@
 // only repeated crashes of one process end the environment, with exit code 1.
 import { isAbsolute, relative } from 'node:path';
 import type { Command } from 'commander';
+import { InvalidArgumentError } from '../errors.ts';
 import { type Environment, MAX_LOCAL_CLUSTERS, startEnvironment } from '../localenv/environment.ts';
 import { startInClusterEnvironment } from '../localenv/in-cluster-stack.ts';
 import { positiveInt } from './options.ts';
@@ -12,6 +13,33 @@ interface UpOptions {
   clusters: number;
   dir: string;
   processes: boolean;
+  hosted?: string;
+}
+
+/**
+ * `--hosted cluster2=cluster1[,…]`: which clusters join in hosted mode, and on whose node their agent
+ * runs. Both must be among the managed clusters started; a cluster hosts others but is not hosted.
+ */
+export function parseHosted(value: string, clusters: number): Record<string, string> {
+  const names = new Set(Array.from({ length: clusters }, (_, i) => `cluster${i + 1}`));
+  const hostedOn: Record<string, string> = {};
+  for (const pair of value.split(',').filter(Boolean)) {
+    const m = /^(cluster\d+)=(cluster\d+)$/.exec(pair.trim());
+    if (!m)
+      throw new InvalidArgumentError(
+        `--hosted wants <cluster>=<hosting cluster>, e.g. cluster2=cluster1; got "${pair}"`,
+      );
+    const [, hosted = '', on = ''] = m;
+    for (const n of [hosted, on])
+      if (!names.has(n))
+        throw new InvalidArgumentError(`--hosted: ${n} is not one of the ${clusters} clusters started`);
+    if (hosted === on) throw new InvalidArgumentError(`--hosted: ${hosted} cannot host itself`);
+    hostedOn[hosted] = on;
+  }
+  for (const on of Object.values(hostedOn))
+    if (hostedOn[on])
+      throw new InvalidArgumentError(`--hosted: ${on} hosts an agent, so it cannot be hosted itself`);
+  return hostedOn;
 }
 
 function say(line: string): void {
@@ -31,6 +59,10 @@ export function registerUpCommand(program: Command): void {
       'no nodes: run tether as host processes next to the control planes (for machines without root, cgroups or containerd)',
       false,
     )
+    .option(
+      '--hosted <pairs>',
+      "hosted mode: join these clusters with `tether join --mode hosted`, their agents on another cluster's node (e.g. cluster2=cluster1); real nodes only",
+    )
     .action(async (opts: UpOptions) => {
       await runUp(opts);
     });
@@ -38,6 +70,11 @@ export function registerUpCommand(program: Command): void {
 
 async function runUp(opts: UpOptions): Promise<void> {
   const started = Date.now();
+  const hostedOn = opts.hosted === undefined ? undefined : parseHosted(opts.hosted, opts.clusters);
+  if (hostedOn && opts.processes)
+    throw new InvalidArgumentError(
+      '--hosted needs real nodes (a hosted agent is a pod on its hosting cluster): drop --processes',
+    );
   // aborted by the first SIGINT/SIGTERM or by the supervisor giving up: cancels a start in progress
   const abort = new AbortController();
   let env: Environment | undefined;
@@ -76,6 +113,7 @@ async function runUp(opts: UpOptions): Promise<void> {
         : await startInClusterEnvironment({
             clusters: opts.clusters,
             dir: opts.dir,
+            ...(hostedOn ? { hostedOn } : {}),
             progress: say,
             signal: abort.signal,
           });
@@ -108,6 +146,10 @@ async function runUp(opts: UpOptions): Promise<void> {
         `  hub:      kubectl --kubeconfig ${rel(`${env.dir}/hub.kubeconfig`)} get managedclusters`,
         ...env.clusters.map(
           (c) => `  ${c.name}: kubectl --kubeconfig ${rel(`${env?.dir}/${c.name}.kubeconfig`)} get ns`,
+        ),
+        ...Object.entries(hostedOn ?? {}).map(
+          ([hosted, on]) =>
+            `  ${hosted} is hosted: its agent runs on ${on}'s node (kubectl --kubeconfig ${rel(`${env?.dir}/${on}.kubeconfig`)} -n klusterlet-${hosted} get pods); ${hosted}'s node runs no tether pod`,
         ),
         ...(env.gatewayKubeconfigs
           ? [

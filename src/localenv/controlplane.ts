@@ -65,6 +65,11 @@ export interface StartControlPlaneOptions {
    * endpoints, node lifecycle). Without it nothing changes.
    */
   nodeNetwork?: { hostAddress: string };
+  /**
+   * more addresses the apiserver's certificate names: a hosting cluster's host end, from which the
+   * hosted agent on that cluster's node reaches this apiserver (hosted mode)
+   */
+  extraIpSans?: string[];
 }
 
 export interface ControlPlane extends ControlPlaneInfo {
@@ -82,7 +87,12 @@ interface Pki {
   files: Record<string, string>;
 }
 
-async function writePki(dir: string, name: string, nodeHostAddress?: string): Promise<Pki> {
+async function writePki(
+  dir: string,
+  name: string,
+  nodeHostAddress?: string,
+  extraIpSans: readonly string[] = [],
+): Promise<Pki> {
   const pkiDir = join(dir, 'pki');
   mkdirSync(pkiDir, { recursive: true, mode: 0o700 });
   const files: Record<string, string> = {};
@@ -111,7 +121,7 @@ async function writePki(dir: string, name: string, nodeHostAddress?: string): Pr
         'kubernetes.default.svc',
         'kubernetes.default.svc.cluster.local',
       ],
-      ipAddresses: ['127.0.0.1', '10.0.0.1', ...(nodeHostAddress ? [nodeHostAddress] : [])],
+      ipAddresses: ['127.0.0.1', '10.0.0.1', ...(nodeHostAddress ? [nodeHostAddress] : []), ...extraIpSans],
     }),
     issueCertificate(ca, { commonName: 'tether-admin', organizations: ['system:masters'], usage: 'client' }),
     issueCertificate(ca, { commonName: 'system:kube-controller-manager', usage: 'client' }),
@@ -235,7 +245,7 @@ export async function startControlPlane(
 
   try {
     const nodeHost = opts.nodeNetwork?.hostAddress;
-    const pki = await writePki(dir, name, nodeHost);
+    const pki = await writePki(dir, name, nodeHost, opts.extraIpSans);
     const f = (file: string): string => pkiFile(pki, file);
     const [etcdPort, etcdPeerPort, apiPort, kcmPort] = await Promise.all([
       freePort(),

@@ -47,6 +47,11 @@ export interface EnvironmentOptions {
    */
   nodes?: boolean;
   /**
+   * with nodes: hosted cluster → hosting cluster (names without the prefix, e.g. cluster2 → cluster1):
+   * the hosting node may reach the hosted apiserver (node-environment.ts)
+   */
+  hostedOn?: Record<string, string>;
+  /**
    * prepended to every control plane's (and node's) name: `<prefix>hub`, `<prefix>cluster1` … Node
    * names (network namespace, cgroups) are per host, so a test next to a running `tether up` needs
    * one. Default '' (hub, cluster1, …).
@@ -189,6 +194,13 @@ export async function startEnvironment(opts: EnvironmentOptions): Promise<Enviro
         baseDir: stateDir,
         binaries,
         crdsFor,
+        ...(opts.hostedOn
+          ? {
+              hostedOn: Object.fromEntries(
+                Object.entries(opts.hostedOn).map(([hosted, on]) => [`${prefix}${hosted}`, `${prefix}${on}`]),
+              ),
+            }
+          : {}),
         progress,
         signal,
       });

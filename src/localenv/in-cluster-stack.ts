@@ -10,7 +10,7 @@
 // gateway's ManagedServiceAccount and RBAC); once every addon is Available, the gateway
 // kubeconfigs. The CLI verbs run as child processes, so this path is the CLI's path.
 import { execFile } from 'node:child_process';
-import { rmSync } from 'node:fs';
+import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { KubeConfig } from '@kubernetes/client-node';
@@ -56,6 +56,14 @@ export interface InClusterOptions {
   hubNodeAddress: string;
   /** squid's URL for pods on a managed cluster's node */
   squidUrlFor(cluster: string): string;
+  /**
+   * hosted mode: hosted cluster → hosting cluster (full names). The hosted cluster is joined with
+   * `tether join --mode hosted` on the hosting cluster, whose node reaches the hosted apiserver on
+   * its own host end (hostAddressOf).
+   */
+  hostedOn?: Record<string, string>;
+  /** a managed cluster's host end (where its node reaches the host) */
+  hostAddressOf?(cluster: string): string;
   /** where the gateway kubeconfigs go */
   kubeconfigDir: string;
   /** where the CA files of init go */
@@ -129,6 +137,7 @@ export async function installTetherInCluster(
   );
   await Promise.all(
     o.clusters.map(async (cluster, index) => {
+      const hosting = o.clusters.find((c) => c.name === o.hostedOn?.[cluster.name]);
       await tether(
         [
           'join',
@@ -139,9 +148,15 @@ export async function installTetherInCluster(
           // klusterlet agent unless this cluster runs them as pods
           '--no-serviceaccount',
           ...(o.addonAgentPodsOn?.includes(index) ? ['--no-in-process-addons'] : []),
-          `--proxy-url=${o.squidUrlFor(cluster.name)}`,
+          `--proxy-url=${o.squidUrlFor(hosting?.name ?? cluster.name)}`,
           `--cluster-name=${cluster.name}`,
-          `--kubeconfig=${cluster.kubeconfigPath}`,
+          ...(hosting
+            ? [
+                '--mode=hosted',
+                `--managed-cluster-kubeconfig=${hostedKubeconfig(o, cluster, hosting)}`,
+                `--kubeconfig=${hosting.kubeconfigPath}`,
+              ]
+            : [`--kubeconfig=${cluster.kubeconfigPath}`]),
           `--image=${o.imageRef}`,
           '--image-pull-policy=Never',
           ...(o.joinArgs ?? []),
@@ -187,12 +202,32 @@ export async function installTetherInCluster(
 }
 
 /**
+ * The hosted cluster's admin kubeconfig as its agent on `hosting`'s node reaches it: the hosted
+ * apiserver binds every host address and names the hosting node's host end (node-environment.ts).
+ */
+function hostedKubeconfig(o: InClusterOptions, hosted: ControlPlaneInfo, hosting: ControlPlaneInfo): string {
+  const hostAddress = o.hostAddressOf?.(hosting.name);
+  if (!hostAddress) throw new Error(`internal: no host address for ${hosting.name}`);
+  const kc = new KubeConfig();
+  kc.loadFromFile(hosted.kubeconfigPath);
+  const current = kc.getCurrentCluster();
+  const port = new URL(hosted.apiserverUrl).port;
+  kc.clusters = kc.clusters.map((c) =>
+    c.name === current?.name ? { ...c, server: `https://${hostAddress}:${port}` } : c,
+  );
+  const path = join(o.workDir, `${hosted.name}.hosted.kubeconfig`);
+  writeFileSync(path, kc.exportConfig(), { mode: 0o600 });
+  return path;
+}
+
+/**
  * On one cluster: the AddOnDeploymentConfig that points the addon agents at squid, tether's own
  * addons enabled with the real CLI (the proxy config only where the addon runs an agent), and the
  * wait until each is Available.
  */
 async function enableBuiltinAddons(o: InClusterOptions, hubKc: KubeConfig, cluster: string): Promise<void> {
-  const squid = o.squidUrlFor(cluster);
+  // a hosted cluster's agents run on its hosting cluster's node
+  const squid = o.squidUrlFor(o.hostedOn?.[cluster] ?? cluster);
   await new ResourceClient<AddOnDeploymentConfig>(hubKc, addOnDeploymentConfigResource).apply(
     {
       apiVersion: 'addon.open-cluster-management.io/v1alpha1',
@@ -265,12 +300,15 @@ export async function startInClusterEnvironment(opts: {
   joinArgs?: string[];
   /** clusters (by index) whose add-on agents run as pods (installTetherInCluster) */
   addonAgentPodsOn?: readonly number[];
+  /** hosted mode: hosted cluster → hosting cluster, without the prefix (e.g. { cluster2: 'cluster1' }) */
+  hostedOn?: Record<string, string>;
 }): Promise<Environment> {
   const env = await startEnvironment({
     clusters: opts.clusters,
     dir: opts.dir,
     progress: opts.progress,
     nodes: true,
+    ...(opts.hostedOn ? { hostedOn: opts.hostedOn } : {}),
     namePrefix: opts.namePrefix,
     signal: opts.signal,
   });
@@ -291,6 +329,21 @@ export async function startInClusterEnvironment(opts: {
       timeoutMs: opts.timeoutMs ?? 180_000,
       joinArgs: opts.joinArgs,
       ...(opts.addonAgentPodsOn ? { addonAgentPodsOn: opts.addonAgentPodsOn } : {}),
+      ...(opts.hostedOn
+        ? {
+            hostedOn: Object.fromEntries(
+              Object.entries(opts.hostedOn).map(([hosted, on]) => [
+                `${opts.namePrefix ?? ''}${hosted}`,
+                `${opts.namePrefix ?? ''}${on}`,
+              ]),
+            ),
+            hostAddressOf: (name: string) => {
+              const node = env.nodes?.[name];
+              if (!node) throw new Error(`internal: no node ${name}`);
+              return node.network.hostAddress;
+            },
+          }
+        : {}),
       progress: opts.progress,
       signal: opts.signal,
     });

@@ -70,6 +70,11 @@ export interface StartNodeClustersOptions {
   baseDir: string;
   binaries: ControlPlaneBinaries;
   crdsFor(name: string): V1CustomResourceDefinition[];
+  /**
+   * hosted mode: hosted cluster → the cluster whose node runs its agent; that node's firewall lets
+   * it reach the hosted apiserver, whose certificate names that node's host end
+   */
+  hostedOn?: Record<string, string>;
   progress?: BuildProgress;
   signal?: AbortSignal;
 }
@@ -195,6 +200,12 @@ export async function startNodeClusters(opts: StartNodeClustersOptions): Promise
   const progress = opts.progress ?? (() => {});
   const [hubName, ...managedNames] = opts.names;
   if (!hubName) throw new Error('internal: startNodeClusters needs the hub name first');
+  for (const [hosted, on] of Object.entries(opts.hostedOn ?? {}))
+    if (hosted === on || !managedNames.includes(hosted) || !managedNames.includes(on))
+      throw new TetherError(
+        'TETHER_INVALID_ARGUMENT',
+        `cannot host ${hosted} on ${on}: both must be managed clusters here`,
+      );
   const nodeBinaries = await ensureNodeBinaries(progress, opts.signal);
   const nodeImages = await ensureNodeImages(progress);
   opts.signal?.throwIfAborted();
@@ -265,6 +276,9 @@ export async function startNodeClusters(opts: StartNodeClustersOptions): Promise
           crds: opts.crdsFor(name),
           hubAdmission: name === hubName,
           nodeNetwork: { hostAddress: networks[name]?.hostAddress as string },
+          ...(opts.hostedOn?.[name]
+            ? { extraIpSans: [networks[opts.hostedOn[name]]?.hostAddress as string] }
+            : {}),
           signal,
         }).then((cp) => {
           controlPlanes[name] = cp;
@@ -274,6 +288,11 @@ export async function startNodeClusters(opts: StartNodeClustersOptions): Promise
       ),
     );
     const hubNetwork = networks[hubName] as NodeNetwork;
+    /** the clusters whose agents `hosting`'s node runs */
+    const hostedBy = (hosting: string): string[] =>
+      Object.entries(opts.hostedOn ?? {})
+        .filter(([, on]) => on === hosting)
+        .map(([hosted]) => hosted);
     const squidStarted = track(
       (cps[0] as Promise<ControlPlane>).then(async (hub) => {
         squid = await startSquid({
@@ -291,27 +310,30 @@ export async function startNodeClusters(opts: StartNodeClustersOptions): Promise
     opts.names.forEach((name, i) => {
       const network = networks[name] as NodeNetwork;
       const node = track(
-        Promise.all([cps[i] as Promise<ControlPlane>, name === hubName ? undefined : squidStarted]).then(
-          async ([cp, sq]) => {
-            if (sq) {
-              await installManagedNodeFirewall(network, {
-                apiserverPort: portOf(cp.apiserverUrl),
-                squidPort: sq.port,
-              });
-            }
-            const t = Date.now();
-            const n = await startNode(cp, network, {
-              baseDir: nodesBase,
-              binaries: nodeBinaries,
-              images: nodeImages,
-              progress,
-              signal,
+        Promise.all([
+          cps[i] as Promise<ControlPlane>,
+          name === hubName ? undefined : squidStarted,
+          Promise.all(hostedBy(name).map((h) => cps[opts.names.indexOf(h)] as Promise<ControlPlane>)),
+        ]).then(async ([cp, sq, hosted]) => {
+          if (sq) {
+            await installManagedNodeFirewall(network, {
+              apiserverPort: portOf(cp.apiserverUrl),
+              squidPort: sq.port,
+              hostedApiserverPorts: hosted.map((h) => portOf(h.apiserverUrl)),
             });
-            nodes[name] = n;
-            progress(`node ${name} Ready in ${seconds(Date.now() - t)} (${seconds(Date.now() - started)})`);
-            return n;
-          },
-        ),
+          }
+          const t = Date.now();
+          const n = await startNode(cp, network, {
+            baseDir: nodesBase,
+            binaries: nodeBinaries,
+            images: nodeImages,
+            progress,
+            signal,
+          });
+          nodes[name] = n;
+          progress(`node ${name} Ready in ${seconds(Date.now() - t)} (${seconds(Date.now() - started)})`);
+          return n;
+        }),
       );
       // as soon as the node's containerd answers (the kubelet is still starting then)
       const imported = Promise.all([image, nodeContainerdUp(nodesBase, name, signal)]).then(

@@ -20,6 +20,11 @@ export interface ManagedNodeFirewallPorts {
   apiserverPort: number;
   /** squid's port on the host end: the way to the hub */
   squidPort: number;
+  /**
+   * the kube-apiserver ports of clusters whose agents this node hosts (hosted mode): those
+   * apiservers bind every host address, so the hosted agent reaches them on this node's host end
+   */
+  hostedApiserverPorts?: number[];
 }
 
 /**
@@ -27,7 +32,7 @@ export interface ManagedNodeFirewallPorts {
  * after `iptables -w -t mangle`.
  */
 export function managedNodeFirewallRules(hostAddress: string, ports: ManagedNodeFirewallPorts): string[][] {
-  for (const p of [ports.apiserverPort, ports.squidPort]) {
+  for (const p of [ports.apiserverPort, ports.squidPort, ...(ports.hostedApiserverPorts ?? [])]) {
     if (!Number.isInteger(p) || p < 1 || p > 65535) {
       throw new TetherError('TETHER_INVALID_ARGUMENT', `node firewall: ${p} is not a TCP port`);
     }
@@ -61,6 +66,7 @@ export function managedNodeFirewallRules(hostAddress: string, ports: ManagedNode
     ],
     allowPort(ports.apiserverPort, 'own kube-apiserver'),
     allowPort(ports.squidPort, 'squid, the way to the hub'),
+    ...(ports.hostedApiserverPorts ?? []).map((p) => allowPort(p, "a hosted cluster's kube-apiserver")),
     ['-A', FIREWALL_CHAIN, ...comment('a managed node reaches nothing else on the host'), '-j', 'DROP'],
     ['-A', 'POSTROUTING', '-o', NODE_IFACE, '-j', FIREWALL_CHAIN],
   ];

@@ -1,0 +1,216 @@
+// Hosted mode on real nodes: `tether up`'s real-node environment with cluster2 joined to the hub by
+// `tether join --mode hosted`, its agent a pod on cluster1's node (namespace klusterlet-<cluster2>),
+// reaching cluster2's apiserver from there and the hub only through squid, as cluster1's own agent
+// does. Checked: cluster2 is Joined and Available, its add-ons (cluster-proxy and
+// managed-serviceaccount hosted in its agent's process, cluster-gateway) are Available, a
+// ManifestWork lands on cluster2, kubectl through the hub's gateway and a CONNECT through the
+// frontend reach cluster2's apiserver, and cluster2's node runs no tether pod at all.
+import { execFile } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { connect as tlsConnect } from 'node:tls';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ensureNodeBinaries } from '../../src/localenv/binaries.ts';
+import type { Environment } from '../../src/localenv/environment.ts';
+import { startInClusterEnvironment } from '../../src/localenv/in-cluster-stack.ts';
+import { pollUntil } from '../../src/wait.ts';
+
+const exec = promisify(execFile);
+const PREFIX = `ho${process.pid % 100000}-`;
+const measured: Record<string, string> = {};
+let parent: string;
+let env: Environment | undefined;
+
+function kubectl(kubeconfig: string, args: string[], timeout = 30_000): Promise<string> {
+  return exec('kubectl', [`--kubeconfig=${kubeconfig}`, ...args], { timeout }).then((r) => r.stdout);
+}
+
+function environment(): Environment {
+  if (!env) throw new Error('no environment');
+  return env;
+}
+const cluster = (i: number) => {
+  const c = environment().clusters[i];
+  if (!c) throw new Error(`no cluster ${i}`);
+  return c;
+};
+
+interface Pod {
+  metadata: { namespace: string; name: string };
+  spec: { nodeName?: string; containers: Array<{ image: string }> };
+  status: { phase: string };
+}
+
+beforeAll(async () => {
+  await ensureNodeBinaries((l) => process.stderr.write(`[real-node-hosted] ${l}\n`));
+  parent = mkdtempSync(join(tmpdir(), 'tether-hosted-nodes-'));
+  const t = Date.now();
+  env = await startInClusterEnvironment({
+    clusters: 2,
+    dir: join(parent, 'env'),
+    namePrefix: PREFIX,
+    joinArgs: ['--status-sync-interval=2'],
+    hostedOn: { cluster2: 'cluster1' },
+    progress: (l) => process.stderr.write(`[real-node-hosted] ${l}\n`),
+  });
+  measured.start = `${((Date.now() - t) / 1000).toFixed(1)} s`;
+}, 900_000);
+
+afterAll(async () => {
+  await env?.stop();
+  if (parent) rmSync(parent, { recursive: true, force: true });
+  process.stderr.write(`[real-node-hosted] measured: ${JSON.stringify(measured)}\n`);
+}, 180_000);
+
+describe('hosted mode on real nodes', () => {
+  it("cluster2's agent runs on cluster1's node in klusterlet-<cluster2>; cluster2 and its add-ons are Available", async () => {
+    const hosted = cluster(1).name;
+    const hostingPods = JSON.parse(
+      await kubectl(cluster(0).kubeconfigPath, ['-n', `klusterlet-${hosted}`, 'get', 'pods', '-o', 'json']),
+    ) as { items: Pod[] };
+    const running = hostingPods.items.filter((p) => p.status.phase === 'Running');
+    expect(running.map((p) => p.metadata.name.replace(/-[a-z0-9]+-[a-z0-9]+$/, ''))).toEqual([
+      'klusterlet-agent',
+    ]);
+    expect(running[0]?.spec.nodeName).toBe(cluster(0).name);
+    const mc = JSON.parse(
+      await kubectl(environment().hub.kubeconfigPath, ['get', 'managedcluster', hosted, '-o', 'json']),
+    );
+    const status = (type: string) =>
+      (mc.status.conditions as Array<{ type: string; status: string }>).find((c) => c.type === type)?.status;
+    expect(status('ManagedClusterJoined')).toBe('True');
+    expect(status('ManagedClusterConditionAvailable')).toBe('True');
+    // the managed cluster's own address and CA, as its hosted agent reaches it
+    expect(mc.spec.managedClusterClientConfigs[0].url).toMatch(/^https:\/\/10\.244\.\d+\.1:\d+$/);
+    const addons = await kubectl(environment().hub.kubeconfigPath, [
+      '-n',
+      hosted,
+      'get',
+      'managedclusteraddons',
+    ]);
+    for (const name of ['cluster-gateway', 'cluster-proxy', 'managed-serviceaccount'])
+      expect(addons).toMatch(new RegExp(`^${name}\\s+True`, 'm'));
+  });
+
+  it("cluster2's node runs no tether pod: nothing of tether's is scheduled on the hosted cluster", async () => {
+    const pods = JSON.parse(
+      await kubectl(cluster(1).kubeconfigPath, ['get', 'pods', '-A', '-o', 'json']),
+    ) as {
+      items: Pod[];
+    };
+    const tetherImage = environment().image?.ref;
+    if (!tetherImage) throw new Error('no tether image');
+    // cluster DNS runs on every node (an image of the local environment's own); tether's image nowhere here
+    const tetherPods = pods.items.filter((p) => p.spec.containers.some((c) => c.image === tetherImage));
+    expect(tetherPods.map((p) => `${p.metadata.namespace}/${p.metadata.name}`)).toEqual([]);
+    // the same look on the hosting cluster finds both agents: its own and cluster2's
+    const hostingPods = JSON.parse(
+      await kubectl(cluster(0).kubeconfigPath, ['get', 'pods', '-A', '-o', 'json']),
+    ) as {
+      items: Pod[];
+    };
+    const onHosting = hostingPods.items
+      .filter((p) => p.spec.containers.some((c) => c.image === tetherImage))
+      .map((p) => p.metadata.namespace)
+      .sort();
+    expect(onHosting).toEqual(['klusterlet-' + cluster(1).name, 'open-cluster-management-agent'].sort());
+    const namespaces = await kubectl(cluster(1).kubeconfigPath, ['get', 'ns', '-o', 'name']);
+    expect(namespaces).not.toContain('namespace/open-cluster-management-agent\n');
+    expect(namespaces).not.toContain(`klusterlet-${cluster(1).name}`);
+  });
+
+  it('a ManifestWork for cluster2 lands on cluster2; kubectl through the gateway reaches it', async () => {
+    const hosted = cluster(1).name;
+    const hubKc = environment().hub.kubeconfigPath;
+    const work = `apiVersion: work.open-cluster-management.io/v1
+kind: ManifestWork
+metadata: { name: hosted-probe, namespace: ${hosted} }
+spec:
+  workload:
+    manifests:
+      - { apiVersion: v1, kind: ConfigMap, metadata: { name: hosted-probe, namespace: default }, data: { from: hub } }
+`;
+    const apply = exec('kubectl', [`--kubeconfig=${hubKc}`, 'apply', '-f', '-']);
+    apply.child.stdin?.end(work);
+    await apply;
+    const t = Date.now();
+    await pollUntil(
+      async () => {
+        const out = await kubectl(cluster(1).kubeconfigPath, [
+          '-n',
+          'default',
+          'get',
+          'configmap',
+          'hosted-probe',
+          '-o',
+          'jsonpath={.data.from}',
+        ]).catch(() => '');
+        return out === 'hub';
+      },
+      { timeoutMs: 60_000, intervalMs: 500, description: 'the work applied on cluster2' },
+    );
+    measured.workApplied = `${((Date.now() - t) / 1000).toFixed(1)} s`;
+    const gatewayKc = environment().gatewayKubeconfigs?.[hosted];
+    if (!gatewayKc) throw new Error('no gateway kubeconfig for cluster2');
+    const viaGateway = await kubectl(gatewayKc, [
+      '-n',
+      'default',
+      'get',
+      'configmap',
+      'hosted-probe',
+      '-o',
+      'name',
+    ]);
+    expect(viaGateway.trim()).toBe('configmap/hosted-probe');
+  });
+
+  it("the CONNECT frontend reaches cluster2's apiserver through the hosted agent's tunnel", async () => {
+    const services = environment().hubServices;
+    if (!services) throw new Error('no hub services');
+    const hosted = cluster(1);
+    const frontend = new URL(services.connectFrontendUrl);
+    const status = await new Promise<string>((resolve, reject) => {
+      const outer = tlsConnect({
+        host: frontend.hostname,
+        port: Number(frontend.port),
+        ca: readFileSync(services.connectCaPath),
+        cert: readFileSync(services.proxyClientCertPath),
+        key: readFileSync(services.proxyClientKeyPath),
+      });
+      outer.once('error', reject);
+      outer.once('secureConnect', () => outer.write(`CONNECT ${hosted.name}:443 HTTP/1.1\r\n\r\n`));
+      let head = '';
+      outer.on('data', function onData(d: Buffer) {
+        head += d.toString('latin1');
+        if (!head.includes('\r\n\r\n')) return;
+        outer.off('data', onData);
+        if (!head.startsWith('HTTP/1.1 200')) {
+          outer.destroy();
+          reject(new Error(`CONNECT answered ${head.split('\r\n')[0]}`));
+          return;
+        }
+        const inner = tlsConnect({
+          socket: outer,
+          ca: readFileSync(hosted.caCertPath),
+          servername: 'localhost',
+        });
+        inner.once('error', reject);
+        inner.once('secureConnect', () =>
+          inner.write('GET /healthz HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n'),
+        );
+        let body = '';
+        inner.on('data', (c: Buffer) => {
+          body += c.toString();
+        });
+        inner.once('close', () => {
+          outer.destroy();
+          resolve(body.split('\r\n')[0] ?? '');
+        });
+      });
+    });
+    // /healthz answers 401 or 200 depending on anonymous auth: either way, cluster2's apiserver answered
+    expect(status).toMatch(/^HTTP\/1\.1 (200|401|403)/);
+  });
+});
