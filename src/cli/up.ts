@@ -14,6 +14,7 @@ interface UpOptions {
   dir: string;
   processes: boolean;
   hosted?: string;
+  hubs: number;
 }
 
 /**
@@ -60,6 +61,12 @@ export function registerUpCommand(program: Command): void {
       false,
     )
     .option(
+      '--hubs <n>',
+      'hubs to start: 2 adds hub2 (its kubeconfig hub2.kubeconfig), with cluster1 joined to it too by a second agent, and (unless --hosted says otherwise) cluster2 hosted on cluster1; real nodes only',
+      positiveInt('--hubs', 2),
+      1,
+    )
+    .option(
       '--hosted <pairs>',
       "hosted mode: join these clusters with `tether join --mode hosted`, their agents on another cluster's node (e.g. cluster2=cluster1); real nodes only",
     )
@@ -70,7 +77,15 @@ export function registerUpCommand(program: Command): void {
 
 async function runUp(opts: UpOptions): Promise<void> {
   const started = Date.now();
-  const hostedOn = opts.hosted === undefined ? undefined : parseHosted(opts.hosted, opts.clusters);
+  // --hubs 2 shows both deployments the issue of several hubs is about: cluster2 hosted on cluster1 too
+  const hosted = opts.hosted ?? (opts.hubs === 2 && opts.clusters >= 2 ? 'cluster2=cluster1' : undefined);
+  const hostedOn = hosted === undefined ? undefined : parseHosted(hosted, opts.clusters);
+  if (opts.hubs === 2 && opts.processes)
+    throw new InvalidArgumentError(
+      '--hubs 2 needs real nodes (the second hub runs tether as Deployments): drop --processes',
+    );
+  if (opts.hubs === 2 && opts.clusters < 1)
+    throw new InvalidArgumentError('--hubs 2 joins cluster1 to hub2: start at least one cluster');
   if (hostedOn && opts.processes)
     throw new InvalidArgumentError(
       '--hosted needs real nodes (a hosted agent is a pod on its hosting cluster): drop --processes',
@@ -114,6 +129,7 @@ async function runUp(opts: UpOptions): Promise<void> {
             clusters: opts.clusters,
             dir: opts.dir,
             ...(hostedOn ? { hostedOn } : {}),
+            ...(opts.hubs === 2 ? { hubs: 2 as const } : {}),
             progress: say,
             signal: abort.signal,
           });
@@ -144,6 +160,11 @@ async function runUp(opts: UpOptions): Promise<void> {
       [
         '',
         `  hub:      kubectl --kubeconfig ${rel(`${env.dir}/hub.kubeconfig`)} get managedclusters`,
+        ...(env.hub2
+          ? [
+              `  hub2:     kubectl --kubeconfig ${rel(`${env.dir}/${env.hub2.name}.kubeconfig`)} get managedclusters   (cluster1 joined to both hubs: a second agent in open-cluster-management-agent-hub2)`,
+            ]
+          : []),
         ...env.clusters.map(
           (c) => `  ${c.name}: kubectl --kubeconfig ${rel(`${env?.dir}/${c.name}.kubeconfig`)} get ns`,
         ),

@@ -51,6 +51,8 @@ export interface EnvironmentOptions {
    * the hosting node may reach the hosted apiserver (node-environment.ts)
    */
   hostedOn?: Record<string, string>;
+  /** with nodes: 2 starts a second hub, `<prefix>hub2`, with its own node (default 1) */
+  hubs?: 1 | 2;
   /**
    * prepended to every control plane's (and node's) name: `<prefix>hub`, `<prefix>cluster1` … Node
    * names (network namespace, cgroups) are per host, so a test next to a running `tether up` needs
@@ -69,6 +71,10 @@ export interface EnvironmentOptions {
 export interface Environment {
   dir: string;
   hub: ControlPlaneInfo;
+  /** the second hub (`hubs: 2`) */
+  hub2?: ControlPlaneInfo;
+  /** the second hub's apiserver as managed pods reach it through squid (`hubs: 2`) */
+  hub2ApiserverUrlForNodes?: string;
   clusters: ControlPlaneInfo[];
   tunnel?: TunnelStack;
   /** real nodes by control plane name (`nodes: true`) */
@@ -138,6 +144,8 @@ export async function startEnvironment(opts: EnvironmentOptions): Promise<Enviro
       `--clusters must be between 0 and ${MAX_LOCAL_CLUSTERS}`,
     );
   }
+  if (opts.hubs !== undefined && (![1, 2].includes(opts.hubs) || (opts.hubs === 2 && !opts.nodes)))
+    throw new TetherError('TETHER_INVALID_ARGUMENT', '--hubs is 1 or 2, and a second hub needs real nodes');
   if (opts.namePrefix !== undefined && !/^[a-z0-9][-a-z0-9]{0,20}$/.test(opts.namePrefix)) {
     throw new TetherError(
       'TETHER_INVALID_ARGUMENT',
@@ -167,7 +175,8 @@ export async function startEnvironment(opts: EnvironmentOptions): Promise<Enviro
   }
   const prefix = opts.namePrefix ?? '';
   const hubName = `${prefix}hub`;
-  const names = [hubName, ...Array.from({ length: opts.clusters }, (_, i) => `${prefix}cluster${i + 1}`)];
+  const hubNames = opts.hubs === 2 && opts.nodes ? [hubName, `${prefix}hub2`] : [hubName];
+  const names = [...hubNames, ...Array.from({ length: opts.clusters }, (_, i) => `${prefix}cluster${i + 1}`)];
   // Control planes on this host convert the addon kinds v1alpha1 ⇄ v1beta1 through a webhook this
   // process serves on loopback (it lives exactly as long as the environment). With real nodes the
   // CRDs keep conversion None for now.
@@ -181,7 +190,7 @@ export async function startEnvironment(opts: EnvironmentOptions): Promise<Enviro
     }
   }
   const hubCrdSet = hubCrds({ addonConversionWebhook: conversionWebhook?.webhook });
-  const crdsFor = (name: string) => (name === hubName ? hubCrdSet : managedCrds());
+  const crdsFor = (name: string) => (hubNames.includes(name) ? hubCrdSet : managedCrds());
   let nodeClusters: NodeClusters | undefined;
   let results: Array<PromiseSettledResult<ControlPlane>>;
   if (opts.nodes) {
@@ -191,6 +200,7 @@ export async function startEnvironment(opts: EnvironmentOptions): Promise<Enviro
     try {
       nodeClusters = await startNodeClusters({
         names,
+        hubs: hubNames.length,
         baseDir: stateDir,
         binaries,
         crdsFor,
@@ -248,7 +258,9 @@ export async function startEnvironment(opts: EnvironmentOptions): Promise<Enviro
     throw (failure as PromiseRejectedResult).reason;
   }
   try {
-    const [hub, ...clusters] = started as [ControlPlane, ...ControlPlane[]];
+    const [hub, ...rest] = started as [ControlPlane, ...ControlPlane[]];
+    const hub2 = hubNames.length > 1 ? rest[0] : undefined;
+    const clusters = rest.slice(hubNames.length - 1);
     for (const cp of started) {
       const target = join(dir, `${cp.name}.kubeconfig`);
       copyFileSync(cp.kubeconfigPath, target);
@@ -296,6 +308,7 @@ export async function startEnvironment(opts: EnvironmentOptions): Promise<Enviro
       squid: nodeClusters?.squid,
       image: nodeClusters?.image,
       hubApiserverUrlForNodes: nodeClusters?.hubApiserverUrlForNodes,
+      ...(hub2 ? { hub2, hub2ApiserverUrlForNodes: nodeClusters?.hubApiserverUrlsForNodes[hub2.name] } : {}),
       gatewayKubeconfigs,
       stop,
       onFailure: (h) => {

@@ -17,26 +17,20 @@ import { KubeConfig } from '@kubernetes/client-node';
 import {
   type AddOnDeploymentConfig,
   addOnDeploymentConfigResource,
-  type ManagedCluster,
   type ManagedClusterAddOn,
-  ManagedClusterCondition,
   managedClusterAddOnResource,
-  managedClusterResource,
 } from '../api/index.ts';
-import { errorMessage, TetherError } from '../errors.ts';
+import { TetherError } from '../errors.ts';
 import { isConditionTrue, ResourceClient } from '../kube/index.ts';
-import { approveClusterCsrs } from '../registration/hub/index.ts';
 import { pollUntil } from '../wait.ts';
 import { type Environment, startEnvironment } from './environment.ts';
 import { writeGatewayKubeconfigs } from './gateway-stack.ts';
 import { type HubServicesInfo, hubServiceAccess, hubServiceInitArgs } from './hub-services.ts';
-import { localChildEnv, tetherBin } from './process.ts';
+import { installSecondHub } from './second-hub.ts';
+import { AGENT_NODE_PORT, acceptUntilAvailable, tether } from './tether-cli-steps.ts';
 import type { ControlPlaneInfo } from './types.ts';
 
-const execFileAsync = promisify(execFile);
-
-/** The agent endpoint's NodePort on the hub node. */
-export const AGENT_NODE_PORT = 31091;
+const _execFileAsync = promisify(execFile);
 
 /** The addons that carry tether's own agents; the ones listed first take the proxy config. */
 const proxiedAddons = ['managed-serviceaccount', 'cluster-proxy'];
@@ -80,24 +74,6 @@ export interface InClusterOptions {
   signal?: AbortSignal;
 }
 
-async function tether(args: string[], signal?: AbortSignal): Promise<string> {
-  try {
-    const { stdout } = await execFileAsync(process.execPath, [tetherBin, ...args], {
-      env: localChildEnv(),
-      maxBuffer: 16 * 1024 * 1024,
-      signal,
-    });
-    return stdout;
-  } catch (err) {
-    const e = err as { stderr?: string };
-    signal?.throwIfAborted();
-    throw new TetherError(
-      'TETHER_PROCESS_FAILED',
-      `tether ${args[0]} failed: ${(e.stderr ?? '').trim() || errorMessage(err)}`,
-    );
-  }
-}
-
 export async function installTetherInCluster(
   o: InClusterOptions,
 ): Promise<{ kubeconfigs: Record<string, string>; hubServices: HubServicesInfo }> {
@@ -131,7 +107,6 @@ export async function installTetherInCluster(
   const hubKc = new KubeConfig();
   hubKc.loadFromFile(o.hub.kubeconfigPath);
   const hubServices = await hubServiceAccess({ hubKc, hubNodeAddress: o.hubNodeAddress, dir: o.workDir });
-  const clusters = new ResourceClient<ManagedCluster>(hubKc, managedClusterResource);
   progress(
     `tether join: the klusterlet-agent on ${o.clusters.map((c) => c.name).join(', ')}, through squid…`,
   );
@@ -163,27 +138,7 @@ export async function installTetherInCluster(
         ],
         signal,
       );
-      // what `tether accept` does, each round until the cluster has joined: the agent creates its
-      // ManagedCluster first and its CSR right after
-      await pollUntil(
-        async () => {
-          const current = await clusters.get(cluster.name);
-          if (!current) return false;
-          const conditions = current.status?.conditions ?? [];
-          if (!isConditionTrue(conditions, ManagedClusterCondition.Joined))
-            await approveClusterCsrs(hubKc, cluster.name);
-          return (
-            isConditionTrue(conditions, ManagedClusterCondition.Joined) &&
-            isConditionTrue(conditions, ManagedClusterCondition.Available)
-          );
-        },
-        {
-          timeoutMs: o.timeoutMs,
-          intervalMs: 250,
-          description: `ManagedCluster ${cluster.name} to register (its agent pod), be accepted, and turn Joined and Available`,
-          signal,
-        },
-      );
+      await acceptUntilAvailable(hubKc, cluster.name, o.timeoutMs, signal);
     }),
   );
   progress(
@@ -302,6 +257,8 @@ export async function startInClusterEnvironment(opts: {
   addonAgentPodsOn?: readonly number[];
   /** hosted mode: hosted cluster → hosting cluster, without the prefix (e.g. { cluster2: 'cluster1' }) */
   hostedOn?: Record<string, string>;
+  /** 2: a second hub, hub2, with cluster1 joined to it too (second-hub.ts) */
+  hubs?: 1 | 2;
 }): Promise<Environment> {
   const env = await startEnvironment({
     clusters: opts.clusters,
@@ -309,6 +266,7 @@ export async function startInClusterEnvironment(opts: {
     progress: opts.progress,
     nodes: true,
     ...(opts.hostedOn ? { hostedOn: opts.hostedOn } : {}),
+    ...(opts.hubs ? { hubs: opts.hubs } : {}),
     namePrefix: opts.namePrefix,
     signal: opts.signal,
   });
@@ -348,6 +306,24 @@ export async function startInClusterEnvironment(opts: {
       signal: opts.signal,
     });
     env.gatewayKubeconfigs = kubeconfigs;
+    const cluster1 = env.clusters[0];
+    if (env.hub2 && cluster1) {
+      const hub2Node = env.nodes?.[env.hub2.name];
+      if (!hub2Node || !env.hub2ApiserverUrlForNodes) throw new Error('internal: hub2 without its node');
+      await installSecondHub({
+        hub2: env.hub2,
+        hub2ApiserverUrl: env.hub2ApiserverUrlForNodes,
+        hub2NodeAddress: hub2Node.network.nodeAddress,
+        clusters: [cluster1],
+        imageRef: env.image.ref,
+        squidUrlFor: (c) => squid.urlFor(c),
+        workDir: join(env.dir, 'state'),
+        timeoutMs: opts.timeoutMs ?? 180_000,
+        joinArgs: opts.joinArgs,
+        progress: opts.progress,
+        signal: opts.signal,
+      });
+    }
     env.hubServices = hubServices;
     const stopEnvironment = env.stop;
     env.stop = async () => {

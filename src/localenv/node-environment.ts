@@ -57,6 +57,8 @@ export interface NodeClusters {
   image: { ref: string };
   /** `https://<hub host end>:<hub apiserver port>`: the hub apiserver as managed pods reach it through squid */
   hubApiserverUrlForNodes: string;
+  /** the same for every hub, by name */
+  hubApiserverUrlsForNodes: Record<string, string>;
   /** node processes (containerd, scheduler, kubelet, kube-proxy per node) and squid */
   processes(): SupervisedProcess[];
   onFailure(handler: (description: string) => void): void;
@@ -64,8 +66,10 @@ export interface NodeClusters {
 }
 
 export interface StartNodeClustersOptions {
-  /** hub first */
+  /** the hubs first (`hubs` of them, default 1), then the managed clusters */
   names: string[];
+  /** how many of `names`, from the first, are hubs (several hubs: one managed cluster joined to each) */
+  hubs?: number;
   /** parent directory of the control planes' directories */
   baseDir: string;
   binaries: ControlPlaneBinaries;
@@ -198,8 +202,11 @@ export async function startNodeClusters(opts: StartNodeClustersOptions): Promise
   checkNodesSupported();
   checkInotifyHeadroom(opts.names.length);
   const progress = opts.progress ?? (() => {});
-  const [hubName, ...managedNames] = opts.names;
+  const hubNames = opts.names.slice(0, opts.hubs ?? 1);
+  const managedNames = opts.names.slice(opts.hubs ?? 1);
+  const [hubName] = hubNames;
   if (!hubName) throw new Error('internal: startNodeClusters needs the hub name first');
+  const isHub = (name: string): boolean => hubNames.includes(name);
   for (const [hosted, on] of Object.entries(opts.hostedOn ?? {}))
     if (hosted === on || !managedNames.includes(hosted) || !managedNames.includes(on))
       throw new TetherError(
@@ -274,7 +281,7 @@ export async function startNodeClusters(opts: StartNodeClustersOptions): Promise
           baseDir: opts.baseDir,
           binaries: opts.binaries,
           crds: opts.crdsFor(name),
-          hubAdmission: name === hubName,
+          hubAdmission: isHub(name),
           nodeNetwork: { hostAddress: networks[name]?.hostAddress as string },
           ...(opts.hostedOn?.[name]
             ? { extraIpSans: [networks[opts.hostedOn[name]]?.hostAddress as string] }
@@ -287,20 +294,23 @@ export async function startNodeClusters(opts: StartNodeClustersOptions): Promise
         }),
       ),
     );
-    const hubNetwork = networks[hubName] as NodeNetwork;
     /** the clusters whose agents `hosting`'s node runs */
     const hostedBy = (hosting: string): string[] =>
       Object.entries(opts.hostedOn ?? {})
         .filter(([, on]) => on === hosting)
         .map(([hosted]) => hosted);
     const squidStarted = track(
-      (cps[0] as Promise<ControlPlane>).then(async (hub) => {
+      Promise.all(hubNames.map((_, i) => cps[i] as Promise<ControlPlane>)).then(async (hubs) => {
         squid = await startSquid({
           listenAddresses: managedNames.map((n) => (networks[n] as NodeNetwork).hostAddress),
-          allowConnect: [
-            { address: hubNetwork.hostAddress, ports: portOf(hub.apiserverUrl) },
-            { address: hubNetwork.nodeAddress, ports: NODE_PORT_RANGE },
-          ],
+          // every hub's apiserver and NodePorts, nothing else
+          allowConnect: hubs.flatMap((hub) => {
+            const network = networks[hub.name] as NodeNetwork;
+            return [
+              { address: network.hostAddress, ports: portOf(hub.apiserverUrl) },
+              { address: network.nodeAddress, ports: NODE_PORT_RANGE },
+            ];
+          }),
           signal,
         });
         return squid;
@@ -312,7 +322,7 @@ export async function startNodeClusters(opts: StartNodeClustersOptions): Promise
       const node = track(
         Promise.all([
           cps[i] as Promise<ControlPlane>,
-          name === hubName ? undefined : squidStarted,
+          isHub(name) ? undefined : squidStarted,
           Promise.all(hostedBy(name).map((h) => cps[opts.names.indexOf(h)] as Promise<ControlPlane>)),
         ]).then(async ([cp, sq, hosted]) => {
           if (sq) {
@@ -359,8 +369,8 @@ export async function startNodeClusters(opts: StartNodeClustersOptions): Promise
   }
   const sq = squid as Squid;
   const img = await image;
-  const hub = controlPlanes[hubName] as ControlPlane;
-  const hubNetwork = networks[hubName] as NodeNetwork;
+  const apiserverUrlForNodes = (name: string): string =>
+    `https://${(networks[name] as NodeNetwork).hostAddress}:${portOf((controlPlanes[name] as ControlPlane).apiserverUrl)}`;
   const nodeList = opts.names.map((n) => nodes[n] as RealNode);
   for (const n of nodeList) {
     n.onFailure((d) => {
@@ -390,7 +400,8 @@ export async function startNodeClusters(opts: StartNodeClustersOptions): Promise
       process: sq.process,
     },
     image: { ref: img.reference },
-    hubApiserverUrlForNodes: `https://${hubNetwork.hostAddress}:${portOf(hub.apiserverUrl)}`,
+    hubApiserverUrlForNodes: apiserverUrlForNodes(hubName),
+    hubApiserverUrlsForNodes: Object.fromEntries(hubNames.map((n) => [n, apiserverUrlForNodes(n)])),
     processes: () => [...nodeList.flatMap((n) => n.processes), sq.process],
     onFailure: (h) => failureHandlers.push(h),
     stop,

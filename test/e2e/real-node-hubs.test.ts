@@ -1,10 +1,13 @@
-// Hosted mode on real nodes: `tether up`'s real-node environment with cluster2 joined to the hub by
-// `tether join --mode hosted`, its agent a pod on cluster1's node (namespace klusterlet-<cluster2>),
-// reaching cluster2's apiserver from there and the hub only through squid, as cluster1's own agent
-// does. Checked: cluster2 is Joined and Available, its add-ons (cluster-proxy and
-// managed-serviceaccount hosted in its agent's process, cluster-gateway) are Available, a
-// ManifestWork lands on cluster2, kubectl through the hub's gateway and a CONNECT through the
-// frontend reach cluster2's apiserver, and cluster2's node runs no tether pod at all.
+// Hosted mode and several hubs on real nodes: `tether up --clusters 2 --hubs 2 --hosted cluster2=cluster1`'s
+// environment. cluster2 is joined to the hub by `tether join --mode hosted`, its agent a pod on
+// cluster1's node (namespace klusterlet-<cluster2>), reaching cluster2's apiserver from there and the
+// hub only through squid, as cluster1's own agent does. cluster1 is joined to a second hub, hub2, with
+// a second agent in its own namespace. Checked: cluster2 is Joined and Available, its add-ons
+// (cluster-proxy and managed-serviceaccount hosted in its agent's process, cluster-gateway) are
+// Available, a ManifestWork lands on cluster2, kubectl through the hub's gateway and a CONNECT
+// through the frontend reach cluster2's apiserver, and cluster2's node runs no tether pod at all;
+// cluster1 gets works from both hubs, each hub sees only its own, and hub2's works cannot reach the
+// first hub's agent.
 import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -18,7 +21,7 @@ import { startInClusterEnvironment } from '../../src/localenv/in-cluster-stack.t
 import { pollUntil } from '../../src/wait.ts';
 
 const exec = promisify(execFile);
-const PREFIX = `ho${process.pid % 100000}-`;
+const PREFIX = `hh${process.pid % 100000}-`;
 const measured: Record<string, string> = {};
 let parent: string;
 let env: Environment | undefined;
@@ -44,7 +47,7 @@ interface Pod {
 }
 
 beforeAll(async () => {
-  await ensureNodeBinaries((l) => process.stderr.write(`[real-node-hosted] ${l}\n`));
+  await ensureNodeBinaries((l) => process.stderr.write(`[real-node-hubs] ${l}\n`));
   parent = mkdtempSync(join(tmpdir(), 'tether-hosted-nodes-'));
   const t = Date.now();
   env = await startInClusterEnvironment({
@@ -53,7 +56,8 @@ beforeAll(async () => {
     namePrefix: PREFIX,
     joinArgs: ['--status-sync-interval=2'],
     hostedOn: { cluster2: 'cluster1' },
-    progress: (l) => process.stderr.write(`[real-node-hosted] ${l}\n`),
+    hubs: 2,
+    progress: (l) => process.stderr.write(`[real-node-hubs] ${l}\n`),
   });
   measured.start = `${((Date.now() - t) / 1000).toFixed(1)} s`;
 }, 900_000);
@@ -61,7 +65,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await env?.stop();
   if (parent) rmSync(parent, { recursive: true, force: true });
-  process.stderr.write(`[real-node-hosted] measured: ${JSON.stringify(measured)}\n`);
+  process.stderr.write(`[real-node-hubs] measured: ${JSON.stringify(measured)}\n`);
 }, 180_000);
 
 describe('hosted mode on real nodes', () => {
@@ -105,7 +109,7 @@ describe('hosted mode on real nodes', () => {
     // cluster DNS runs on every node (an image of the local environment's own); tether's image nowhere here
     const tetherPods = pods.items.filter((p) => p.spec.containers.some((c) => c.image === tetherImage));
     expect(tetherPods.map((p) => `${p.metadata.namespace}/${p.metadata.name}`)).toEqual([]);
-    // the same look on the hosting cluster finds both agents: its own and cluster2's
+    // the same look on the hosting cluster finds its agents: its own for each hub, and cluster2's
     const hostingPods = JSON.parse(
       await kubectl(cluster(0).kubeconfigPath, ['get', 'pods', '-A', '-o', 'json']),
     ) as {
@@ -115,7 +119,13 @@ describe('hosted mode on real nodes', () => {
       .filter((p) => p.spec.containers.some((c) => c.image === tetherImage))
       .map((p) => p.metadata.namespace)
       .sort();
-    expect(onHosting).toEqual(['klusterlet-' + cluster(1).name, 'open-cluster-management-agent'].sort());
+    expect(onHosting).toEqual(
+      [
+        `klusterlet-${cluster(1).name}`,
+        'open-cluster-management-agent',
+        'open-cluster-management-agent-hub2',
+      ].sort(),
+    );
     const namespaces = await kubectl(cluster(1).kubeconfigPath, ['get', 'ns', '-o', 'name']);
     expect(namespaces).not.toContain('namespace/open-cluster-management-agent\n');
     expect(namespaces).not.toContain(`klusterlet-${cluster(1).name}`);
@@ -212,5 +222,172 @@ spec:
     });
     // /healthz answers 401 or 200 depending on anonymous auth: either way, cluster2's apiserver answered
     expect(status).toMatch(/^HTTP\/1\.1 (200|401|403)/);
+  });
+
+  it('cluster1 is joined to hub2 by a second agent in its own namespace; each hub sees only its own clusters', async () => {
+    const hub2 = environment().hub2;
+    if (!hub2) throw new Error('no hub2');
+    const onHub2 = await kubectl(hub2.kubeconfigPath, ['get', 'managedclusters', '-o', 'name']);
+    expect(onHub2.trim().split('\n')).toEqual([
+      `managedcluster.cluster.open-cluster-management.io/${cluster(0).name}`,
+    ]);
+    const onHub = await kubectl(environment().hub.kubeconfigPath, ['get', 'managedclusters', '-o', 'name']);
+    expect(onHub.trim().split('\n').sort()).toEqual(
+      [cluster(0).name, cluster(1).name]
+        .map((n) => `managedcluster.cluster.open-cluster-management.io/${n}`)
+        .sort(),
+    );
+    const mc = JSON.parse(
+      await kubectl(hub2.kubeconfigPath, ['get', 'managedcluster', cluster(0).name, '-o', 'json']),
+    );
+    const available = (mc.status.conditions as Array<{ type: string; status: string }>).find(
+      (c) => c.type === 'ManagedClusterConditionAvailable',
+    );
+    expect(available?.status).toBe('True');
+    const pods = JSON.parse(
+      await kubectl(cluster(0).kubeconfigPath, [
+        '-n',
+        'open-cluster-management-agent-hub2',
+        'get',
+        'pods',
+        '-o',
+        'json',
+      ]),
+    ) as { items: Pod[] };
+    expect(
+      pods.items
+        .filter((p) => p.status.phase === 'Running')
+        .map((p) => p.metadata.name.replace(/-[a-z0-9]+-[a-z0-9]+$/, '')),
+    ).toEqual(['klusterlet-agent']);
+    // two identities on one cluster: each agent's hub credential in its own namespace
+    for (const ns of ['open-cluster-management-agent', 'open-cluster-management-agent-hub2'])
+      expect(
+        await kubectl(cluster(0).kubeconfigPath, [
+          '-n',
+          ns,
+          'get',
+          'secret',
+          'hub-kubeconfig-secret',
+          '-o',
+          'name',
+        ]),
+      ).toContain('hub-kubeconfig-secret');
+  });
+
+  it("cluster1 gets works from both hubs, each recorded under its own hub's hash; each hub sees only its own work", async () => {
+    const hub2 = environment().hub2;
+    if (!hub2) throw new Error('no hub2');
+    const c1 = cluster(0);
+    const work = (name: string, from: string) => `apiVersion: work.open-cluster-management.io/v1
+kind: ManifestWork
+metadata: { name: ${name}, namespace: ${c1.name} }
+spec:
+  workload:
+    manifests:
+      - { apiVersion: v1, kind: ConfigMap, metadata: { name: ${name}, namespace: default }, data: { from: ${from} } }
+`;
+    const apply = async (kubeconfig: string, yaml: string) => {
+      const run = exec('kubectl', [`--kubeconfig=${kubeconfig}`, 'apply', '-f', '-']);
+      run.child.stdin?.end(yaml);
+      await run;
+    };
+    await apply(environment().hub.kubeconfigPath, work('from-hub', 'hub'));
+    await apply(hub2.kubeconfigPath, work('from-hub2', 'hub2'));
+    for (const [name, from] of [
+      ['from-hub', 'hub'],
+      ['from-hub2', 'hub2'],
+    ] as const)
+      await pollUntil(
+        async () =>
+          (await kubectl(c1.kubeconfigPath, [
+            '-n',
+            'default',
+            'get',
+            'configmap',
+            name,
+            '-o',
+            'jsonpath={.data.from}',
+          ]).catch(() => '')) === from,
+        { timeoutMs: 60_000, intervalMs: 500, description: `${name} applied on cluster1` },
+      );
+    const applied = (await kubectl(c1.kubeconfigPath, ['get', 'appliedmanifestworks', '-o', 'name']))
+      .trim()
+      .split('\n')
+      .map((n) => n.replace(/^.*\//, ''));
+    const hashOf = (work: string) => applied.find((n) => n.endsWith(`-${work}`))?.slice(0, -work.length - 1);
+    expect(hashOf('from-hub')).toMatch(/^[0-9a-f]{64}$/);
+    expect(hashOf('from-hub2')).toMatch(/^[0-9a-f]{64}$/);
+    expect(hashOf('from-hub')).not.toBe(hashOf('from-hub2'));
+    expect(
+      await kubectl(hub2.kubeconfigPath, ['-n', c1.name, 'get', 'manifestworks', '-o', 'name']),
+    ).not.toContain('from-hub\n');
+    expect(
+      await kubectl(environment().hub.kubeconfigPath, ['-n', c1.name, 'get', 'manifestworks', '-o', 'name']),
+    ).not.toContain('from-hub2');
+  });
+
+  it("hub2's work cannot touch the first hub's agent namespace on cluster1 (refused, the rest applies)", async () => {
+    const hub2 = environment().hub2;
+    if (!hub2) throw new Error('no hub2');
+    const c1 = cluster(0);
+    const before = await kubectl(c1.kubeconfigPath, [
+      '-n',
+      'open-cluster-management-agent',
+      'get',
+      'secret',
+      'hub-kubeconfig-secret',
+      '-o',
+      'jsonpath={.data.kubeconfig}',
+    ]);
+    const yaml = `apiVersion: work.open-cluster-management.io/v1
+kind: ManifestWork
+metadata: { name: reach-hub-agent, namespace: ${c1.name} }
+spec:
+  workload:
+    manifests:
+      - { apiVersion: v1, kind: Secret, metadata: { name: hub-kubeconfig-secret, namespace: open-cluster-management-agent }, stringData: { kubeconfig: hub2 was here } }
+      - { apiVersion: v1, kind: ConfigMap, metadata: { name: reach-hub-agent-ok, namespace: default }, data: { ok: "yes" } }
+`;
+    const run = exec('kubectl', [`--kubeconfig=${hub2.kubeconfigPath}`, 'apply', '-f', '-']);
+    run.child.stdin?.end(yaml);
+    await run;
+    const message = await pollUntil(
+      async () => {
+        const w = JSON.parse(
+          await kubectl(hub2.kubeconfigPath, [
+            '-n',
+            c1.name,
+            'get',
+            'manifestwork',
+            'reach-hub-agent',
+            '-o',
+            'json',
+          ]),
+        );
+        const manifests = (w.status?.resourceStatus?.manifests ?? []) as Array<{
+          resourceMeta: { ordinal: number };
+          conditions: Array<{ type: string; status: string; message?: string }>;
+        }>;
+        const cond = (i: number) =>
+          manifests.find((m) => m.resourceMeta.ordinal === i)?.conditions.find((c) => c.type === 'Applied');
+        return cond(0)?.status === 'False' && cond(1)?.status === 'True' ? cond(0)?.message : undefined;
+      },
+      {
+        timeoutMs: 60_000,
+        intervalMs: 500,
+        description: "hub2's work refused on its first manifest, applied on its second",
+      },
+    );
+    expect(message).toContain("holds an agent's Secrets");
+    const after = await kubectl(c1.kubeconfigPath, [
+      '-n',
+      'open-cluster-management-agent',
+      'get',
+      'secret',
+      'hub-kubeconfig-secret',
+      '-o',
+      'jsonpath={.data.kubeconfig}',
+    ]);
+    expect(after).toBe(before);
   });
 });
