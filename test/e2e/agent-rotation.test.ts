@@ -7,7 +7,7 @@
 // (`tether accept --skip-approve-check`: a bootstrap token alone never re-issues a joined cluster).
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { type TLSSocket, connect as tlsConnect } from 'node:tls';
+import type { TLSSocket } from 'node:tls';
 import { CoreV1Api } from '@kubernetes/client-node';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -15,10 +15,10 @@ import { hubKubeconfigSecretName } from '../../src/api/index.ts';
 import { freePort, localChildEnv, SupervisedProcess, tetherBin } from '../../src/localenv/process.ts';
 import { approveClusterCsrs } from '../../src/registration/hub/index.ts';
 import { pollUntil } from '../../src/wait.ts';
+import { apiserverThroughTunnel, getVersion } from './fixtures/apiserver-through-tunnel.ts';
 import { adminKubeConfig } from './fixtures/helpers.ts';
 import { env, hubKc, type JoinedCluster, joinedCluster } from './fixtures/joined-cluster.ts';
 
-const frontend = new URL(env.tunnel.connectFrontendUrl);
 let joined: JoinedCluster;
 let agent: SupervisedProcess;
 let opsPort: number;
@@ -66,72 +66,11 @@ afterAll(async () => {
   await joined?.cleanup();
 });
 
-/** CONNECT <cluster>:443 on the frontend, then TLS to the managed apiserver inside (verified). */
-function apiserverThroughTunnel(): Promise<TLSSocket> {
-  return new Promise((resolve, reject) => {
-    const outer = tlsConnect({
-      host: frontend.hostname,
-      port: Number(frontend.port),
-      ca: readFileSync(env.tunnel.hubCaPath),
-      cert: readFileSync(env.tunnel.proxyClientCertPath),
-      key: readFileSync(env.tunnel.proxyClientKeyPath),
-    });
-    sockets.push(outer);
-    outer.once('error', reject);
-    outer.once('secureConnect', () => outer.write(`CONNECT ${joined.name}:443 HTTP/1.1\r\n\r\n`));
-    let head = '';
-    const onData = (d: Buffer): void => {
-      head += d.toString('latin1');
-      if (!head.includes('\r\n\r\n')) return;
-      outer.off('data', onData);
-      if (!head.startsWith('HTTP/1.1 200')) {
-        reject(new Error(`CONNECT answered ${head.split('\r\n')[0]}`));
-        return;
-      }
-      const inner = tlsConnect({
-        socket: outer,
-        ca: readFileSync(env.cluster1.caCertPath),
-        servername: 'localhost',
-      });
-      sockets.push(inner);
-      inner.once('error', reject);
-      inner.once('secureConnect', () => resolve(inner));
-    };
-    outer.on('data', onData);
-  });
-}
-
-/** GET /version on a kept-alive connection; resolves with the status line and body within 10 s. */
-function getVersion(tls: TLSSocket): Promise<{ status: string; body: string }> {
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error('no answer on the held connection within 10 s')), 10_000);
-    let buf = '';
-    const onData = (d: Buffer): void => {
-      buf += d.toString();
-      const end = buf.indexOf('\r\n\r\n');
-      if (end < 0) return;
-      const length = Number(/content-length: (\d+)/i.exec(buf.slice(0, end))?.[1] ?? Number.NaN);
-      if (!(buf.length - end - 4 >= length)) return;
-      clearTimeout(timer);
-      tls.off('data', onData);
-      tls.off('close', onClose);
-      resolve({ status: buf.slice(0, buf.indexOf('\r\n')), body: buf.slice(end + 4) });
-    };
-    const onClose = (): void => {
-      clearTimeout(timer);
-      reject(new Error('the connection closed before the answer'));
-    };
-    tls.on('data', onData);
-    tls.once('close', onClose);
-    tls.write('GET /version HTTP/1.1\r\nHost: localhost\r\nConnection: keep-alive\r\n\r\n');
-  });
-}
-
 const agentLog = (): string => readFileSync(agent.logFile, 'utf8');
 
 describe('tether agent certificate rotation', () => {
   it('keeps a connection held through the tunnel across a new hub certificate, then drains the old tunnel', async () => {
-    const held = await apiserverThroughTunnel();
+    const held = await apiserverThroughTunnel(env.tunnel, joined.name, env.cluster1, sockets);
     expect((await getVersion(held)).status).toBe('HTTP/1.1 200 OK');
 
     await adminKubeConfig(env.cluster1)
@@ -156,7 +95,7 @@ describe('tether agent certificate rotation', () => {
     const after = await getVersion(held);
     expect(after.status).toBe('HTTP/1.1 200 OK');
     expect(after.body).toContain('"gitVersion"');
-    const fresh = await apiserverThroughTunnel();
+    const fresh = await apiserverThroughTunnel(env.tunnel, joined.name, env.cluster1, sockets);
     expect((await getVersion(fresh)).status).toBe('HTTP/1.1 200 OK');
     // The old tunnel takes no new streams but stays open while the held connection uses it.
     expect(agentLog()).toContain('"msg":"draining tunnel with the replaced certificate"');

@@ -11,7 +11,7 @@ import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type TLSSocket, connect as tlsConnect } from 'node:tls';
+import type { TLSSocket } from 'node:tls';
 import { AppsV1Api, AuthorizationV1Api, CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -26,13 +26,13 @@ import { findCondition, ResourceClient } from '../../src/kube/index.ts';
 import { writeKubeconfigFile } from '../../src/localenv/kubeconfig-file.ts';
 import { freePort, localChildEnv, SupervisedProcess } from '../../src/localenv/process.ts';
 import { pollUntil } from '../../src/wait.ts';
+import { apiserverThroughTunnel, getVersion } from './fixtures/apiserver-through-tunnel.ts';
 import { adminKubeConfig, configMapResource } from './fixtures/helpers.ts';
 import { clusters, env, hubKc, type JoinedCluster, joinedCluster } from './fixtures/joined-cluster.ts';
 
 const tmp = mkdtempSync(join(tmpdir(), 'tether-hosted-'));
 const hostingKc = hubKc; // the hosting cluster is the hub's control plane
 const managedKc = adminKubeConfig(env.cluster1);
-const frontend = new URL(env.tunnel.connectFrontendUrl);
 let joined: JoinedCluster;
 let namespace: string;
 let agent: SupervisedProcess | undefined;
@@ -79,6 +79,23 @@ afterAll(async () => {
   rmSync(tmp, { recursive: true, force: true });
 });
 
+/** `tether join` to the shared hub for the test's cluster, installing on the hosting cluster. */
+function joinArgs(): string[] {
+  return [
+    'join',
+    '--hub-token',
+    bootstrapToken(),
+    '--hub-apiserver',
+    env.hub.apiserverUrl,
+    '--ca-file',
+    env.hub.caCertPath,
+    '--cluster-name',
+    joined.name,
+    '--kubeconfig',
+    env.hub.kubeconfigPath,
+  ];
+}
+
 /** The Deployment's arguments with its mounted files swapped for this machine's copies. */
 function hostArgs(deploymentArgs: string[], spokePath: string, hostingPath: string): string[] {
   return [
@@ -102,19 +119,7 @@ describe('tether join --mode hosted', () => {
   let deploymentArgs: string[] = [];
 
   it('refuses a hosted join without the managed kubeconfig, and the kubeconfig without hosted mode', async () => {
-    const common = [
-      'join',
-      '--hub-token',
-      bootstrapToken(),
-      '--hub-apiserver',
-      env.hub.apiserverUrl,
-      '--ca-file',
-      env.hub.caCertPath,
-      '--cluster-name',
-      joined.name,
-      '--kubeconfig',
-      env.hub.kubeconfigPath,
-    ];
+    const common = joinArgs();
     const noKc = await tether([...common, '--mode', 'hosted']);
     expect(noKc.code).not.toBe(0);
     expect(noKc.stderr).toContain('--mode hosted needs --managed-cluster-kubeconfig');
@@ -126,19 +131,9 @@ describe('tether join --mode hosted', () => {
 
   it('installs the agent on the hosting cluster with the managed kubeconfig, and only CRDs on the managed one', async () => {
     const r = await tether([
-      'join',
+      ...joinArgs(),
       '--mode',
       'hosted',
-      '--hub-token',
-      bootstrapToken(),
-      '--hub-apiserver',
-      env.hub.apiserverUrl,
-      '--ca-file',
-      env.hub.caCertPath,
-      '--cluster-name',
-      joined.name,
-      '--kubeconfig',
-      env.hub.kubeconfigPath,
       '--managed-cluster-kubeconfig',
       env.cluster1.kubeconfigPath,
       '--proxy-url',
@@ -230,7 +225,7 @@ describe('tether join --mode hosted', () => {
     expect(onManaged.map((s) => `${s.metadata?.namespace}/${s.metadata?.name}`)).toEqual([]);
 
     // the tunnel: CONNECT <cluster>:443 reaches the managed apiserver, verified by its own CA
-    const inner = await apiserverThroughTunnel(joined.name);
+    const inner = await apiserverThroughTunnel(env.tunnel, joined.name, env.cluster1, sockets);
     const answer = await getVersion(inner);
     expect(answer.status).toBe('HTTP/1.1 200 OK');
     expect(answer.body).toContain('gitVersion');
@@ -348,60 +343,3 @@ describe('tether join --mode hosted', () => {
     expect(await namespaceExists(managedKc, 'open-cluster-management-agent-addon')).toBe(false);
   });
 });
-
-/** CONNECT <cluster>:443 on the frontend, then TLS to the managed apiserver inside (verified). */
-function apiserverThroughTunnel(cluster: string): Promise<TLSSocket> {
-  return new Promise((resolve, reject) => {
-    const outer = tlsConnect({
-      host: frontend.hostname,
-      port: Number(frontend.port),
-      ca: readFileSync(env.tunnel.hubCaPath),
-      cert: readFileSync(env.tunnel.proxyClientCertPath),
-      key: readFileSync(env.tunnel.proxyClientKeyPath),
-    });
-    sockets.push(outer);
-    outer.once('error', reject);
-    outer.once('secureConnect', () => outer.write(`CONNECT ${cluster}:443 HTTP/1.1\r\n\r\n`));
-    let head = '';
-    const onData = (d: Buffer): void => {
-      head += d.toString('latin1');
-      if (!head.includes('\r\n\r\n')) return;
-      outer.off('data', onData);
-      if (!head.startsWith('HTTP/1.1 200')) {
-        reject(new Error(`CONNECT answered ${head.split('\r\n')[0]}`));
-        return;
-      }
-      const inner = tlsConnect({
-        socket: outer,
-        ca: readFileSync(env.cluster1.caCertPath),
-        servername: 'localhost',
-      });
-      sockets.push(inner);
-      inner.once('error', reject);
-      inner.once('secureConnect', () => resolve(inner));
-    };
-    outer.on('data', onData);
-  });
-}
-
-/** GET /version; resolves with the status line and body within 10 s. */
-function getVersion(tls: TLSSocket): Promise<{ status: string; body: string }> {
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error('no answer within 10 s')), 10_000);
-    let buf = '';
-    tls.on('data', (d: Buffer) => {
-      buf += d.toString();
-      const end = buf.indexOf('\r\n\r\n');
-      if (end < 0) return;
-      const length = Number(/content-length: (\d+)/i.exec(buf.slice(0, end))?.[1] ?? Number.NaN);
-      if (!(buf.length - end - 4 >= length)) return;
-      clearTimeout(timer);
-      resolve({ status: buf.slice(0, buf.indexOf('\r\n')), body: buf.slice(end + 4) });
-    });
-    tls.once('close', () => {
-      clearTimeout(timer);
-      reject(new Error('the connection closed before the answer'));
-    });
-    tls.write('GET /version HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n');
-  });
-}

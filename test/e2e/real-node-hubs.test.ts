@@ -46,6 +46,19 @@ interface Pod {
   status: { phase: string };
 }
 
+/** The first hub's agent credential on a cluster, as stored. */
+function firstHubCredential(kubeconfig: string): Promise<string> {
+  return kubectl(kubeconfig, [
+    '-n',
+    'open-cluster-management-agent',
+    'get',
+    'secret',
+    'hub-kubeconfig-secret',
+    '-o',
+    'jsonpath={.data.kubeconfig}',
+  ]);
+}
+
 beforeAll(async () => {
   await ensureNodeBinaries((l) => process.stderr.write(`[real-node-hubs] ${l}\n`));
   parent = mkdtempSync(join(tmpdir(), 'tether-hosted-nodes-'));
@@ -330,15 +343,7 @@ spec:
     const hub2 = environment().hub2;
     if (!hub2) throw new Error('no hub2');
     const c1 = cluster(0);
-    const before = await kubectl(c1.kubeconfigPath, [
-      '-n',
-      'open-cluster-management-agent',
-      'get',
-      'secret',
-      'hub-kubeconfig-secret',
-      '-o',
-      'jsonpath={.data.kubeconfig}',
-    ]);
+    const before = await firstHubCredential(c1.kubeconfigPath);
     const yaml = `apiVersion: work.open-cluster-management.io/v1
 kind: ManifestWork
 metadata: { name: reach-hub-agent, namespace: ${c1.name} }
@@ -379,15 +384,7 @@ spec:
       },
     );
     expect(message).toContain("holds an agent's Secrets");
-    const after = await kubectl(c1.kubeconfigPath, [
-      '-n',
-      'open-cluster-management-agent',
-      'get',
-      'secret',
-      'hub-kubeconfig-secret',
-      '-o',
-      'jsonpath={.data.kubeconfig}',
-    ]);
+    const after = await firstHubCredential(c1.kubeconfigPath);
     expect(after).toBe(before);
   });
 });
