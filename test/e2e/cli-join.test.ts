@@ -5,8 +5,9 @@ import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
+import { CoreV1Api, KubeConfig, RbacAuthorizationV1Api } from '@kubernetes/client-node';
 import { afterAll, describe, expect, it } from 'vitest';
+import { pollUntil } from '../../src/wait.ts';
 import { testEnv } from './fixtures/env.ts';
 import { adminKubeConfig, uniqueName } from './fixtures/helpers.ts';
 
@@ -130,6 +131,69 @@ describe('tether init / join / accept', () => {
       env.cluster1.kubeconfigPath,
     ]);
     expect(badName.stderr).toContain('--cluster-name must be a DNS label');
+  });
+
+  it('join --agent-namespace installs a second agent beside the first; unjoin removes it alone, not the shared add-on namespace', async () => {
+    const second = uniqueName('second-agent');
+    const core = adminKubeConfig(env.cluster1).makeApiClient(CoreV1Api);
+    const rbac = adminKubeConfig(env.cluster1).makeApiClient(RbacAuthorizationV1Api);
+    const addonNs = 'open-cluster-management-agent-addon';
+    const madeAddonNs = await core
+      .createNamespace({ body: { metadata: { name: addonNs } } })
+      .then(() => true)
+      .catch(() => false);
+    try {
+      const joined = await tether([
+        'join',
+        '--hub-token',
+        token,
+        '--hub-apiserver',
+        env.hub.apiserverUrl,
+        '--ca-file',
+        caOut,
+        '--cluster-name',
+        'cli-second',
+        '--kubeconfig',
+        env.cluster1.kubeconfigPath,
+        '--agent-namespace',
+        second,
+        '--no-serviceaccount',
+        '--no-in-process-addons',
+      ]);
+      expect(joined.code, joined.stderr).toBe(0);
+      const ns = await core.readNamespace({ name: second });
+      expect(ns.metadata?.labels?.['agent.tether.dev/agent-namespace']).toBe('true');
+      const binding = `open-cluster-management:klusterlet-agent:${second}`;
+      expect((await rbac.readClusterRoleBinding({ name: binding })).subjects?.[0]?.namespace).toBe(second);
+
+      const unjoined = await tether([
+        'unjoin',
+        '--cluster-name',
+        'cli-second',
+        '--kubeconfig',
+        env.cluster1.kubeconfigPath,
+        '--agent-namespace',
+        second,
+      ]);
+      expect(unjoined.code, unjoined.stderr).toBe(0);
+      await expect(core.readNamespace({ name: second })).rejects.toMatchObject({ code: 404 });
+      await expect(rbac.readClusterRoleBinding({ name: binding })).rejects.toMatchObject({ code: 404 });
+      expect((await core.readNamespace({ name: addonNs })).status?.phase).toBe('Active');
+    } finally {
+      await core.deleteNamespace({ name: second }).catch(() => {});
+      // a later file may create the add-on namespace: it must not find this one terminating
+      if (madeAddonNs) {
+        await core.deleteNamespace({ name: addonNs }).catch(() => {});
+        await pollUntil(
+          () =>
+            core.readNamespace({ name: addonNs }).then(
+              () => false,
+              () => true,
+            ),
+          { timeoutMs: 60_000, intervalMs: 250, description: `${addonNs} gone` },
+        );
+      }
+    }
   });
 
   it('accept refuses a cluster that never joined', async () => {

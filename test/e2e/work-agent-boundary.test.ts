@@ -75,10 +75,12 @@ describe("hub A's works and hub B's agent on the same cluster", () => {
     const plant = configMap(hubBNamespace, 'planted');
     const work = unique('boundary-write');
     await hubA.createWork(work, [overwrite, relabel, plant, configMap(ours, 'fine')]);
-    for (const ordinal of [0, 1, 2]) {
+    for (const ordinal of [0, 2]) {
       const applied = await refusedWith(work, ordinal, /holds an agent's Secrets/);
       expect(applied.message).toContain(hubBNamespace);
     }
+    // relabelling names the label: no work may set it, to any value
+    await refusedWith(work, 1, /is set only by tether's installer and agents/);
     await hubA.waitForWork(work, 'the manifest in its own namespace applied', (w) =>
       manifestCondition(w, 3, 'Applied')?.status === 'True' ? true : undefined,
     );
@@ -124,6 +126,21 @@ describe("hub A's works and hub B's agent on the same cluster", () => {
     const w = await hubA.getWork(work);
     const feedback = JSON.stringify(w?.status?.resourceStatus?.manifests ?? []);
     expect(feedback).not.toContain(Buffer.from('hub B credential').toString('base64'));
+  });
+
+  it("hub A's work cannot label a namespace as an agent's, which would stop hub B's works there", async () => {
+    const hubBWorkloads = await hubA.managedNamespace('hub-b-workloads');
+    const work = unique('boundary-label');
+    await hubA.createWork(work, [
+      {
+        apiVersion: 'v1',
+        kind: 'Namespace',
+        metadata: { name: hubBWorkloads, labels: { [agentNamespaceLabel]: 'true' } },
+      },
+    ]);
+    await refusedWith(work, 0, /is set only by tether's installer and agents/);
+    const ns = await onManaged(kinds.namespace).get(hubBWorkloads);
+    expect(ns?.metadata?.labels?.[agentNamespaceLabel]).toBeUndefined();
   });
 
   it("hub A's work cannot write or delete hub B's AppliedManifestWorks", async () => {

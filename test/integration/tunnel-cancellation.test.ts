@@ -14,7 +14,11 @@ import { waitReady } from '../../src/localenv/ready.ts';
 import type { ProxyServer } from '../../src/proxy-server/server.ts';
 import { echoServer, type HubPki, hubPki, roundTrip, startServer } from './tunnel-fixtures.ts';
 
-const RATE_PER_SECOND = 2000;
+// nghttp2's rapid-reset defence closes a session after a burst of 1000 resets, then 33/s: 1000/s for
+// 30 s is 30 000 resets, 30 times the burst, so the guard holds with room. It was 2000/s; on a 2-core
+// machine shared with the e2e lane the agent then fell 10 s behind now and then (3 of 153 fresh dials
+// timed out in one CI run, the session intact): the rate measured the machine, not the property.
+const RATE_PER_SECOND = 1000;
 const DURATION_MS = 30_000;
 const BACKGROUND_STREAMS = 16;
 

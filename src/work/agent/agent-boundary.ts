@@ -7,8 +7,9 @@
 // resources). Every strategy is refused, ReadOnly too (status feedback would carry what it reads).
 //
 // It is checked against the live namespace, not the manifest, so a work cannot first strip the
-// label: a Namespace manifest naming a labelled namespace is refused like its contents. Lookups are
-// cached for a few seconds (a work with many manifests in one namespace costs one GET).
+// label: a Namespace manifest naming a labelled namespace is refused like its contents. Nor may a
+// work set the label: hub A could otherwise label a namespace hub B's works use and so stop them.
+// Lookups are cached for a few seconds (a work with many manifests in one namespace costs one GET).
 import type { KubeConfig } from '@kubernetes/client-node';
 import { agentNamespaceLabel } from '../../api/index.ts';
 import { type KubeObject, namespaceResource, ResourceClient } from '../../kube/index.ts';
@@ -20,6 +21,8 @@ export interface BoundaryTarget {
   /** its namespace; undefined when cluster-scoped */
   namespace?: string;
   name: string;
+  /** the manifest's labels (a Namespace's say whether the work would label it an agent's) */
+  labels?: Record<string, string>;
 }
 
 const cacheTtlMs = 5_000;
@@ -38,7 +41,10 @@ export class AgentBoundary {
   async refusal(t: BoundaryTarget): Promise<string | undefined> {
     if (t.group === 'work.open-cluster-management.io' && t.resource === 'appliedmanifestworks')
       return 'AppliedManifestWorks are the work agents’ own records: no ManifestWork may write or read them';
-    const namespace = t.namespace ?? (t.group === '' && t.resource === 'namespaces' ? t.name : undefined);
+    const isNamespace = t.group === '' && t.resource === 'namespaces';
+    if (isNamespace && t.labels?.[agentNamespaceLabel] !== undefined)
+      return `the label ${agentNamespaceLabel} is set only by tether's installer and agents: no ManifestWork may set it`;
+    const namespace = t.namespace ?? (isNamespace ? t.name : undefined);
     if (namespace === undefined || !(await this.isAgentNamespace(namespace))) return undefined;
     return `namespace ${namespace} holds an agent's Secrets (label ${agentNamespaceLabel}): no ManifestWork may touch it or what is in it`;
   }

@@ -208,6 +208,7 @@ export class ManifestApplier {
         resource: descriptor.plural,
         namespace: meta.namespace,
         name,
+        labels: manifest.metadata?.labels,
       });
     } catch (err) {
       outOfBounds = `could not check the manifest's namespace: ${errorMessage(err)}`;
