@@ -1,43 +1,28 @@
-// `tether join` and `tether unjoin` (clusteradm's habits): after checking that the hub is reachable
-// and accepts the token, install the agent on a managed cluster (the managed CRDs, the
-// `bootstrap-hub-kubeconfig` Secret and the klusterlet-agent Deployment: src/install/agent.ts), or
-// with --bootstrap-only just store the bootstrap kubeconfig for a `tether agent` run elsewhere;
-// --dry-run / --output-file print the manifests instead. unjoin removes everything join installed.
-// --mode hosted (clusteradm's): the agent goes to the --kubeconfig cluster (the hosting cluster,
-// namespace klusterlet-<cluster>) and reaches the managed cluster through
-// --managed-cluster-kubeconfig, stored there as Secret external-managed-kubeconfig.
-
+// `tether join` (clusteradm's habits): after checking that the hub is reachable and accepts the
+// token, install the agent on a managed cluster (the managed CRDs, the `bootstrap-hub-kubeconfig`
+// Secret and the klusterlet-agent Deployment: src/install/agent.ts), or with --bootstrap-only just
+// store the bootstrap kubeconfig for a `tether agent` run elsewhere; --dry-run / --output-file print
+// the manifests instead. --agent-namespace installs a second agent, for another hub. --mode hosted
+// (clusteradm's): the agent goes to the --kubeconfig cluster (the hosting cluster, namespace
+// klusterlet-<cluster>) and reaches the managed cluster through --managed-cluster-kubeconfig, stored
+// there as Secret external-managed-kubeconfig. `tether unjoin` (unjoin.ts) removes what join installed.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { AppsV1Api, CoreV1Api, KubeConfig, VersionApi } from '@kubernetes/client-node';
+import { CoreV1Api, KubeConfig, VersionApi } from '@kubernetes/client-node';
 import { type Command, Option } from 'commander';
-import {
-  addonAgentNamespace,
-  agentNamespace,
-  bootstrapHubKubeconfigSecretName,
-  hubKubeconfigSecretName,
-} from '../api/index.ts';
+import { addonAgentNamespace, agentNamespace, bootstrapHubKubeconfigSecretName } from '../api/index.ts';
 import { InvalidArgumentError, TetherError } from '../errors.ts';
-import {
-  agentNamespaceOf,
-  externalManagedKubeconfigSecretName,
-  hostedAgentNamespace,
-} from '../install/agent.ts';
-import {
-  applyAgentInstall,
-  planAgentInstall,
-  removeAgentInstall,
-  waitForAgent,
-} from '../install/agent-install.ts';
+import { agentNamespaceOf, externalManagedKubeconfigSecretName } from '../install/agent.ts';
+import { applyAgentInstall, planAgentInstall, waitForAgent } from '../install/agent-install.ts';
 import { toYaml } from '../install/apply.ts';
 import { defaultImage } from '../install/image-ref.ts';
 import { selfContainedKubeconfig } from '../install/managed-kubeconfig.ts';
-import { isNotFound, loadKubeconfig } from '../kube/index.ts';
+import { loadKubeconfig } from '../kube/index.ts';
 import { type PullPolicy, pullPolicies } from '../kube/workload.ts';
 import { bootstrapKubeconfigYaml, writeBootstrapSecret } from '../registration/bootstrap.ts';
-import { pollUntil } from '../wait.ts';
 import { checkInProcessAddons, inProcessAddonNames } from './agent-addons.ts';
 import { parseDurationSeconds, periodSeconds } from './options.ts';
+import { registerUnjoinCommand } from './unjoin.ts';
 
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
 
@@ -318,80 +303,7 @@ export function registerJoinCommands(program: Command): void {
       }
       process.stdout.write(`Then on the hub: tether accept --clusters ${opts.clusterName}\n`);
     });
-
-  program
-    .command('unjoin')
-    .description(
-      'remove the agent and its hub credentials from this managed cluster (what join installed), and the addon agents it ran',
-    )
-    .requiredOption('--cluster-name <name>', 'name of this managed cluster on the hub')
-    .option(
-      '--kubeconfig <path>',
-      'kubeconfig of the managed cluster (--mode hosted: of the hosting cluster)',
-      process.env.KUBECONFIG,
-    )
-    .addOption(
-      new Option('--mode <mode>', 'how the agent was joined')
-        .choices(['default', 'hosted'])
-        .default('default'),
-    )
-    .option(
-      '--agent-namespace <ns>',
-      `namespace of a --bootstrap-only or hosted agent (default ${agentNamespace}, hosted: klusterlet-<cluster>)`,
-    )
-    .option('--timeout <duration>', 'how long to wait for the agent namespace to be gone', '2m')
-    .action(
-      async (opts: {
-        clusterName: string;
-        kubeconfig?: string;
-        mode: 'default' | 'hosted';
-        agentNamespace?: string;
-        timeout: string;
-      }) => {
-        if (!opts.kubeconfig)
-          throw new InvalidArgumentError(
-            '--kubeconfig (or KUBECONFIG) must name the managed cluster kubeconfig',
-          );
-        const timeoutMs = parseDurationSeconds('--timeout', opts.timeout) * 1000;
-        const target = loadKubeconfig(opts.kubeconfig, { proxyEnv: false });
-        if (opts.mode === 'hosted') {
-          await unjoinHosted(
-            target,
-            opts.agentNamespace ?? hostedAgentNamespace(opts.clusterName),
-            timeoutMs,
-          );
-        } else if ((opts.agentNamespace ?? agentNamespace) === agentNamespace) {
-          for (const d of await removeAgentInstall(target)) process.stdout.write(`deleted ${d}\n`);
-          await waitGone(
-            [
-              [target, agentNamespace],
-              [target, addonAgentNamespace],
-            ],
-            timeoutMs,
-          );
-        } else if (await installedIn(target, opts.agentNamespace ?? agentNamespace)) {
-          // a second agent (another hub's): its own namespace and binding, not the shared add-on namespace
-          const namespace = opts.agentNamespace ?? agentNamespace;
-          for (const d of await removeAgentInstall(target, { namespace }))
-            process.stdout.write(`deleted ${d}\n`);
-          await waitGone([[target, namespace]], timeoutMs);
-        } else {
-          const core = target.makeApiClient(CoreV1Api);
-          const namespace = opts.agentNamespace ?? agentNamespace;
-          for (const name of [hubKubeconfigSecretName, bootstrapHubKubeconfigSecretName]) {
-            try {
-              await core.deleteNamespacedSecret({ name, namespace });
-              process.stdout.write(`deleted ${namespace}/${name}\n`);
-            } catch (err) {
-              if (!isNotFound(err)) throw err;
-            }
-          }
-        }
-        process.stdout.write(
-          `Cluster ${opts.clusterName} unjoined. On the hub, \`kubectl delete managedcluster ${opts.clusterName}\` cleans up its namespace and RBAC.\n`,
-        );
-      },
-    );
+  registerUnjoinCommand(program);
 }
 
 /**
@@ -405,76 +317,4 @@ function checkSecondAgent(opts: JoinFlags): void {
     throw new InvalidArgumentError(
       `--agent-namespace ${opts.agentNamespace} installs a second agent for another hub: add --no-serviceaccount and --no-in-process-addons (their ServiceAccounts and add-on Secrets would share ${addonAgentNamespace} with the first hub's); deliver that hub's add-ons with their own install namespace`,
     );
-}
-
-/** Whether join installed an agent Deployment in `namespace` (not only a bootstrap Secret). */
-async function installedIn(kc: KubeConfig, namespace: string): Promise<boolean> {
-  try {
-    await kc.makeApiClient(AppsV1Api).readNamespacedDeployment({ name: 'klusterlet-agent', namespace });
-    return true;
-  } catch (err) {
-    if (isNotFound(err)) return false;
-    throw err;
-  }
-}
-
-async function namespaceGone(kc: KubeConfig, name: string): Promise<boolean> {
-  try {
-    await kc.makeApiClient(CoreV1Api).readNamespace({ name });
-    return false;
-  } catch (err) {
-    if (isNotFound(err)) return true;
-    throw err;
-  }
-}
-
-async function waitGone(namespaces: Array<[KubeConfig, string]>, timeoutMs: number): Promise<void> {
-  await pollUntil(
-    async () => {
-      for (const [kc, name] of namespaces) if (!(await namespaceGone(kc, name))) return false;
-      return true;
-    },
-    {
-      timeoutMs,
-      intervalMs: 250,
-      description: `namespaces ${namespaces.map(([, n]) => n).join(' and ')} to be gone`,
-    },
-  );
-}
-
-/**
- * Hosted mode: the agent's namespace on the hosting cluster, and on the managed cluster (through the
- * kubeconfig the agent kept, read before it goes) the add-on agents' namespace.
- */
-async function unjoinHosted(hosting: KubeConfig, namespace: string, timeoutMs: number): Promise<void> {
-  let managed: KubeConfig | undefined;
-  try {
-    const secret = await hosting
-      .makeApiClient(CoreV1Api)
-      .readNamespacedSecret({ name: externalManagedKubeconfigSecretName, namespace });
-    const data = secret.data?.kubeconfig;
-    if (data) {
-      managed = new KubeConfig();
-      managed.loadFromString(Buffer.from(data, 'base64').toString('utf8'));
-    }
-  } catch (err) {
-    if (!isNotFound(err)) throw err;
-  }
-  for (const d of await removeAgentInstall(hosting, { namespace, hosted: true }))
-    process.stdout.write(`deleted ${d} (hosting cluster)\n`);
-  const waits: Array<[KubeConfig, string]> = [[hosting, namespace]];
-  if (managed) {
-    try {
-      await managed.makeApiClient(CoreV1Api).deleteNamespace({ name: addonAgentNamespace });
-      process.stdout.write(`deleted Namespace ${addonAgentNamespace} (managed cluster)\n`);
-    } catch (err) {
-      if (!isNotFound(err)) throw err;
-    }
-    waits.push([managed, addonAgentNamespace]);
-  } else {
-    process.stdout.write(
-      `no ${namespace}/${externalManagedKubeconfigSecretName} on the hosting cluster: the managed cluster was left as it is\n`,
-    );
-  }
-  await waitGone(waits, timeoutMs);
 }
