@@ -9,10 +9,8 @@
 // open-cluster-management-agent-addon, through squid too) and of cluster-gateway (the
 // gateway's ManagedServiceAccount and RBAC); once every addon is Available, the gateway
 // kubeconfigs. The CLI verbs run as child processes, so this path is the CLI's path.
-import { execFile } from 'node:child_process';
 import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { KubeConfig } from '@kubernetes/client-node';
 import {
   type AddOnDeploymentConfig,
@@ -29,8 +27,6 @@ import { type HubServicesInfo, hubServiceAccess, hubServiceInitArgs } from './hu
 import { installSecondHub } from './second-hub.ts';
 import { AGENT_NODE_PORT, acceptUntilAvailable, tether } from './tether-cli-steps.ts';
 import type { ControlPlaneInfo } from './types.ts';
-
-const _execFileAsync = promisify(execFile);
 
 /** The addons that carry tether's own agents; the ones listed first take the proxy config. */
 const proxiedAddons = ['managed-serviceaccount', 'cluster-proxy'];
