@@ -37,6 +37,30 @@ describe('managed node firewall rules', () => {
     expect(v6.at(-1)).toBe('DROP');
   });
 
+  it('a hosting node also reaches the apiservers of the clusters it hosts, before the DROP, and nothing else', () => {
+    const hosting = managedNodeFirewallRules('10.244.7.1', {
+      apiserverPort: 41234,
+      squidPort: 3128,
+      hostedApiserverPorts: [42001, 42002],
+    }).filter((r) => r[0] === '-A' && r[1] === FIREWALL_CHAIN);
+    expect(hosting).toHaveLength(6);
+    for (const [rule, port] of [
+      [hosting[3], 42001],
+      [hosting[4], 42002],
+    ] as const) {
+      expect(rule?.join(' ')).toContain(`-d 10.244.7.1/32 -p tcp --dport ${port}`);
+      expect(rule?.at(-1)).toBe('ACCEPT');
+    }
+    expect(hosting[5]?.at(-1)).toBe('DROP');
+    expect(() =>
+      managedNodeFirewallRules('10.244.7.1', {
+        apiserverPort: 1,
+        squidPort: 2,
+        hostedApiserverPorts: [70000],
+      }),
+    ).toThrow(/70000 is not a TCP port/);
+  });
+
   it('refuses a port that is not a TCP port', () => {
     expect(() => managedNodeFirewallRules('10.244.7.1', { apiserverPort: 0, squidPort: 3128 })).toThrow(
       /not a TCP port/,
