@@ -277,6 +277,43 @@ export function addonDeployWorkPrefix(addonName: string): string {
   return `addon-${addonName}-deploy-`;
 }
 
+/** True for `addon-<addon>-deploy-<index>` (not a hosting work, whose name shares the prefix). */
+export function isAddonDeployWorkName(addonName: string, workName: string): boolean {
+  const prefix = addonDeployWorkPrefix(addonName);
+  return workName.startsWith(prefix) && /^\d+$/.test(workName.slice(prefix.length));
+}
+
+/**
+ * ManifestWork `addon-<addon>-deploy-hosting-<cluster>-<index>` in the hosting cluster's namespace:
+ * the part of a hosted add-on's agent that runs on the hosting cluster (OCM's name).
+ */
+export function addonHostingWorkName(addonName: string, cluster: string, index = 0): string {
+  return `${addonHostingWorkPrefix(addonName, cluster)}${index}`;
+}
+
+export function addonHostingWorkPrefix(addonName: string, cluster: string): string {
+  return `addon-${addonName}-deploy-hosting-${cluster}-`;
+}
+
+/** The cluster a hosting work of `addonName` serves, read from its name; undefined for any other work. */
+export function hostedClusterOfWork(addonName: string, workName: string): string | undefined {
+  const match = /^(.+)-(\d+)$/.exec(workName.slice(`addon-${addonName}-deploy-hosting-`.length));
+  if (!workName.startsWith(`addon-${addonName}-deploy-hosting-`) || !match) return undefined;
+  return match[1];
+}
+
+/**
+ * OCM's annotation on a ManagedClusterAddOn asking for hosted mode: the add-on agent is deployed to
+ * the named (hosting) cluster instead of the managed cluster.
+ */
+export const hostingClusterNameAnnotation = 'addon.open-cluster-management.io/hosting-cluster-name';
+
+/**
+ * On a hosted ManagedClusterAddOn: the addon manager deletes its hosting works (in another
+ * namespace, so no ownerReference can) before it goes (OCM's name).
+ */
+export const addonHostingManifestFinalizer = 'addon.open-cluster-management.io/hosting-manifests-cleanup';
+
 /**
  * On a ManagedClusterAddOn: the addon manager deletes the addon's ManifestWorks before it goes
  * (addon-framework's first deploy controller's name; OCM now relies on the works' ownerReference).
@@ -286,6 +323,14 @@ export const addonWorkCleanupFinalizer = 'addon.open-cluster-management.io/work-
 /** The Secret the registration agent keeps an add-on's hub credential in (kube-apiserver-client signer). */
 export function addonHubKubeconfigSecretName(addonName: string): string {
   return `${addonName}-hub-kubeconfig`;
+}
+
+/**
+ * OCM's Secret a hosted add-on agent reads its managed cluster with (key `kubeconfig`), in its
+ * install namespace on the hosting cluster; tether's hosted klusterlet agent writes it.
+ */
+export function addonManagedKubeconfigSecretName(addonName: string): string {
+  return `${addonName}-managed-kubeconfig`;
 }
 
 /** OCM's add-on lease duration: an add-on agent renews its Lease this often (plus jitter). */

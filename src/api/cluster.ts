@@ -87,8 +87,23 @@ export const agentNamespace = 'open-cluster-management-agent';
  */
 export const agentNamespaceLabel = 'agent.tether.dev/agent-namespace';
 
+/**
+ * On a hosted agent's namespace (set by `tether join --mode hosted`): the hash of the hub that
+ * agent is joined to (the AppliedManifestWork hub hash). The hosting cluster's work agent of that
+ * same hub may deploy the cluster's hosted add-ons into it; every other hub's works stay out.
+ */
+export const agentHubHashAnnotation = 'agent.tether.dev/hub-hash';
+
 /** Default namespace for add-on agents (and managed service accounts) on a managed cluster. */
 export const addonAgentNamespace = 'open-cluster-management-agent-addon';
+
+/**
+ * A hosted cluster's agent namespace on its hosting cluster (OCM's `klusterlet-<cluster>`); the
+ * cluster's hosted add-ons run there too.
+ */
+export function hostedAgentNamespace(clusterName: string): string {
+  return `klusterlet-${clusterName}`;
+}
 
 /** Secret, in agentNamespace, holding the agent's own hub credentials once the hub signed its CSR. */
 export const hubKubeconfigSecretName = 'hub-kubeconfig-secret';

@@ -3,6 +3,7 @@
 // reasons, finalizers and option values the work agent and hub controllers share (the CRDs are in
 // work-crds.ts).
 
+import { createHash } from 'node:crypto';
 import type { ObjectMeta } from '../kube/types.ts';
 import type { Condition } from './conditions.ts';
 import type { ApiResource } from './resource.ts';
@@ -311,4 +312,9 @@ export interface AppliedManifestWork {
   metadata: ObjectMeta;
   spec: AppliedManifestWorkSpec;
   status?: AppliedManifestWorkStatus;
+}
+
+/** OCM's hub hash: hex sha256 of the hub apiserver URL as the agent's hub kubeconfig names it. */
+export function hubHashOf(hubServer: string): string {
+  return createHash('sha256').update(hubServer).digest('hex');
 }

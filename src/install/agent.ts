@@ -21,8 +21,13 @@
 // `external-managed-kubeconfig` (`tether agent --spoke-kubeconfig`). Its rights on the managed
 // cluster are that kubeconfig's; on the hosting cluster it gets a Role in its own namespace only
 // (its Secrets and Events), no cluster-wide binding. Pure data.
-import type { KubernetesObject } from '@kubernetes/client-node';
-import { agentNamespaceLabel } from '../api/index.ts';
+import { KubeConfig, type KubernetesObject } from '@kubernetes/client-node';
+import {
+  agentHubHashAnnotation,
+  agentNamespaceLabel,
+  hostedAgentNamespace,
+  hubHashOf,
+} from '../api/index.ts';
 import { deployment, type ImageOptions, meta } from '../kube/workload.ts';
 import { agentNames, agentNamespace, bootstrapHubKubeconfigSecretName, ports } from './names.ts';
 
@@ -60,9 +65,15 @@ export interface AgentInstallOptions extends ImageOptions {
 /** OCM's hosted-mode Secret holding the managed cluster's kubeconfig (key `kubeconfig`). */
 export const externalManagedKubeconfigSecretName = 'external-managed-kubeconfig';
 
-/** The agent's namespace on the hosting cluster in hosted mode, as OCM names it. */
-export function hostedAgentNamespace(clusterName: string): string {
-  return `klusterlet-${clusterName}`;
+export { hostedAgentNamespace };
+
+/** The hub apiserver URL of a bootstrap kubeconfig (its current context's cluster). */
+export function bootstrapServer(kubeconfigYaml: string): string {
+  const kc = new KubeConfig();
+  kc.loadFromString(kubeconfigYaml);
+  const server = kc.getCurrentCluster()?.server;
+  if (!server) throw new Error('the bootstrap kubeconfig names no hub apiserver');
+  return server;
 }
 
 /** The agent's namespace for these options. */
@@ -94,11 +105,13 @@ function hostedRbac(namespace: string, sa: string): KubernetesObject[] {
       kind: 'Role',
       metadata: meta(name, namespace, component),
       rules: [
-        // bootstrap-hub-kubeconfig (read), hub-kubeconfig-secret (read, write; an informer watches it)
+        // bootstrap-hub-kubeconfig (read), hub-kubeconfig-secret (read, write; an informer watches
+        // it), and the hosted add-ons' `<addon>-hub-kubeconfig` / `<addon>-managed-kubeconfig`
+        // (written, and deleted when the add-on or its hosted mode goes)
         {
           apiGroups: [''],
           resources: ['secrets'],
-          verbs: ['get', 'list', 'watch', 'create', 'update', 'patch'],
+          verbs: ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'],
         },
         // the work agent's Events
         { apiGroups: ['', 'events.k8s.io'], resources: ['events'], verbs: ['create', 'update', 'patch'] },
@@ -162,6 +175,12 @@ export function agentManifests(o: AgentInstallOptions): KubernetesObject[] {
       metadata: {
         ...meta(namespace, undefined, component),
         labels: { ...meta(namespace, undefined, component).labels, [agentNamespaceLabel]: 'true' },
+        // hosted: the hosting cluster's work agent of this same hub may deploy the cluster's hosted
+        // add-ons here (src/work/agent/agent-boundary.ts); no other hub's works may
+        // (no bootstrap kubeconfig: the manifests are only listed, for removal)
+        ...(hosted && o.bootstrapKubeconfig.trim() !== ''
+          ? { annotations: { [agentHubHashAnnotation]: hubHashOf(bootstrapServer(o.bootstrapKubeconfig)) } }
+          : {}),
       },
     } as KubernetesObject,
     {

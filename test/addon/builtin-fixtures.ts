@@ -26,12 +26,23 @@ export function managedClusterAddOn(name: string, clusterName: string): ManagedC
 export function renderContext(
   addon: string,
   clusterName: string,
-  opts: { installNamespace?: string; deploymentConfig?: AddOnDeploymentConfigSpec } = {},
+  opts: {
+    installNamespace?: string;
+    deploymentConfig?: AddOnDeploymentConfigSpec;
+    /** hosted mode on this hosting cluster */
+    hostingCluster?: string;
+    /** the managed apiserver the klusterlet reports (spec.managedClusterClientConfigs[0].url) */
+    apiserverUrl?: string;
+  } = {},
 ): AddonRenderContext {
+  const c = cluster(clusterName);
+  if (opts.apiserverUrl) c.spec = { ...c.spec, managedClusterClientConfigs: [{ url: opts.apiserverUrl }] };
   return {
-    cluster: cluster(clusterName),
+    cluster: c,
     addon: managedClusterAddOn(addon, clusterName),
     installNamespace: opts.installNamespace ?? 'open-cluster-management-agent-addon',
+    installMode: opts.hostingCluster ? 'Hosted' : 'Default',
+    ...(opts.hostingCluster ? { hostingClusterName: opts.hostingCluster } : {}),
     ...(opts.deploymentConfig ? { deploymentConfig: opts.deploymentConfig } : {}),
     variables: {},
     configs: [],

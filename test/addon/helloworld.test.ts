@@ -19,6 +19,7 @@ function context(variables: Record<string, string> = {}): AddonRenderContext {
       spec: { installNamespace: 'helloworld' },
     },
     installNamespace: 'helloworld',
+    installMode: 'Default',
     variables,
     configs: [],
   };

@@ -94,6 +94,7 @@ async function writeManagedCredential(path: string): Promise<void> {
       spec: { installNamespace: addonNamespace },
     },
     installNamespace: addonNamespace,
+    installMode: 'Default',
     variables: {},
     configs: [],
   };

@@ -307,12 +307,13 @@ describe('tether join --mode hosted', () => {
       ['get', 'secrets', namespace],
       ['update', 'secrets', namespace],
       ['watch', 'secrets', namespace],
+      ['delete', 'secrets', namespace],
       ['create', 'events', namespace],
     ];
     const denied: Array<[string, string, string | undefined]> = [
       ['get', 'secrets', 'kube-system'],
       ['list', 'secrets', undefined],
-      ['delete', 'secrets', namespace],
+      ['delete', 'secrets', 'kube-system'],
       ['create', 'pods', namespace],
       ['create', 'rolebindings', namespace],
       ['create', 'namespaces', undefined],

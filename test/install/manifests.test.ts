@@ -2,7 +2,7 @@
 // image non-root on a read-only root with probes on its ops port; the hub's RBAC grants nothing by
 // wildcard and Secrets only by name; the agent is a single Recreate Deployment whose tunnel flags
 // follow the options; the hub certificates cover the addresses agents dial and are kept across runs.
-import { webcrypto, X509Certificate } from 'node:crypto';
+import { createHash, webcrypto, X509Certificate } from 'node:crypto';
 import type { KubernetesObject } from '@kubernetes/client-node';
 import 'reflect-metadata';
 import * as x509 from '@peculiar/x509';
@@ -277,14 +277,32 @@ describe('agent manifests', () => {
   });
 
   it('hosted mode: everything in klusterlet-<cluster> with the managed kubeconfig mounted, and no cluster-wide right', () => {
-    const objects = agentManifests({ ...base, managedClusterKubeconfig: 'MANAGED' }) as Obj[];
+    const bootstrapKubeconfig = [
+      'apiVersion: v1',
+      'kind: Config',
+      'clusters: [{name: hub, cluster: {server: "https://hub.example:6443"}}]',
+      'contexts: [{name: hub, context: {cluster: hub, user: bootstrap}}]',
+      'users: [{name: bootstrap, user: {token: t}}]',
+      'current-context: hub',
+    ].join('\n');
+    const objects = agentManifests({
+      ...base,
+      bootstrapKubeconfig,
+      managedClusterKubeconfig: 'MANAGED',
+    }) as Obj[];
     const ns = 'klusterlet-c1';
-    expect(objects.find((o) => o.kind === 'Namespace')?.metadata?.name).toBe(ns);
+    const namespace = objects.find((o) => o.kind === 'Namespace');
+    expect(namespace?.metadata?.name).toBe(ns);
+    // the hub the agent joins, for the boundary that lets only that hub's works deploy its hosted add-ons here
+    expect(namespace?.metadata?.annotations).toEqual({
+      'agent.tether.dev/hub-hash': createHash('sha256').update('https://hub.example:6443').digest('hex'),
+    });
     for (const o of objects.filter((x) => x.kind !== 'Namespace')) expect(o.metadata?.namespace).toBe(ns);
     expect(objects.some((o) => o.kind === 'ClusterRoleBinding' || o.kind === 'ClusterRole')).toBe(false);
     const role = objects.find((o) => o.kind === 'Role') as Obj;
     expect(role.rules?.flatMap((r) => r.resources).sort()).toEqual(['events', 'secrets']);
-    expect(role.rules?.flatMap((r) => r.verbs)).not.toContain('delete');
+    expect(role.rules?.find((r) => r.resources.includes('secrets'))?.verbs).toContain('delete');
+    expect(role.rules?.find((r) => r.resources.includes('events'))?.verbs).not.toContain('delete');
     const binding = objects.find((o) => o.kind === 'RoleBinding') as Obj & { subjects: unknown[] };
     expect(binding.subjects).toEqual([
       { kind: 'ServiceAccount', name: 'klusterlet-agent-sa', namespace: ns },

@@ -1,12 +1,14 @@
 // What tether's built-in addons (cluster-proxy, managed-serviceaccount, cluster-gateway) render
 // alike on a managed cluster (their install namespace is the manager's sharedInstallNamespace): the
 // hub credential Secret `<addon>-hub-kubeconfig` mounted where OCM's template addons mount it; the
-// flag naming the forward proxy's CA the manager mounts from an AddOnDeploymentConfig. Pure data.
+// flag naming the forward proxy's CA the manager mounts from an AddOnDeploymentConfig; in hosted
+// mode, what goes to the hosting cluster and how the agent there reaches the managed one. Pure data.
 import type { KubernetesObject } from '@kubernetes/client-node';
-import type { ConfigMeta } from '../../api/addon.ts';
+import { addonManagedKubeconfigSecretName, type ConfigMeta } from '../../api/addon.ts';
 import { hostsInProcess, inProcessAddonLabel, inProcessConfigMapName } from '../../api/addon-in-process.ts';
 import type { ManagedCluster } from '../../api/cluster.ts';
 import type { SecretMount } from '../../kube/workload.ts';
+import { HostedManifestLocation, hostedManifestLocationKey } from '../hub/addon-conditions.ts';
 import { proxyCaKey, proxyCaMountPath } from '../hub/config/deployment-config.ts';
 import { hubKubeconfigMountPath, hubKubeconfigSecretName } from '../sdk/agent.ts';
 import type { AddonHealthProber, AddonRenderContext } from '../sdk/types.ts';
@@ -88,4 +90,55 @@ export function inProcessConfigMap(
 /** A built-in add-on's probe on `cluster`: its Lease where the klusterlet hosts it, else its Deployment. */
 export function builtinAddonHealth(addon: string, cluster: ManagedCluster): AddonHealthProber {
   return hostsInProcess(cluster, addon) ? { type: 'Lease' } : { type: 'DeploymentAvailability' };
+}
+
+/** Hosted mode: `obj` goes to the hosting cluster (OCM's hosted-manifest-location annotation). */
+export function onHostingCluster(obj: KubernetesObject): KubernetesObject {
+  return {
+    ...obj,
+    metadata: {
+      ...(obj.metadata ?? {}),
+      annotations: {
+        ...(obj.metadata?.annotations ?? {}),
+        [hostedManifestLocationKey]: HostedManifestLocation.Hosting,
+      },
+    },
+  } as KubernetesObject;
+}
+
+/** Where a hosted agent mounts its managed cluster's kubeconfig (Secret `<addon>-managed-kubeconfig`). */
+export const managedKubeconfigMountPath = '/managed/managed-kubeconfig';
+
+export function managedKubeconfigMount(addon: string): SecretMount {
+  return {
+    kind: 'Secret',
+    name: addonManagedKubeconfigSecretName(addon),
+    mountPath: managedKubeconfigMountPath,
+  };
+}
+
+/**
+ * The managed apiserver's host:port as its klusterlet reports it (ManagedCluster
+ * spec.managedClusterClientConfigs[0].url): what a hosted add-on agent dials. Throws, for the
+ * add-on's status, until the agent has reported one.
+ */
+export function managedApiserverAddress(cluster: ManagedCluster): string {
+  const url = cluster.spec?.managedClusterClientConfigs?.[0]?.url;
+  if (!url)
+    throw new Error(
+      `ManagedCluster ${cluster.metadata?.name ?? ''} has no spec.managedClusterClientConfigs[0].url yet: a hosted agent dials the apiserver its klusterlet reports`,
+    );
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw new Error(
+      `spec.managedClusterClientConfigs[0].url is not a URL: ${JSON.stringify(url).slice(0, 200)}`,
+    );
+  }
+  if (parsed.protocol !== 'https:')
+    throw new Error(
+      `spec.managedClusterClientConfigs[0].url must be https://, got ${JSON.stringify(url).slice(0, 200)}`,
+    );
+  return parsed.port ? parsed.host : `${parsed.host}:443`;
 }

@@ -9,7 +9,10 @@
 // its ServiceAccount has no token. Available follows the Deployment. On a cluster whose klusterlet
 // agent hosts the addon in-process (src/api/addon-in-process.ts): no Deployment or ServiceAccount,
 // ConfigMap `cluster-proxy-in-process` with the proxy-server address, server name and CA instead,
-// and Available follows the agent's Lease (renewed while a tunnel is held). Pure: options → AgentAddon.
+// and Available follows the agent's Lease (renewed while a tunnel is held). Hosted mode (OCM's
+// hosting-cluster-name annotation): the same Deployment on the hosting cluster, in the hosted
+// klusterlet's namespace, dialling the managed apiserver the klusterlet reports; nothing on the
+// managed cluster. Pure: options → AgentAddon.
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { hostsInProcess, InProcessConfigKey } from '../../api/addon-in-process.ts';
 import { deployment, type PullPolicy } from '../../kube/workload.ts';
@@ -26,6 +29,8 @@ import {
   forwardProxyCaArgs,
   hubKubeconfigMount,
   inProcessConfigMap,
+  managedApiserverAddress,
+  onHostingCluster,
   withPodSpec,
 } from './agent-objects.ts';
 
@@ -60,7 +65,7 @@ const proxyServerCaDir = '/managed/proxy-server-ca';
 function manifests(o: ClusterProxyAddonOptions, ctx: AddonRenderContext): KubernetesObject[] {
   const ns = ctx.installNamespace;
   const cluster = ctx.cluster.metadata?.name ?? '';
-  if (hostsInProcess(ctx.cluster, clusterProxyAddonName)) {
+  if (ctx.installMode === 'Default' && hostsInProcess(ctx.cluster, clusterProxyAddonName)) {
     const data = {
       [InProcessConfigKey.ProxyServer]: o.proxyServer,
       [InProcessConfigKey.CaCert]: o.proxyServerCaPem,
@@ -68,9 +73,13 @@ function manifests(o: ClusterProxyAddonOptions, ctx: AddonRenderContext): Kubern
     };
     return [sharedInstallNamespace(ns), inProcessConfigMap(clusterProxyAddonName, ns, data)];
   }
+  // Hosted mode: everything on the hosting cluster, dialling the managed apiserver its klusterlet
+  // reports; the managed cluster gets nothing.
+  const hosted = ctx.installMode === 'Hosted';
   const args = [
     'proxy-agent',
     `--cluster-name=${cluster}`,
+    ...(hosted ? [`--kube-apiserver=${managedApiserverAddress(ctx.cluster)}`] : []),
     `--proxy-server=${o.proxyServer}`,
     `--cert-file=${hubKubeconfigMountPath}/tls.crt`,
     `--key-file=${hubKubeconfigMountPath}/tls.key`,
@@ -94,12 +103,12 @@ function manifests(o: ClusterProxyAddonOptions, ctx: AddonRenderContext): Kubern
       { kind: 'ConfigMap', name: clusterProxyNames.proxyServerCa, mountPath: proxyServerCaDir },
     ],
   });
-  return [
-    sharedInstallNamespace(ns),
+  const objects = [
     agentServiceAccount(clusterProxyNames.serviceAccount, ns, false),
     caConfigMap(clusterProxyNames.proxyServerCa, ns, o.proxyServerCaPem),
     withPodSpec(agent, { automountServiceAccountToken: false }),
   ];
+  return hosted ? objects.map(onHostingCluster) : [sharedInstallNamespace(ns), ...objects];
 }
 
 /** What the hub shows of the addon (its ClusterManagementAddOn), without any option. */
@@ -124,5 +133,6 @@ export function clusterProxyAddon(o: ClusterProxyAddonOptions): AgentAddon {
     },
     health: { type: 'DeploymentAvailability' },
     healthFor: (cluster) => builtinAddonHealth(clusterProxyAddonName, cluster),
+    hostedMode: true,
   };
 }

@@ -11,7 +11,11 @@
 // ConfigMap `managed-serviceaccount-in-process` only, and Available follows the agent's Lease. With a
 // user-server (cluster-proxy's `/<cluster>/…` endpoint on the hub), the token Secrets' kubeconfig
 // points at `<url>/<cluster>` with its CA: keys of that ConfigMap in-process, otherwise flags and
-// ConfigMap `managed-serviceaccount-user-server` (key ca.crt) mounted into the Deployment. Pure:
+// ConfigMap `managed-serviceaccount-user-server` (key ca.crt) mounted into the Deployment. Hosted
+// mode (OCM's hosting-cluster-name annotation): the Deployment runs on the hosting cluster in the
+// hosted klusterlet's namespace and works on the managed cluster with Secret
+// `managed-serviceaccount-managed-kubeconfig` there (the hosted klusterlet's own managed
+// credential); the managed cluster gets only OCM's add-on namespace for the ServiceAccounts. Pure:
 // options → AgentAddon.
 import type { KubernetesObject, V1PolicyRule } from '@kubernetes/client-node';
 import { hostsInProcess, InProcessConfigKey } from '../../api/addon-in-process.ts';
@@ -21,6 +25,7 @@ import { addOnDeploymentConfigKind } from '../hub/config/references.ts';
 import { sharedInstallNamespace } from '../hub/deploy/work.ts';
 import { hubKubeconfigMountPath } from '../sdk/agent.ts';
 import type { AddonRenderContext, AgentAddon } from '../sdk/types.ts';
+import { defaultAddonInstallNamespace } from '../sdk/types.ts';
 import {
   agentServiceAccount,
   type BuiltinAddonMeta,
@@ -29,6 +34,10 @@ import {
   forwardProxyCaArgs,
   hubKubeconfigMount,
   inProcessConfigMap,
+  managedKubeconfigMount,
+  managedKubeconfigMountPath,
+  onHostingCluster,
+  withPodSpec,
 } from './agent-objects.ts';
 
 export { managedServiceAccountAddonName };
@@ -129,7 +138,7 @@ function manifests(o: ManagedServiceAccountAddonOptions, ctx: AddonRenderContext
   const ns = ctx.installNamespace;
   const cluster = ctx.cluster.metadata?.name ?? '';
   const userServer = o.userServer;
-  if (hostsInProcess(ctx.cluster, managedServiceAccountAddonName)) {
+  if (ctx.installMode === 'Default' && hostsInProcess(ctx.cluster, managedServiceAccountAddonName)) {
     // the klusterlet agent runs it with the addon's hub credential and its own cluster credential
     const data: Record<string, string> = userServer
       ? {
@@ -140,50 +149,70 @@ function manifests(o: ManagedServiceAccountAddonOptions, ctx: AddonRenderContext
     return [sharedInstallNamespace(ns), inProcessConfigMap(managedServiceAccountAddonName, ns, data)];
   }
   const userServerCaFile = `${userServerCaMountPath}/${userServerCaKey}`;
+  // Hosted mode: the agent runs on the hosting cluster and manages ServiceAccounts in OCM's default
+  // add-on namespace of the managed cluster through `managed-serviceaccount-managed-kubeconfig`.
+  const hosted = ctx.installMode === 'Hosted';
+  const saNamespace = hosted ? defaultAddonInstallNamespace : ns;
+  const agent = deployment({
+    name: managedServiceAccountNames.deployment,
+    namespace: ns,
+    image: o.image,
+    imagePullPolicy: o.imagePullPolicy ?? 'IfNotPresent',
+    serviceAccount: managedServiceAccountNames.serviceAccount,
+    // one writer per cluster: two would race on the same tokens and Secrets
+    replicas: 1,
+    strategy: 'Recreate',
+    opsPort: managedServiceAccountOpsPort,
+    args: [
+      'serviceaccount-agent',
+      `--cluster-name=${cluster}`,
+      `--hub-kubeconfig=${hubKubeconfigMountPath}/kubeconfig`,
+      `--install-namespace=${saNamespace}`,
+      ...(hosted ? [`--kubeconfig=${managedKubeconfigMountPath}/kubeconfig`] : []),
+      ...forwardProxyCaArgs(ctx),
+      ...(userServer
+        ? [
+            `--kubeconfig-server-url=${userServerClusterUrl(userServer, cluster)}`,
+            `--kubeconfig-ca-file=${userServerCaFile}`,
+          ]
+        : []),
+      `--ops-port=${managedServiceAccountOpsPort}`,
+      '--ops-bind-address=0.0.0.0',
+    ],
+    mounts: [
+      hubKubeconfigMount(managedServiceAccountAddonName),
+      ...(hosted ? [managedKubeconfigMount(managedServiceAccountAddonName)] : []),
+      ...(userServer
+        ? [
+            {
+              kind: 'ConfigMap' as const,
+              name: managedServiceAccountNames.userServerCa,
+              mountPath: userServerCaMountPath,
+            },
+          ]
+        : []),
+    ],
+  });
+  // its own ConfigMap, not `<addon>-in-process`: that one's presence makes the klusterlet agent host the addon
+  const userServerCa = userServer
+    ? [caConfigMap(managedServiceAccountNames.userServerCa, ns, userServer.caPem)]
+    : [];
+  if (hosted) {
+    return [
+      sharedInstallNamespace(saNamespace),
+      ...[
+        ...userServerCa,
+        agentServiceAccount(managedServiceAccountNames.serviceAccount, ns, false),
+        withPodSpec(agent, { automountServiceAccountToken: false }),
+      ].map(onHostingCluster),
+    ];
+  }
   return [
     sharedInstallNamespace(ns),
-    // its own ConfigMap, not `<addon>-in-process`: that one's presence makes the klusterlet agent host the addon
-    ...(userServer ? [caConfigMap(managedServiceAccountNames.userServerCa, ns, userServer.caPem)] : []),
+    ...userServerCa,
     agentServiceAccount(managedServiceAccountNames.serviceAccount, ns, true),
     ...rbac(ns),
-    deployment({
-      name: managedServiceAccountNames.deployment,
-      namespace: ns,
-      image: o.image,
-      imagePullPolicy: o.imagePullPolicy ?? 'IfNotPresent',
-      serviceAccount: managedServiceAccountNames.serviceAccount,
-      // one writer per cluster: two would race on the same tokens and Secrets
-      replicas: 1,
-      strategy: 'Recreate',
-      opsPort: managedServiceAccountOpsPort,
-      args: [
-        'serviceaccount-agent',
-        `--cluster-name=${cluster}`,
-        `--hub-kubeconfig=${hubKubeconfigMountPath}/kubeconfig`,
-        `--install-namespace=${ns}`,
-        ...forwardProxyCaArgs(ctx),
-        ...(userServer
-          ? [
-              `--kubeconfig-server-url=${userServerClusterUrl(userServer, cluster)}`,
-              `--kubeconfig-ca-file=${userServerCaFile}`,
-            ]
-          : []),
-        `--ops-port=${managedServiceAccountOpsPort}`,
-        '--ops-bind-address=0.0.0.0',
-      ],
-      mounts: [
-        hubKubeconfigMount(managedServiceAccountAddonName),
-        ...(userServer
-          ? [
-              {
-                kind: 'ConfigMap' as const,
-                name: managedServiceAccountNames.userServerCa,
-                mountPath: userServerCaMountPath,
-              },
-            ]
-          : []),
-      ],
-    }),
+    agent,
   ];
 }
 
@@ -207,5 +236,6 @@ export function managedServiceAccountAddon(o: ManagedServiceAccountAddonOptions)
     registration: { hubPermissions: () => managedServiceAccountHubPermissions() },
     health: { type: 'DeploymentAvailability' },
     healthFor: (cluster) => builtinAddonHealth(managedServiceAccountAddonName, cluster),
+    hostedMode: true,
   };
 }

@@ -10,18 +10,34 @@ export const AddonConditionType = {
   Available: 'Available',
   /** OCM's: whether the add-on can run on the hosting cluster its annotation names */
   HostingClusterValidity: 'HostingClusterValidity',
+  /** OCM's: whether the hosting works (the agent's part on the hosting cluster) are applied */
+  HostingManifestApplied: 'HostingManifestApplied',
 } as const;
 
-/**
- * OCM's annotation asking for hosted mode: the add-on agent is deployed to the named (hosting)
- * cluster instead of the managed cluster.
- */
-export const hostingClusterNameAnnotation = 'addon.open-cluster-management.io/hosting-cluster-name';
+export { hostingClusterNameAnnotation } from '../../api/addon.ts';
 
 export const HostingClusterValidityReason = {
+  /** the hosting cluster is a managed cluster of the hub */
+  Valid: 'HostingClusterValid',
+  /** it is not (OCM's reason): nothing goes to it */
+  Invalid: 'HostingClusterInvalid',
   /** tether's: the add-on has no hosted deployment; nothing is deployed until the annotation goes */
   HostedModeUnsupported: 'HostedModeUnsupported',
 } as const;
+
+/**
+ * OCM's annotation (the label of the same key is its deprecated form) on an add-on's manifest: where
+ * it goes in hosted mode. `managed` (the default) the managed cluster, `hosting` the hosting
+ * cluster, `none` nowhere. In default mode every manifest goes to the managed cluster.
+ */
+export const hostedManifestLocationKey = 'addon.open-cluster-management.io/hosted-manifest-location';
+
+export const HostedManifestLocation = {
+  Managed: 'managed',
+  Hosting: 'hosting',
+  None: 'none',
+} as const;
+export type HostedManifestLocation = (typeof HostedManifestLocation)[keyof typeof HostedManifestLocation];
 
 export const ManifestAppliedReason = {
   /** the deploy works are applied (or there is nothing to apply) */

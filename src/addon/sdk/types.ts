@@ -37,8 +37,19 @@ export interface ResolvedAddonConfig {
 export interface AddonRenderContext {
   cluster: ManagedCluster;
   addon: ManagedClusterAddOn;
-  /** the namespace the agent runs in on the managed cluster (resolved: MCA, AddOnDeploymentConfig, default) */
+  /**
+   * the namespace the agent runs in (resolved: MCA, AddOnDeploymentConfig, default): on the managed
+   * cluster, or in hosted mode on the hosting cluster
+   */
   installNamespace: string;
+  /**
+   * OCM's install mode: `Hosted` when the ManagedClusterAddOn names a hosting cluster (annotation
+   * addon.open-cluster-management.io/hosting-cluster-name) and the addon supports it (hostedMode);
+   * each manifest then says where it goes (annotation addon.open-cluster-management.io/hosted-manifest-location)
+   */
+  installMode: 'Default' | 'Hosted';
+  /** in hosted mode: the hosting cluster's name */
+  hostingClusterName?: string;
   /** the merged AddOnDeploymentConfig spec, when the addon references one */
   deploymentConfig?: AddOnDeploymentConfigSpec;
   /** AddOnDeploymentConfig customizedVariables by name */
@@ -116,6 +127,13 @@ export interface AgentAddon {
   supportedConfigs?: ConfigMeta[];
   /** a hub identity for the agent; none: the agent gets no hub credential */
   registration?: AddonRegistration;
+  /**
+   * the addon can run in OCM's hosted mode: its manifests place the agent on the hosting cluster
+   * (hosted-manifest-location), it reads the managed cluster through Secret `<addon>-managed-kubeconfig`
+   * there, and Available follows the hosting works (health must be work-based). Default false: an
+   * addon asked to be hosted gets HostingClusterValidity False and nothing deployed.
+   */
+  hostedMode?: boolean;
   /** default { type: 'Lease' } */
   health?: AddonHealthProber;
   /**

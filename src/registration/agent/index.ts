@@ -229,6 +229,16 @@ export async function startRegistrationAgent(opts: RegistrationAgentOptions): Pr
           clusterName,
           agentName,
           managedKubeConfig,
+          // hosted mode: hosted add-ons' Secrets go to the agent's own namespace on the hosting cluster
+          ...(opts.agentKubeConfig && opts.agentKubeConfig !== managedKubeConfig
+            ? {
+                hosting: {
+                  kubeConfig: opts.agentKubeConfig,
+                  namespace,
+                  managedKubeconfig: managedKubeConfig.exportConfig(),
+                },
+              }
+            : {}),
           csrExpirationSeconds: addonRegistration?.csrExpirationSeconds,
           rotationFraction: addonRegistration?.rotationFraction,
           log: log.child({ loop: 'addon-registration' }),

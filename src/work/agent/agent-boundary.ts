@@ -10,8 +10,15 @@
 // label: a Namespace manifest naming a labelled namespace is refused like its contents. Nor may a
 // work set the label: hub A could otherwise label a namespace hub B's works use and so stop them.
 // Lookups are cached for a few seconds (a work with many manifests in one namespace costs one GET).
+//
+// One exception, for hosted add-ons: a hosted agent's namespace on its hosting cluster (`tether join
+// --mode hosted`) carries the hash of the hub that agent is joined to (annotation
+// agent.tether.dev/hub-hash, set by the installer). The hosting cluster's own work agent of that
+// same hub may apply there — the hub deploys the hosted cluster's add-on agents next to its
+// klusterlet, as OCM does — and that hub already holds everything in it. A work agent of any other
+// hub sees a different hash and is refused as before.
 import type { KubeConfig } from '@kubernetes/client-node';
-import { agentNamespaceLabel } from '../../api/index.ts';
+import { agentHubHashAnnotation, agentNamespaceLabel } from '../../api/index.ts';
 import { type KubeObject, namespaceResource, ResourceClient } from '../../kube/index.ts';
 
 /** The resource a manifest targets, as discovery resolved it. */
@@ -33,8 +40,12 @@ export class AgentBoundary {
   /** namespace → whether it is an agent's, and when that was read */
   private readonly cache = new Map<string, { isAgent: boolean; at: number }>();
 
-  constructor(managed: KubeConfig) {
+  /** this work agent's hub (its AppliedManifestWork hub hash) */
+  private readonly hubHash: string | undefined;
+
+  constructor(managed: KubeConfig, hubHash?: string) {
     this.namespaces = new ResourceClient<KubeObject>(managed, namespaceResource);
+    this.hubHash = hubHash;
   }
 
   /** Why `t` may not be touched by a ManifestWork; undefined when it may. */
@@ -54,7 +65,9 @@ export class AgentBoundary {
     const cached = this.cache.get(name);
     if (cached && now - cached.at < cacheTtlMs) return cached.isAgent;
     const ns = await this.namespaces.get(name);
-    const isAgent = ns?.metadata?.labels?.[agentNamespaceLabel] === 'true';
+    const sameHubHosted =
+      this.hubHash !== undefined && ns?.metadata?.annotations?.[agentHubHashAnnotation] === this.hubHash;
+    const isAgent = ns?.metadata?.labels?.[agentNamespaceLabel] === 'true' && !sameHubHosted;
     if (this.cache.size >= cacheMax) this.cache.clear();
     this.cache.set(name, { isAgent, at: now });
     return isAgent;

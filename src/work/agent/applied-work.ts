@@ -3,7 +3,6 @@
 // remove what it applied and `status.appliedResources` (what exists because of the work, with
 // uids). Every applied resource is owned (non-controller ownerReference) by it. This module owns
 // the AppliedManifestWork objects and their CRD; it never touches the resources themselves.
-import { createHash } from 'node:crypto';
 import type { KubeConfig } from '@kubernetes/client-node';
 import {
   type AppliedManifestResourceMeta,
@@ -25,10 +24,7 @@ import {
 import type { Logger } from '../../log.ts';
 import { pollUntil } from '../../wait.ts';
 
-/** OCM's hub hash: hex sha256 of the hub apiserver URL as the agent's hub kubeconfig names it. */
-export function hubHashOf(hubServer: string): string {
-  return createHash('sha256').update(hubServer).digest('hex');
-}
+export { hubHashOf } from '../../api/work.ts';
 
 export function appliedWorkName(hubHash: string, workName: string): string {
   return `${hubHash}-${workName}`;

@@ -144,7 +144,7 @@ export async function startWorkAgent(opts: WorkAgentOptions): Promise<WorkAgent>
       new ManagedDiscovery(managedKc),
       clients,
       new ExecutorAuthorizer(managedKc),
-      new AgentBoundary(managedKc),
+      new AgentBoundary(managedKc, hubHash),
     ),
     finalizer,
     clients,

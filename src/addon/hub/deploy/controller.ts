@@ -8,6 +8,12 @@
 // addon.open-cluster-management.io/work-cleanup holds a deleted ManagedClusterAddOn until its works
 // are gone (the work agent removed what they applied) while its cluster is available; a cluster
 // being deleted loses them too.
+// Hosted mode (OCM's): an addon that supports it (AgentAddon.hostedMode) and whose
+// ManagedClusterAddOn names a hosting cluster gets HostingClusterValidity, its `hosting` manifests
+// in works `addon-<addon>-deploy-hosting-<cluster>-<i>` in the hosting cluster's namespace (finalizer
+// addon.open-cluster-management.io/hosting-manifests-cleanup removes them), HostingManifestApplied,
+// and Available from both sets of works (hosted.ts); any other addon asked to be hosted gets
+// HostingClusterValidity False (HostedModeUnsupported) and nothing deployed.
 // Touches only works labelled with this addon's name, and only its own parts of the addon's status
 // (read → change → update with resourceVersion, retried on conflict).
 //
@@ -16,11 +22,13 @@ import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
 import {
   type AddOnDeploymentConfig,
   addOnDeploymentConfigResource,
-  addonDeployWorkPrefix,
+  addonHostingManifestFinalizer,
   addonNameLabel,
   addonWorkCleanupFinalizer,
   type ClusterManagementAddOn,
   clusterManagementAddOnResource,
+  hostedClusterOfWork,
+  isAddonDeployWorkName,
   type ManagedClusterAddOn,
   managedClusterAddOnResource,
 } from '../../../api/addon.ts';
@@ -64,6 +72,7 @@ import {
   resolveConfigs,
   variablesOf,
 } from './configs.ts';
+import { hostedInstallNamespace, splitByLocation } from './hosted.ts';
 import { type AddonStatusChange, updateAddonStatus } from './status.ts';
 import { desiredDeployWorks, placeInNamespace, updatedWork, workIsCurrent } from './work.ts';
 import { availableCondition, manifestAppliedCondition, probeManifestConfigs } from './work-health.ts';
@@ -125,8 +134,7 @@ export function startAddonDeployController(opts: AddonDeployControllerOptions): 
     'addondeploymentconfigs',
   );
   const configObjects = new ConfigObjects({ kubeconfig: kc, deploymentConfigs: adcs, log });
-  const prefix = addonDeployWorkPrefix(name);
-  const isDeployWork = (w: ManifestWork) => (w.metadata.name ?? '').startsWith(prefix);
+  const isDeployWork = (w: ManifestWork) => isAddonDeployWorkName(name, w.metadata.name ?? '');
 
   const addonsUsingConfig = (obj: KubeObject) =>
     mcas
@@ -143,8 +151,19 @@ export function startAddonDeployController(opts: AddonDeployControllerOptions): 
     informers: [mcas, works, clusters, cmas, adcs] as Informer<KubeObject>[],
     keyFunc: (obj, from) => {
       if (from === (mcas as Informer<KubeObject>)) return objectKey(obj);
-      if (from === (works as Informer<KubeObject>)) return `${obj.metadata?.namespace}/${name}`;
-      if (from === (clusters as Informer<KubeObject>)) return `${obj.metadata?.name}/${name}`;
+      if (from === (works as Informer<KubeObject>)) {
+        // A hosting work belongs to the addon of the cluster it hosts, not of the namespace it is in.
+        const hosted = hostedClusterOfWork(name, obj.metadata?.name ?? '');
+        return `${hosted ?? obj.metadata?.namespace}/${name}`;
+      }
+      if (from === (clusters as Informer<KubeObject>)) {
+        // A cluster's own addon, and the addons it hosts (their hosting works follow it).
+        const hostedHere = mcas
+          .list()
+          .filter((mca) => mca.metadata.annotations?.[hostingClusterNameAnnotation] === obj.metadata?.name)
+          .map(objectKey);
+        return [`${obj.metadata?.name}/${name}`, ...hostedHere];
+      }
       if (from === (cmas as Informer<KubeObject>)) return mcas.list().map(objectKey);
       return addonsUsingConfig(obj);
     },
@@ -185,18 +204,44 @@ export function startAddonDeployController(opts: AddonDeployControllerOptions): 
     const cma = cmas.getByName(name);
     const configs = await resolveConfigs(configRefsOf(mca, cma), (ref) => configObjects.read(ref));
     const deploymentConfig = deploymentConfigOf(configs);
-    const installNamespace = installNamespaceOf(mca, deploymentConfig);
-    const health = addon.healthFor?.(cluster) ?? addon.health;
+    const hostingName = mca.metadata.annotations?.[hostingClusterNameAnnotation];
+    if (hostingName !== undefined && !addon.hostedMode) {
+      const health = addon.healthFor?.(cluster) ?? addon.health;
+      const installNamespace = installNamespaceOf(mca, deploymentConfig);
+      return refuseHosted(mca, { addon, cma, installNamespace, ...(health ? { health } : {}) }, hostingName);
+    }
+    const hosted = hostingName !== undefined;
+    const installNamespace = hosted
+      ? hostedInstallNamespace(mca, deploymentConfig)
+      : installNamespaceOf(mca, deploymentConfig);
+    // A hosted agent is a Deployment the hub probes through its works, never the in-process Lease.
+    const health = hosted ? addon.health : (addon.healthFor?.(cluster) ?? addon.health);
     const common: AddonStatusChange = { addon, cma, installNamespace, ...(health ? { health } : {}) };
-    const hostingCluster = mca.metadata.annotations?.[hostingClusterNameAnnotation];
-    if (hostingCluster !== undefined) return refuseHosted(mca, common, hostingCluster);
-    common.hostingClusterValidity = 'none';
+    const hostingCluster = hosted ? clusters.getByName(hostingName) : undefined;
+    if (!hosted) {
+      await dropHosting(mca, new Set(), true);
+      common.hostingClusterValidity = 'none';
+      common.hostingManifestApplied = 'none';
+    } else if (!hostingCluster) {
+      common.hostingClusterValidity = hostingValidity(false, hostingName);
+    } else {
+      common.hostingClusterValidity = hostingValidity(true, hostingName);
+      const finalizers = mca.metadata.finalizers ?? [];
+      if (!finalizers.includes(addonHostingManifestFinalizer)) {
+        // Before any hosting work exists: the finalizer is what removes them when the addon goes.
+        await patchAddon(mca, { metadata: { finalizers: [...finalizers, addonHostingManifestFinalizer] } });
+        return undefined;
+      }
+    }
     let objects: KubernetesObject[];
+    let parts: { managed: KubernetesObject[]; hosting: KubernetesObject[] };
     try {
       const ctx: AddonRenderContext = {
         cluster,
         addon: mca,
         installNamespace,
+        installMode: hosted ? 'Hosted' : 'Default',
+        ...(hosted ? { hostingClusterName: hostingName } : {}),
         ...(deploymentConfig ? { deploymentConfig } : {}),
         variables: variablesOf(deploymentConfig),
         configs,
@@ -207,15 +252,18 @@ export function startAddonDeployController(opts: AddonDeployControllerOptions): 
         'manifests() did not return',
       );
       if (!Array.isArray(rendered)) throw new Error('manifests() did not return an array of objects');
-      objects = placeInNamespace(
-        applyDeploymentConfig(rendered, {
-          addonName: name,
-          installNamespace,
-          ...(deploymentConfig ? { config: deploymentConfig } : {}),
-          clusterRegistries: clusterRegistriesOf(cluster.metadata.annotations),
-        }),
+      const configured = applyDeploymentConfig(rendered, {
+        addonName: name,
         installNamespace,
-      );
+        ...(deploymentConfig ? { config: deploymentConfig } : {}),
+        clusterRegistries: clusterRegistriesOf(cluster.metadata.annotations),
+      });
+      // In hosted mode the install namespace is the hosted klusterlet's on the hosting cluster: it is
+      // there already and is not the add-on's to create or share.
+      objects = hosted
+        ? placeInNamespace(configured, installNamespace, { addNamespace: false })
+        : placeInNamespace(configured, installNamespace);
+      parts = hosted ? splitByLocation(objects) : { managed: objects, hosting: [] };
     } catch (err) {
       // Bad input fails this addon's status on this cluster, nothing else; the works stay as they are.
       log.warn(
@@ -229,14 +277,19 @@ export function startAddonDeployController(opts: AddonDeployControllerOptions): 
       return { requeueAfterMs: opts.renderRetryMs ?? 30_000 };
     }
 
-    const wants = desiredDeployWorks({
+    const workInput = (manifests: KubernetesObject[]) => ({
       addonName: name,
       mca,
-      manifests: objects,
-      manifestConfigs: probeManifestConfigs(health, objects),
+      manifests,
+      manifestConfigs: probeManifestConfigs(health, manifests),
       configSpecHash: configSpecHashAnnotationValue(mca),
       ...(opts.maxWorkBytes ? { maxWorkBytes: opts.maxWorkBytes } : {}),
     });
+    const wants = desiredDeployWorks(workInput(parts.managed));
+    const hostingWants =
+      hostingCluster && !hostingCluster.metadata.deletionTimestamp
+        ? desiredDeployWorks({ ...workInput(parts.hosting), hostingCluster: hostingName })
+        : [];
     const clusterNs = mca.metadata.namespace ?? '';
     try {
       for (const want of wants) await applyWork(want);
@@ -244,6 +297,11 @@ export function startAddonDeployController(opts: AddonDeployControllerOptions): 
       for (const w of works.list()) {
         if (w.metadata.namespace !== clusterNs || !isDeployWork(w) || wanted.has(w.metadata.name)) continue;
         await workClient.delete(w.metadata.name ?? '', clusterNs, { ignoreNotFound: true });
+      }
+      if (hosted) {
+        for (const want of hostingWants) await applyWork(want);
+        const keep = new Set(hostingWants.map((w) => `${w.metadata.namespace}/${w.metadata.name}`));
+        await dropHosting(mca, keep, !hostingCluster || !!hostingCluster.metadata.deletionTimestamp);
       }
     } catch (err) {
       if (isConflict(err)) throw err; // a newer work is on its way: retry soon
@@ -254,22 +312,69 @@ export function startAddonDeployController(opts: AddonDeployControllerOptions): 
       throw err;
     }
 
-    const current = wants
-      .map((w) => works.getByName(w.metadata.name ?? '', clusterNs))
-      .filter((w): w is ManifestWork => w !== undefined);
+    const cached = (want: ManifestWork) =>
+      works.getByName(want.metadata.name ?? '', want.metadata.namespace ?? '');
+    const current = wants.map(cached).filter((w): w is ManifestWork => w !== undefined);
+    const hostingCurrent = hostingWants.map(cached).filter((w): w is ManifestWork => w !== undefined);
     // Until the cache has every work we wrote, the status waits for their events.
-    const complete = current.length === wants.length;
+    const complete = current.length === wants.length && hostingCurrent.length === hostingWants.length;
     const clusterUnknown =
       findCondition(cluster.status?.conditions, ManagedClusterCondition.Available)?.status === 'Unknown';
+    const hostingApplied =
+      hosted && complete && hostingCluster ? manifestAppliedCondition(hostingCurrent) : undefined;
     await writeStatus(mca, {
       ...common,
       ...(complete ? { manifestApplied: manifestAppliedCondition(current) } : {}),
-      ...(complete && !clusterUnknown
-        ? { available: availableCondition(name, health, current, objects) }
+      ...(hostingApplied
+        ? { hostingManifestApplied: { ...hostingApplied, type: AddonConditionType.HostingManifestApplied } }
         : {}),
-      works: complete ? current : undefined,
+      ...(complete && !clusterUnknown
+        ? { available: availableCondition(name, health, [...current, ...hostingCurrent], objects) }
+        : {}),
+      works: complete ? [...current, ...hostingCurrent] : undefined,
     });
     return undefined;
+  }
+
+  /** HostingClusterValidity as OCM words it. */
+  function hostingValidity(valid: boolean, hosting: string): ConditionUpdate {
+    return {
+      type: AddonConditionType.HostingClusterValidity,
+      status: valid ? 'True' : 'False',
+      reason: valid ? HostingClusterValidityReason.Valid : HostingClusterValidityReason.Invalid,
+      message: valid
+        ? `hosting cluster ${hosting} is a managed cluster of the hub`
+        : `hosting cluster ${hosting.slice(0, 253)} is not a managed cluster of the hub`,
+    };
+  }
+
+  /**
+   * Deletes this addon's hosting works for the MCA's cluster other than `keep` ("ns/name"), as the
+   * cache has them (their deletion brings the addon back here). With `release`, the hosting
+   * finalizer goes once none is left.
+   */
+  async function dropHosting(
+    mca: ManagedClusterAddOn,
+    keep: ReadonlySet<string>,
+    release: boolean,
+  ): Promise<void> {
+    const cluster = mca.metadata.namespace ?? '';
+    const stale = works
+      .list()
+      .filter((w) => hostedClusterOfWork(name, w.metadata.name ?? '') === cluster)
+      .filter((w) => !keep.has(`${w.metadata.namespace}/${w.metadata.name}`));
+    for (const w of stale) {
+      if (w.metadata.deletionTimestamp) continue;
+      await workClient.delete(w.metadata.name ?? '', w.metadata.namespace, { ignoreNotFound: true });
+    }
+    if (release && stale.length === 0) await dropFinalizer(mca, addonHostingManifestFinalizer);
+  }
+
+  /** Removes `finalizer` from the addon when it has it. */
+  async function dropFinalizer(mca: ManagedClusterAddOn, finalizer: string): Promise<void> {
+    const finalizers = mca.metadata.finalizers ?? [];
+    if (!finalizers.includes(finalizer)) return;
+    await patchAddon(mca, { metadata: { finalizers: finalizers.filter((f) => f !== finalizer) } });
   }
 
   /**
@@ -353,20 +458,32 @@ export function startAddonDeployController(opts: AddonDeployControllerOptions): 
   async function cleanUp(mca: ManagedClusterAddOn, waitForAgent: boolean): Promise<void> {
     const ns = mca.metadata.namespace ?? '';
     // From the apiserver, not the cache: a work created just before the delete must not be missed.
-    const { items } = await workClient.list({ namespace: ns, labelSelector: `${addonNameLabel}=${name}` });
-    const ours = items.filter(isDeployWork);
-    for (const w of ours) {
+    // Every namespace: a hosted addon's hosting works are in its hosting cluster's.
+    const { items } = await workClient.list({ labelSelector: `${addonNameLabel}=${name}` });
+    const ours = items.filter((w) => w.metadata.namespace === ns && isDeployWork(w));
+    const hosting = items.filter((w) => hostedClusterOfWork(name, w.metadata.name ?? '') === ns);
+    for (const w of [...ours, ...hosting]) {
       if (w.metadata.deletionTimestamp) continue;
-      await workClient.delete(w.metadata.name ?? '', ns, { ignoreNotFound: true });
+      await workClient.delete(w.metadata.name ?? '', w.metadata.namespace, { ignoreNotFound: true });
     }
     if (!mca.metadata.deletionTimestamp) return;
-    if (ours.length > 0 && waitForAgent) return; // the works' deletion brings the addon back here
+    // The hosting cluster's agent removes what the hosting works applied while it is available.
+    const hostingName = mca.metadata.annotations?.[hostingClusterNameAnnotation];
+    const hostingCluster = hostingName === undefined ? undefined : clusters.getByName(hostingName);
+    const hostingReachable =
+      !!hostingCluster &&
+      !hostingCluster.metadata.deletionTimestamp &&
+      findCondition(hostingCluster.status?.conditions, ManagedClusterCondition.Available)?.status === 'True';
+    const release = new Set<string>();
+    if (ours.length === 0 || !waitForAgent) release.add(addonWorkCleanupFinalizer);
+    if (hosting.length === 0 || !hostingReachable) release.add(addonHostingManifestFinalizer);
     const finalizers = mca.metadata.finalizers ?? [];
-    if (!finalizers.includes(addonWorkCleanupFinalizer)) return;
-    await patchAddon(mca, {
-      metadata: { finalizers: finalizers.filter((f) => f !== addonWorkCleanupFinalizer) },
-    });
-    log.info({ cluster: ns, works: ours.length }, 'addon removed from the cluster');
+    if (!finalizers.some((f) => release.has(f))) return; // the works' deletion brings the addon back here
+    await patchAddon(mca, { metadata: { finalizers: finalizers.filter((f) => !release.has(f)) } });
+    log.info(
+      { cluster: ns, works: ours.length, hostingWorks: hosting.length },
+      'addon removed from the cluster',
+    );
   }
 
   return {

@@ -1,5 +1,5 @@
 // The deploy controller's part of a ManagedClusterAddOn's status: ManifestApplied, Available (for
-// hub-probed modes), Progressing with configReferences[].lastAppliedConfig, status.namespace,
+// hub-probed modes), HostingClusterValidity and HostingManifestApplied (hosted mode), Progressing with configReferences[].lastAppliedConfig, status.namespace,
 // healthCheck.mode, addOnMeta and supportedConfigs. Other parts write other conditions and fields
 // (registrations, RegistrationApplied, Configured, desiredConfig, Lease-mode Available) into the same
 // status, so every write starts from the latest object, changes only these, and goes with its
@@ -33,6 +33,8 @@ export interface AddonStatusChange {
   works?: readonly ManifestWork[];
   /** HostingClusterValidity: set it, or 'none' to drop it (the add-on is no longer asked to be hosted) */
   hostingClusterValidity?: ConditionUpdate | 'none';
+  /** HostingManifestApplied (the hosting works): set it, 'none' to drop it, undefined to leave it */
+  hostingManifestApplied?: ConditionUpdate | 'none';
 }
 
 /** Supported configs: the ClusterManagementAddOn's, else the addon's own. */
@@ -69,6 +71,10 @@ export function changedStatus(
     status.conditions = removeCondition(status.conditions, AddonConditionType.HostingClusterValidity);
   else if (change.hostingClusterValidity)
     status.conditions = setCondition(status.conditions, change.hostingClusterValidity);
+  if (change.hostingManifestApplied === 'none')
+    status.conditions = removeCondition(status.conditions, AddonConditionType.HostingManifestApplied);
+  else if (change.hostingManifestApplied)
+    status.conditions = setCondition(status.conditions, change.hostingManifestApplied);
   if (change.works) {
     const result = progressing({ ...mca, status }, status.conditions, supported, change.works);
     if (result.condition) status.conditions = setCondition(status.conditions, result.condition);

@@ -1,5 +1,6 @@
 // The ManifestWorks that deliver an addon agent to one cluster, as OCM's addon framework writes
-// them: `addon-<addon>-deploy-<i>` in the cluster namespace, labelled with the addon's name,
+// them: `addon-<addon>-deploy-<i>` in the cluster namespace (in hosted mode also
+// `addon-<addon>-deploy-hosting-<cluster>-<i>` in the hosting cluster's, not owned), labelled with the addon's name,
 // controlled by the ManagedClusterAddOn (so the garbage collector also removes them with it), the
 // config-spec-hash annotation of the configs they were rendered with, and feedback rules for the
 // health probe. Manifests are split into works of at most `maxWorkBytes` of JSON (OCM: 500 KiB),
@@ -9,7 +10,12 @@
 // which namespaced objects get the install namespace, and whether a work already is what we want.
 // Pure.
 import type { KubernetesObject } from '@kubernetes/client-node';
-import { addonDeployWorkName, addonNameLabel, type ManagedClusterAddOn } from '../../../api/addon.ts';
+import {
+  addonDeployWorkName,
+  addonHostingWorkName,
+  addonNameLabel,
+  type ManagedClusterAddOn,
+} from '../../../api/addon.ts';
 import {
   configSpecHashAnnotation,
   type DeleteOption,
@@ -57,12 +63,14 @@ const clusterScopedKinds = new Set([
 
 /**
  * The objects with the install namespace filled in for namespaced kinds that have none, and a
- * Namespace object for it first when the addon did not include one. That Namespace is marked
+ * Namespace object for it first when the addon did not include one (unless `addNamespace` is
+ * false: hosted mode's install namespace is the hosted klusterlet's). That Namespace is marked
  * deletion-orphan: other addons run in it, so disabling this one must not delete it.
  */
 export function placeInNamespace(
   objects: readonly KubernetesObject[],
   installNamespace: string,
+  opts: { addNamespace?: boolean } = {},
 ): KubernetesObject[] {
   const placed = objects.map((o) => {
     if (clusterScopedKinds.has(o.kind ?? '') || o.metadata?.namespace) return o;
@@ -71,7 +79,7 @@ export function placeInNamespace(
   const hasNamespace = placed.some(
     (o) => o.kind === 'Namespace' && o.apiVersion === 'v1' && o.metadata?.name === installNamespace,
   );
-  if (hasNamespace) return placed;
+  if (hasNamespace || opts.addNamespace === false) return placed;
   return [sharedInstallNamespace(installNamespace), ...placed];
 }
 
@@ -126,6 +134,12 @@ export interface DeployWorksInput {
   /** the config-spec-hash annotation value, when the MCA has configReferences */
   configSpecHash?: string;
   maxWorkBytes?: number;
+  /**
+   * Hosted mode's hosting works: `addon-<addon>-deploy-hosting-<cluster>-<i>` in this (the hosting
+   * cluster's) namespace, with no ownerReference (the addon is in another namespace; a finalizer
+   * removes them), and none at all when there is nothing to deploy there.
+   */
+  hostingCluster?: string;
 }
 
 /** The works to write, in order: `addon-<addon>-deploy-0`, `-1`, … */
@@ -143,8 +157,9 @@ export function desiredDeployWorks(input: DeployWorksInput): ManifestWork[] {
     (chunks[chunks.length - 1] as Manifest[]).push(obj as Manifest);
     size += bytes;
   }
-  const { mca } = input;
+  const { mca, hostingCluster } = input;
   const cluster = mca.metadata.namespace ?? '';
+  if (hostingCluster !== undefined && input.manifests.length === 0) return [];
   return chunks.map((manifests, index) => {
     const ids = new Set(manifests.map((m) => `${m.metadata?.namespace ?? ''}/${m.metadata?.name ?? ''}`));
     // Each work carries the probe rules of its own objects (the work agent rejects nothing, but
@@ -158,13 +173,18 @@ export function desiredDeployWorks(input: DeployWorksInput): ManifestWork[] {
       apiVersion: 'work.open-cluster-management.io/v1',
       kind: 'ManifestWork',
       metadata: {
-        name: addonDeployWorkName(input.addonName, index),
-        namespace: cluster,
+        name:
+          hostingCluster === undefined
+            ? addonDeployWorkName(input.addonName, index)
+            : addonHostingWorkName(input.addonName, cluster, index),
+        namespace: hostingCluster ?? cluster,
         labels: { [addonNameLabel]: input.addonName },
         ...(input.configSpecHash
           ? { annotations: { [configSpecHashAnnotation]: input.configSpecHash } }
           : {}),
-        ownerReferences: [addonOwnerReference(mca, { controller: true })],
+        ...(hostingCluster === undefined
+          ? { ownerReferences: [addonOwnerReference(mca, { controller: true })] }
+          : {}),
       },
       spec: {
         workload: { manifests },

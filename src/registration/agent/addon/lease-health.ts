@@ -20,6 +20,7 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import {
   AddOnCondition,
   defaultAddonLeaseDurationSeconds,
+  hostingClusterNameAnnotation,
   type ManagedClusterAddOn,
   managedClusterAddOnResource,
 } from '../../../api/addon.ts';
@@ -53,8 +54,6 @@ export const addonLeaseGraceDurations = 5;
 /** OCM's AddOnLeaseControllerSyncInterval. */
 export const addonLeaseSyncIntervalMs = 30_000;
 
-/** The annotation that makes an add-on hosted (its agent runs on another cluster). */
-const hostingClusterAnnotation = 'addon.open-cluster-management.io/hosting-cluster-name';
 /** After the moment a lease goes stale, look again this much later (clock granularity). */
 const staleMarginMs = 1_000;
 /** The registration agent's role may create these in its cluster namespace (not core/v1 events). */
@@ -64,7 +63,7 @@ const eventInstance = hostname();
 /** Whether Lease health applies: healthCheck.mode Lease or unset, and not hosted. */
 export function usesLeaseHealth(addon: ManagedClusterAddOn): boolean {
   if (addon.status?.healthCheck?.mode === 'Customized') return false;
-  return !addon.metadata.annotations?.[hostingClusterAnnotation];
+  return !addon.metadata.annotations?.[hostingClusterNameAnnotation];
 }
 
 /**

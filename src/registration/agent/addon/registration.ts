@@ -12,11 +12,18 @@
 //     ManagedClusterAddOn is being deleted (the agent may still need it to clean up).
 // The install namespace: the default one is created when missing, as the klusterlet creates it at
 // install; any other is the addon's (its ManifestWork creates it), so the secret waits for it.
+// Hosted add-ons (OCM's hosting-cluster-name annotation) run on the hosting cluster: a hosted agent
+// (`hosting` option) writes their Secrets there, in its own namespace, and next to them
+// `<addon>-managed-kubeconfig` (key kubeconfig: its own managed-cluster kubeconfig, OCM's name for
+// what a hosted add-on agent reads the managed cluster with). An agent that is not hosted, or an
+// install namespace other than its own, is reported on the add-on instead.
 // A new hub credential (rotation, re-bootstrap) restarts the watches with it; CSRs in flight are
 // kept, their keys are in memory only.
 import type { KubeConfig } from '@kubernetes/client-node';
 import {
+  addonManagedKubeconfigSecretName,
   addonNameLabel,
+  hostingClusterNameAnnotation,
   type ManagedClusterAddOn,
   managedClusterAddOnResource,
   type RegistrationConfig,
@@ -75,6 +82,8 @@ export interface AddonRegistrationAgentOptions {
   agentName: string;
   /** cluster-admin-like credential of the managed cluster (secrets, the install namespace) */
   managedKubeConfig: KubeConfig;
+  /** hosted mode: where hosted add-ons' Secrets go (the agent's own namespace on the hosting cluster) */
+  hosting?: HostedAddonTarget;
   /** CSR spec.expirationSeconds (≥ 600); default: the signer's own */
   csrExpirationSeconds?: number;
   /** renew when this fraction of the lifetime is left; default 0.20–0.25 jittered */
@@ -82,6 +91,13 @@ export interface AddonRegistrationAgentOptions {
   /** informer resync (default 10 min, OCM's) */
   resyncPeriodMs?: number;
   log?: Logger;
+}
+
+export interface HostedAddonTarget {
+  kubeConfig: KubeConfig;
+  namespace: string;
+  /** the managed cluster's kubeconfig, self-contained, for `<addon>-managed-kubeconfig` */
+  managedKubeconfig: string;
 }
 
 export interface AddonRegistrationAgent {
@@ -118,10 +134,34 @@ export function startAddonRegistrationAgent(options: AddonRegistrationAgentOptio
   const log = options.log ?? logger('addon-registration-agent', { cluster: clusterName });
   const fraction = options.rotationFraction ?? jitteredRotationFraction();
   const secrets = new ResourceClient<Secret>(managedKubeConfig, secretResource);
+  const hosting = options.hosting;
+  const hostingSecrets = hosting ? new ResourceClient<Secret>(hosting.kubeConfig, secretResource) : undefined;
   const namespaces = new ResourceClient(managedKubeConfig, namespaceResource);
   const pending = new Map<string, PendingCsr>();
   let session: Session | undefined;
   let stopped = false;
+
+  /**
+   * Which cluster keeps `mca`'s Secrets: the managed one, or for a hosted add-on the hosting one
+   * (`where` prefixes the keys of Secrets to keep); or why neither can.
+   */
+  const placeOf = (
+    mca: ManagedClusterAddOn,
+  ): { client: ResourceClient<Secret>; where: 'managed' | 'hosting' } | { problem: string } => {
+    const hostingName = mca.metadata.annotations?.[hostingClusterNameAnnotation];
+    if (hostingName === undefined) return { client: secrets, where: 'managed' };
+    const addon = mca.metadata.name ?? '';
+    if (!hosting || !hostingSecrets)
+      return {
+        problem: `add-on ${addon} is asked to run on hosting cluster ${hostingName.slice(0, 253)}, but the klusterlet agent of ${clusterName} runs on ${clusterName} itself: join ${clusterName} with --mode hosted on the hosting cluster`,
+      };
+    const namespace = addonInstallNamespace(mca);
+    if (namespace !== hosting.namespace)
+      return {
+        problem: `hosted add-on ${addon} has install namespace ${namespace.slice(0, 253)}; its Secrets can go only to the hosted agent's namespace ${hosting.namespace} on the hosting cluster`,
+      };
+    return { client: hostingSecrets, where: 'hosting' };
+  };
 
   const targetOf = (mca: ManagedClusterAddOn, registration: RegistrationConfig, hub: HubEndpoint) => {
     const addon = mca.metadata.name ?? '';
@@ -140,16 +180,51 @@ export function startAddonRegistrationAgent(options: AddonRegistrationAgentOptio
     };
   };
 
-  /** Delete this addon's secrets other than `keep` ("namespace/name"). */
+  /** Delete this addon's secrets other than `keep` ("managed|hosting:namespace/name"), on both clusters. */
   const deleteSecrets = async (addon: string, keep: ReadonlySet<string>) => {
-    const { items } = await secrets.list({ labelSelector: secretSelector(clusterName, addon) });
-    for (const s of items) {
-      const key = `${s.metadata?.namespace}/${s.metadata?.name}`;
-      if (keep.has(key)) continue;
-      await secrets.delete(s.metadata?.name ?? '', s.metadata?.namespace, { ignoreNotFound: true });
-      log.info({ addon, secret: key }, 'addon hub credential deleted: its registration is gone');
+    const places: Array<[string, ResourceClient<Secret>, string | undefined]> = [
+      ['managed', secrets, undefined],
+      ...(hostingSecrets && hosting
+        ? [['hosting', hostingSecrets, hosting.namespace] as [string, ResourceClient<Secret>, string]]
+        : []),
+    ];
+    for (const [where, client, namespace] of places) {
+      const { items } = await client.list({
+        labelSelector: secretSelector(clusterName, addon),
+        ...(namespace ? { namespace } : {}),
+      });
+      for (const s of items) {
+        const key = `${where}:${s.metadata?.namespace}/${s.metadata?.name}`;
+        if (keep.has(key)) continue;
+        await client.delete(s.metadata?.name ?? '', s.metadata?.namespace, { ignoreNotFound: true });
+        log.info({ addon, secret: key }, 'addon Secret deleted: its registration or hosted mode is gone');
+      }
     }
   };
+
+  /** A hosted add-on's `<addon>-managed-kubeconfig` next to its hub credential (written when it differs). */
+  const ensureManagedKubeconfig = async (addon: string, namespace: string) => {
+    if (!hosting || !hostingSecrets) return;
+    const name = addonManagedKubeconfigSecretName(addon);
+    const data = { kubeconfig: Buffer.from(hosting.managedKubeconfig).toString('base64') };
+    const existing = await hostingSecrets.get(name, namespace);
+    if (existing?.data?.['kubeconfig'] === data.kubeconfig) return;
+    await hostingSecrets.apply(
+      {
+        metadata: { name, namespace, labels: secretLabels(addon) },
+        type: 'Opaque',
+        data,
+      },
+      { fieldManager, force: true },
+    );
+    log.info({ addon, secret: `${namespace}/${name}` }, 'hosted add-on managed kubeconfig written');
+  };
+
+  const secretLabels = (addon: string) => ({
+    [registrationSecretLabel]: 'true',
+    [clusterNameLabel]: clusterName,
+    [addonNameLabel]: addon,
+  });
 
   const ensureNamespace = async (namespace: string) => {
     if (await namespaces.get(namespace)) return;
@@ -208,7 +283,9 @@ export function startAddonRegistrationAgent(options: AddonRegistrationAgentOptio
     s: Session,
     mca: ManagedClusterAddOn,
     registration: RegistrationConfig,
+    place: { client: ResourceClient<Secret>; where: 'managed' | 'hosting' },
   ): Promise<number | undefined> => {
+    const secrets = place.client;
     const { target, namespace, secretName } = targetOf(mca, registration, s.hub);
     const addon = target.addon;
     const pendingKey = `${addon}/${registration.signerName}`;
@@ -230,18 +307,11 @@ export function startAddonRegistrationAgent(options: AddonRegistrationAgentOptio
         pending.delete(pendingKey);
         throw new Error(`CSR ${waiting.csrName} of addon ${addon}: ${outcome.refused}`);
       }
-      await ensureNamespace(namespace);
+      // a hosted add-on's namespace is the hosted agent's own: it is there
+      if (place.where === 'managed') await ensureNamespace(namespace);
       await secrets.apply(
         {
-          metadata: {
-            name: secretName,
-            namespace,
-            labels: {
-              [registrationSecretLabel]: 'true',
-              [clusterNameLabel]: clusterName,
-              [addonNameLabel]: addon,
-            },
-          },
+          metadata: { name: secretName, namespace, labels: secretLabels(addon) },
           type: 'Opaque',
           data: addonSecretData(target, outcome.certPem, waiting.keyPem),
         },
@@ -287,15 +357,24 @@ export function startAddonRegistrationAgent(options: AddonRegistrationAgentOptio
     const mca = s.addons.getByName(addon, clusterName);
     if (mca?.metadata.deletionTimestamp) return undefined;
     // Unusable entries are reported on the add-on, not retried: a new status wakes this again.
-    const { registrations, problems } = checkRegistrations(mca?.status?.registrations);
+    const checked = checkRegistrations(mca?.status?.registrations);
+    const place = mca ? placeOf(mca) : undefined;
+    const problems = place && 'problem' in place ? [...checked.problems, place.problem] : checked.problems;
+    const registrations = place && 'problem' in place ? [] : checked.registrations;
     if (mca && problems.length > 0) await reportInvalid(s, mca, problems);
     else if (mca?.status?.conditions?.some(isInvalidReport)) await clearInvalid(s, mca);
+    const where = place && !('problem' in place) ? place.where : 'managed';
     const keep = new Set(
       registrations.map((r) => {
         const t = targetOf(mca!, r, s.hub);
-        return `${t.namespace}/${t.secretName}`;
+        return `${where}:${t.namespace}/${t.secretName}`;
       }),
     );
+    if (mca && where === 'hosting') {
+      const namespace = addonInstallNamespace(mca);
+      keep.add(`hosting:${namespace}/${addonManagedKubeconfigSecretName(addon)}`);
+      await ensureManagedKubeconfig(addon, namespace);
+    }
     await deleteSecrets(addon, keep);
     for (const key of [...pending.keys()]) {
       const signer = key.slice(addon.length + 1);
@@ -306,7 +385,12 @@ export function startAddonRegistrationAgent(options: AddonRegistrationAgentOptio
     const failures: string[] = [];
     for (const registration of registrations) {
       try {
-        const due = await syncRegistration(s, mca!, registration);
+        const due = await syncRegistration(
+          s,
+          mca!,
+          registration,
+          place as Exclude<typeof place, { problem: string } | undefined>,
+        );
         if (due !== undefined) next = Math.min(next ?? due, due);
       } catch (err) {
         failures.push(errorMessage(err));
@@ -352,7 +436,16 @@ export function startAddonRegistrationAgent(options: AddonRegistrationAgentOptio
       if (!ready) return;
       try {
         const { items } = await secrets.list({ labelSelector: secretSelector(clusterName) });
-        for (const s of items) controller.queue.add(s.metadata?.labels?.[addonNameLabel] ?? '');
+        const hosted = hostingSecrets
+          ? (
+              await hostingSecrets.list({
+                labelSelector: secretSelector(clusterName),
+                namespace: hosting?.namespace,
+              })
+            ).items
+          : [];
+        for (const s of [...items, ...hosted])
+          controller.queue.add(s.metadata?.labels?.[addonNameLabel] ?? '');
       } catch (err) {
         log.warn({ err: errorMessage(err) }, 'cannot list the addon hub credentials to clean up');
       }
