@@ -6,14 +6,22 @@
 // Hub A's works that write into B's namespace, change that namespace, read B's credential
 // (ReadOnly with status feedback) or write B's AppliedManifestWork are each refused on their own
 // manifest (Applied False, the reason named), while the rest of the same work applies; B's objects
-// stay as they were.
+// stay as they were. A hosted agent's namespace (`tether join --mode hosted`) carries the hash of
+// the hub that agent is joined to: that hub's works may deploy its hosted add-ons there, no other
+// hub's may.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type AppliedManifestWork, agentNamespaceLabel, type Manifest } from '../../src/api/index.ts';
+import {
+  type AppliedManifestWork,
+  agentHubHashAnnotation,
+  agentNamespaceLabel,
+  type Manifest,
+} from '../../src/api/index.ts';
 import type { KubeObject } from '../../src/kube/index.ts';
 import { writeBootstrapSecret } from '../../src/registration/bootstrap.ts';
 import {
   appliedWorks,
   configMap,
+  hubHash,
   hubWorks,
   kinds,
   managed,
@@ -28,6 +36,8 @@ import {
 let hubA: WorkCluster;
 const hubBNamespace = unique('hub-b-agent');
 const hubBApplied = `${'b'.repeat(64)}-${unique('hub-b-work')}`;
+const hostedOfA = unique('klusterlet-of-a');
+const hostedOfB = unique('klusterlet-of-b');
 
 beforeAll(async () => {
   hubA = await setUpWorkCluster('boundary');
@@ -49,7 +59,8 @@ beforeAll(async () => {
 afterAll(async () => {
   await hubA?.cleanup();
   await appliedWorks.delete(hubBApplied, undefined, { ignoreNotFound: true });
-  await onManaged(kinds.namespace).delete(hubBNamespace, undefined, { ignoreNotFound: true });
+  for (const ns of [hubBNamespace, hostedOfA, hostedOfB])
+    await onManaged(kinds.namespace).delete(ns, undefined, { ignoreNotFound: true });
 });
 
 const refusedWith = async (work: string, ordinal: number, reason: RegExp) =>
@@ -159,5 +170,30 @@ describe("hub A's works and hub B's agent on the same cluster", () => {
     await waitFor('the work removed', async () => !(await hubA.getWork(work)));
     const record = await appliedWorks.get(hubBApplied);
     expect(record?.spec?.agentID).toBe('hub-b-agent');
+  });
+
+  it("hub A's hosting work deploys into a hosted agent namespace of hub A's, never into one of hub B's", async () => {
+    // as `tether join --mode hosted` makes them: labelled, annotated with the joined hub's hash
+    for (const [name, hash] of [
+      [hostedOfA, hubHash],
+      [hostedOfB, 'b'.repeat(64)],
+    ] as const) {
+      await onManaged(kinds.namespace).create({
+        metadata: {
+          name,
+          labels: { [agentNamespaceLabel]: 'true' },
+          annotations: { [agentHubHashAnnotation]: hash },
+        },
+      } as KubeObject);
+    }
+    const work = unique('boundary-hosted');
+    await hubA.createWork(work, [configMap(hostedOfA, 'hosted-addon'), configMap(hostedOfB, 'hosted-addon')]);
+    await hubA.waitForWork(work, "hub A's hosted namespace takes it", (w) =>
+      manifestCondition(w, 0, 'Applied')?.status === 'True' ? true : undefined,
+    );
+    const refused = await refusedWith(work, 1, /holds an agent's Secrets/);
+    expect(refused.message).toContain(hostedOfB);
+    expect(await onManaged(kinds.configMap).get('hosted-addon', hostedOfA)).toBeDefined();
+    expect(await onManaged(kinds.configMap).get('hosted-addon', hostedOfB)).toBeUndefined();
   });
 });
