@@ -56,17 +56,23 @@ describe('hosted add-on placement', () => {
     );
   });
 
-  it("installs on the hosting cluster in the hosted klusterlet's namespace unless a config or a non-default spec names one", () => {
+  it("installs on the hosting cluster in the hosted klusterlet's namespace, and refuses another one asked for", () => {
     const mca = managedClusterAddOn('x', 'cluster2');
+    const ocmDefault = 'open-cluster-management-agent-addon';
     expect(hostedInstallNamespace(mca, undefined)).toBe('klusterlet-cluster2');
+    // OCM's default (the CRDs default both fields to it) counts as not asked
     expect(
       hostedInstallNamespace(
-        { ...mca, spec: { installNamespace: 'open-cluster-management-agent-addon' } },
-        undefined,
+        { ...mca, spec: { installNamespace: ocmDefault } },
+        { agentInstallNamespace: ocmDefault },
       ),
     ).toBe('klusterlet-cluster2');
-    expect(hostedInstallNamespace({ ...mca, spec: { installNamespace: 'mine' } }, undefined)).toBe('mine');
-    expect(hostedInstallNamespace(mca, { agentInstallNamespace: 'from-adc' })).toBe('from-adc');
+    expect(() => hostedInstallNamespace({ ...mca, spec: { installNamespace: 'mine' } }, undefined)).toThrow(
+      'hosted mode installs into klusterlet-cluster2, the hosted klusterlet\'s namespace on the hosting cluster; spec.installNamespace "mine" cannot be honoured',
+    );
+    expect(() => hostedInstallNamespace(mca, { agentInstallNamespace: 'from-adc' })).toThrow(
+      'AddOnDeploymentConfig agentInstallNamespace "from-adc" cannot be honoured',
+    );
   });
 
   it('names hosting works addon-<addon>-deploy-hosting-<cluster>-<i> and tells them from deploy works', () => {
@@ -108,6 +114,11 @@ describe('hosted add-on placement', () => {
         hostingCluster: 'cluster1',
       }),
     ).toEqual([]);
+    // hosted mode's managed part: nothing to deploy there, no work (default mode keeps an empty one)
+    expect(
+      desiredDeployWorks({ addonName: 'x', mca, manifests: [], manifestConfigs: [], skipEmpty: true }),
+    ).toEqual([]);
+    expect(desiredDeployWorks({ addonName: 'x', mca, manifests: [], manifestConfigs: [] })).toHaveLength(1);
   });
 });
 

@@ -67,18 +67,23 @@ const hostedNs = unique('hosted-ns');
 beforeAll(async () => {
   cluster = await setUpAddonCluster([hostedAddon]);
   cluster.removeNamespaceOnCleanup(managedNs);
+  cluster.removeNamespaceOnCleanup(`klusterlet-${cluster.name}`);
 });
 
 afterAll(async () => {
   await cluster?.cleanup();
 });
 
-const annotate = (value: string | null) =>
+const annotate = (value: string | null, installNamespace?: string) =>
   mcas.patchMerge(
     hostedAddon.name,
-    { metadata: { annotations: { [hostingClusterNameAnnotation]: value } } },
+    {
+      metadata: { annotations: { [hostingClusterNameAnnotation]: value } },
+      ...(installNamespace ? { spec: { installNamespace } } : {}),
+    },
     cluster.name,
   );
+const ocmDefaultNamespace = 'open-cluster-management-agent-addon';
 const names = (w: ManifestWork | undefined) =>
   (w?.spec.workload?.manifests ?? []).map((m) => `${m.kind}/${m.metadata?.name}`);
 const hostingWork = () => hubWorks.get(addonHostingWorkName(hostedAddon.name, cluster.name), cluster.name);
@@ -99,8 +104,20 @@ describe('hosted add-on deploy', () => {
     await waitFor('the none-located ConfigMap applied in default mode', () => cm('nowhere', managedNs));
   });
 
+  it("a hosted add-on installs only into the hosted klusterlet's namespace: another one asked for is refused with why", async () => {
+    await annotate(cluster.name);
+    const refused = await cluster.waitForCondition(hostedAddon.name, 'ManifestApplied', {
+      status: 'False',
+      reason: 'ManifestWorkApplyFailed',
+    });
+    expect(refused.message).toContain(
+      `hosted mode installs into klusterlet-${cluster.name}, the hosted klusterlet's namespace on the hosting cluster; spec.installNamespace "${hostedNs}" cannot be honoured`,
+    );
+    expect(await hostingWork()).toBeUndefined();
+  });
+
   it('a hosting cluster that is not a managed cluster of the hub: HostingClusterValidity False, no hosting work', async () => {
-    await annotate('no-such-cluster');
+    await annotate('no-such-cluster', ocmDefaultNamespace); // OCM's default: not asked for
     const validity = await cluster.waitForCondition(hostedAddon.name, 'HostingClusterValidity', {
       status: 'False',
       reason: 'HostingClusterInvalid',
@@ -115,6 +132,7 @@ describe('hosted add-on deploy', () => {
   });
 
   it('a valid hosting cluster gets the hosting manifests by work addon-<addon>-deploy-hosting-<cluster>-0, HostingManifestApplied', async () => {
+    const ns = `klusterlet-${cluster.name}`;
     await annotate(cluster.name);
     await cluster.waitForCondition(hostedAddon.name, 'HostingClusterValidity', {
       status: 'True',
@@ -122,7 +140,7 @@ describe('hosted add-on deploy', () => {
       message: `hosting cluster ${cluster.name} is a managed cluster of the hub`,
     });
     const work = await waitFor('the hosting work', hostingWork);
-    expect(names(work)).toEqual([`Namespace/${hostedNs}`, 'ConfigMap/on-hosting']);
+    expect(names(work)).toEqual([`Namespace/${ns}`, 'ConfigMap/on-hosting']);
     expect(work.metadata.ownerReferences).toBeUndefined();
     const ctx = seen.at(-1);
     expect(ctx?.installMode).toBe('Hosted');
@@ -131,7 +149,7 @@ describe('hosted add-on deploy', () => {
       status: 'True',
       reason: 'AddonManifestApplied',
     });
-    await waitFor('the hosting ConfigMap applied', () => cm('on-hosting', hostedNs));
+    await waitFor('the hosting ConfigMap applied', () => cm('on-hosting', ns));
     // the managed deploy work of the same namespace leaves the hosting work alone
     expect(names(await hubWorks.get(addonDeployWorkName(hostedAddon.name), cluster.name))).toEqual([
       `Namespace/${managedNs}`,
@@ -139,11 +157,11 @@ describe('hosted add-on deploy', () => {
     ]);
     const mca = await mcas.get(hostedAddon.name, cluster.name);
     expect(mca?.metadata.finalizers).toContain(addonHostingManifestFinalizer);
-    expect(mca?.status?.namespace).toBe(hostedNs);
+    expect(mca?.status?.namespace).toBe(ns);
   });
 
   it('removing the annotation removes the hosting work, its conditions and its finalizer', async () => {
-    await annotate(null);
+    await annotate(null, hostedNs);
     await waitFor('the hosting work gone', async () => !(await hostingWork()));
     await waitFor('the hosting conditions and finalizer gone', async () => {
       const mca = await mcas.get(hostedAddon.name, cluster.name);
@@ -160,7 +178,7 @@ describe('hosted add-on deploy', () => {
   });
 
   it('deleting a hosted add-on removes its hosting work and what it applied before the add-on goes', async () => {
-    await annotate(cluster.name);
+    await annotate(cluster.name, ocmDefaultNamespace);
     await waitFor('the hosting work again', hostingWork);
     await waitFor('the managed work without the hosting ConfigMap', async () =>
       names(await hubWorks.get(addonDeployWorkName(hostedAddon.name), cluster.name)).length === 2
@@ -175,7 +193,7 @@ describe('hosted add-on deploy', () => {
         const work = await hostingWork();
         const addon = await mcas.get(hostedAddon.name, cluster.name);
         if (work && !addon) addonWentFirst = true;
-        return !addon && !work && !(await cm('on-hosting', hostedNs));
+        return !addon && !work && !(await cm('on-hosting', `klusterlet-${cluster.name}`));
       },
       60_000,
     );

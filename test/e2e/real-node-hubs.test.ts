@@ -7,7 +7,11 @@
 // Available, a ManifestWork lands on cluster2, kubectl through the hub's gateway and a CONNECT
 // through the frontend reach cluster2's apiserver, and cluster2's node runs no tether pod at all;
 // cluster1 gets works from both hubs, each hub sees only its own, and hub2's works cannot reach the
-// first hub's agent.
+// first hub's agent. Then cluster2's cluster-proxy and managed-serviceaccount are moved to hosted
+// mode the OCM way (annotation hosting-cluster-name=cluster1): their Deployments run on cluster1 in
+// klusterlet-<cluster2> by hosting works, with their credentials there, cluster2 still runs no
+// tether pod, and the tunnel and ManagedServiceAccount tokens work through them. Last, a hub user's
+// gateway requests cannot read hub2's agent credential on cluster1 until cluster1 grants it.
 import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -387,4 +391,195 @@ spec:
     const after = await firstHubCredential(c1.kubeconfigPath);
     expect(after).toBe(before);
   });
+
+  it("cluster2's cluster-proxy and managed-serviceaccount run hosted the OCM way on cluster1; cluster2 still runs no tether pod", async () => {
+    const hubKc = environment().hub.kubeconfigPath;
+    const hosted = cluster(1).name;
+    const hosting = cluster(0);
+    const ns = `klusterlet-${hosted}`;
+    const t = Date.now();
+    for (const addon of ['cluster-proxy', 'managed-serviceaccount'])
+      await kubectl(hubKc, [
+        '-n',
+        hosted,
+        'annotate',
+        'managedclusteraddon',
+        addon,
+        `addon.open-cluster-management.io/hosting-cluster-name=${hosting.name}`,
+      ]);
+    const conditionsOf = async (addon: string) => {
+      const mca = JSON.parse(
+        await kubectl(hubKc, ['-n', hosted, 'get', 'managedclusteraddon', addon, '-o', 'json']),
+      );
+      return Object.fromEntries(
+        ((mca.status?.conditions ?? []) as Array<{ type: string; status: string }>).map((c) => [
+          c.type,
+          c.status,
+        ]),
+      );
+    };
+    for (const addon of ['cluster-proxy', 'managed-serviceaccount'])
+      await pollUntil(
+        async () => {
+          const c = await conditionsOf(addon);
+          return (
+            c['HostingClusterValidity'] === 'True' &&
+            c['HostingManifestApplied'] === 'True' &&
+            c['Available'] === 'True'
+          );
+        },
+        { timeoutMs: 180_000, intervalMs: 1000, description: `${addon} hosted, applied and Available` },
+      );
+    measured.hostedAddonsAvailable = `${((Date.now() - t) / 1000).toFixed(1)} s`;
+    const works = await kubectl(hubKc, ['-n', hosting.name, 'get', 'manifestworks', '-o', 'name']);
+    for (const addon of ['cluster-proxy', 'managed-serviceaccount'])
+      expect(works).toContain(`addon-${addon}-deploy-hosting-${hosted}-0`);
+    const pods = JSON.parse(
+      await kubectl(hosting.kubeconfigPath, ['-n', ns, 'get', 'pods', '-o', 'json']),
+    ) as {
+      items: Pod[];
+    };
+    const running = pods.items.filter((p) => p.status.phase === 'Running');
+    expect(running.map((p) => p.metadata.name.replace(/-[a-z0-9]+-[a-z0-9]+$/, '')).sort()).toEqual([
+      'cluster-proxy-proxy-agent',
+      'klusterlet-agent',
+      'managed-serviceaccount-addon-agent',
+    ]);
+    for (const p of running) expect(p.spec.nodeName).toBe(hosting.name);
+    // the add-ons' credentials next to the hosted klusterlet's, on the hosting cluster only
+    const secrets = await kubectl(hosting.kubeconfigPath, ['-n', ns, 'get', 'secrets', '-o', 'name']);
+    for (const name of [
+      'cluster-proxy-hub-kubeconfig',
+      'managed-serviceaccount-hub-kubeconfig',
+      'managed-serviceaccount-managed-kubeconfig',
+    ])
+      expect(secrets).toContain(`secret/${name}\n`);
+    const onManaged = await kubectl(cluster(1).kubeconfigPath, ['get', 'secrets', '-A', '-o', 'name']);
+    expect(onManaged).not.toMatch(/hub-kubeconfig/);
+    const tetherImage = environment().image?.ref;
+    const managedPods = JSON.parse(
+      await kubectl(cluster(1).kubeconfigPath, ['get', 'pods', '-A', '-o', 'json']),
+    ) as {
+      items: Pod[];
+    };
+    expect(managedPods.items.filter((p) => p.spec.containers.some((c) => c.image === tetherImage))).toEqual(
+      [],
+    );
+
+    // the tunnel, now the hosted proxy-agent's: kubectl through the gateway still reaches cluster2
+    const gatewayKc = environment().gatewayKubeconfigs?.[hosted];
+    if (!gatewayKc) throw new Error('no gateway kubeconfig for cluster2');
+    expect((await kubectl(gatewayKc, ['get', 'ns', 'default', '-o', 'name'])).trim()).toBe(
+      'namespace/default',
+    );
+
+    // a ManagedServiceAccount for cluster2: its ServiceAccount on cluster2, its token on the hub
+    const msa = `apiVersion: authentication.open-cluster-management.io/v1beta1
+kind: ManagedServiceAccount
+metadata: { name: hosted-msa, namespace: ${hosted} }
+spec: { rotation: {} }
+`;
+    const apply = exec('kubectl', [`--kubeconfig=${hubKc}`, 'apply', '-f', '-']);
+    apply.child.stdin?.end(msa);
+    await apply;
+    await pollUntil(
+      async () =>
+        (
+          await kubectl(hubKc, [
+            '-n',
+            hosted,
+            'get',
+            'secret',
+            'hosted-msa',
+            '-o',
+            'jsonpath={.data.token}',
+          ]).catch(() => '')
+        ).length > 0,
+      { timeoutMs: 60_000, intervalMs: 500, description: "the ManagedServiceAccount's token on the hub" },
+    );
+    expect(
+      await kubectl(cluster(1).kubeconfigPath, [
+        '-n',
+        'open-cluster-management-agent-addon',
+        'get',
+        'serviceaccount',
+        'hosted-msa',
+        '-o',
+        'name',
+      ]),
+    ).toContain('serviceaccount/hosted-msa');
+  }, 300_000);
+
+  it("a hub user's gateway requests cannot read hub2's agent credential on cluster1 unless cluster1 grants it", async () => {
+    const hubKc = environment().hub.kubeconfigPath;
+    const c1 = cluster(0);
+    const gatewayKc = environment().gatewayKubeconfigs?.[c1.name];
+    if (!gatewayKc) throw new Error('no gateway kubeconfig for cluster1');
+    const user = `${PREFIX}gateway-user`;
+    // on the hub: this user may use cluster1's gateway, nothing more
+    const hubGrant = `apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata: { name: ${user} }
+rules: [{ apiGroups: [cluster.core.oam.dev], resources: [clustergateways/proxy], resourceNames: [${c1.name}], verbs: [get, create] }]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata: { name: ${user} }
+roleRef: { apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: ${user} }
+subjects: [{ apiGroup: rbac.authorization.k8s.io, kind: User, name: ${user} }]
+`;
+    const apply = async (kubeconfig: string, yaml: string) => {
+      const run = exec('kubectl', [`--kubeconfig=${kubeconfig}`, 'apply', '-f', '-']);
+      run.child.stdin?.end(yaml);
+      await run;
+    };
+    await apply(hubKc, hubGrant);
+    const read = () =>
+      kubectl(gatewayKc, [
+        `--as=${user}`,
+        '-n',
+        'open-cluster-management-agent-hub2',
+        'get',
+        'secret',
+        'hub-kubeconfig-secret',
+        '-o',
+        'name',
+      ]).then(
+        (out) => ({ ok: true, out }),
+        (err: { stderr?: string }) => ({ ok: false, out: err.stderr ?? '' }),
+      );
+    const denied = await pollUntil(
+      async () => {
+        const r = await read();
+        if (!r.ok && /forbidden/i.test(r.out)) return r;
+        throw new Error(`${r.ok ? 'served' : 'failed'}: ${r.out.slice(0, 300)}`);
+      },
+      { timeoutMs: 30_000, intervalMs: 1000, description: 'the ungranted read refused by cluster1' },
+    );
+    expect(denied.out).toContain(`cluster:hub:${user}`);
+    // cluster1's admin grants it: a Role in hub2's agent namespace for the hub user's gateway identity
+    await apply(
+      c1.kubeconfigPath,
+      `apiVersion: rbac.authorization.k8s.io/v1
+kind: Role
+metadata: { name: ${user}, namespace: open-cluster-management-agent-hub2 }
+rules: [{ apiGroups: [""], resources: [secrets], resourceNames: [hub-kubeconfig-secret], verbs: [get] }]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata: { name: ${user}, namespace: open-cluster-management-agent-hub2 }
+roleRef: { apiGroup: rbac.authorization.k8s.io, kind: Role, name: ${user} }
+subjects: [{ apiGroup: rbac.authorization.k8s.io, kind: User, name: "cluster:hub:${user}" }]
+`,
+    );
+    const granted = await pollUntil(
+      async () => {
+        const r = await read();
+        if (r.ok) return r;
+        throw new Error(r.out.slice(0, 300));
+      },
+      { timeoutMs: 30_000, intervalMs: 1000, description: 'the granted read served' },
+    );
+    expect(granted.out.trim()).toBe('secret/hub-kubeconfig-secret');
+  }, 120_000);
 });

@@ -33,6 +33,7 @@ import {
   managedClusterAddOnResource,
 } from '../../../api/addon.ts';
 import {
+  hostedAgentNamespace,
   type ManagedCluster,
   ManagedClusterCondition,
   managedClusterResource,
@@ -205,6 +206,7 @@ export function startAddonDeployController(opts: AddonDeployControllerOptions): 
     const configs = await resolveConfigs(configRefsOf(mca, cma), (ref) => configObjects.read(ref));
     const deploymentConfig = deploymentConfigOf(configs);
     const hostingName = mca.metadata.annotations?.[hostingClusterNameAnnotation];
+    const clusterNs = mca.metadata.namespace ?? '';
     if (hostingName !== undefined && !addon.hostedMode) {
       const health = addon.healthFor?.(cluster) ?? addon.health;
       const installNamespace = installNamespaceOf(mca, deploymentConfig);
@@ -212,7 +214,7 @@ export function startAddonDeployController(opts: AddonDeployControllerOptions): 
     }
     const hosted = hostingName !== undefined;
     const installNamespace = hosted
-      ? hostedInstallNamespace(mca, deploymentConfig)
+      ? hostedAgentNamespace(clusterNs)
       : installNamespaceOf(mca, deploymentConfig);
     // A hosted agent is a Deployment the hub probes through its works, never the in-process Lease.
     const health = hosted ? addon.health : (addon.healthFor?.(cluster) ?? addon.health);
@@ -236,6 +238,7 @@ export function startAddonDeployController(opts: AddonDeployControllerOptions): 
     let objects: KubernetesObject[];
     let parts: { managed: KubernetesObject[]; hosting: KubernetesObject[] };
     try {
+      if (hosted) hostedInstallNamespace(mca, deploymentConfig); // throws on one it cannot honour
       const ctx: AddonRenderContext = {
         cluster,
         addon: mca,
@@ -285,12 +288,12 @@ export function startAddonDeployController(opts: AddonDeployControllerOptions): 
       configSpecHash: configSpecHashAnnotationValue(mca),
       ...(opts.maxWorkBytes ? { maxWorkBytes: opts.maxWorkBytes } : {}),
     });
-    const wants = desiredDeployWorks(workInput(parts.managed));
+    // hosted: an add-on wholly on the hosting cluster has no deploy work on the managed one
+    const wants = desiredDeployWorks({ ...workInput(parts.managed), skipEmpty: hosted });
     const hostingWants =
       hostingCluster && !hostingCluster.metadata.deletionTimestamp
         ? desiredDeployWorks({ ...workInput(parts.hosting), hostingCluster: hostingName })
         : [];
-    const clusterNs = mca.metadata.namespace ?? '';
     try {
       for (const want of wants) await applyWork(want);
       const wanted = new Set(wants.map((w) => w.metadata.name));

@@ -7,10 +7,10 @@
 // `none` → nowhere. A value other than those is bad input: the render fails with its name.
 //
 // The install namespace on the hosting cluster is the hosted klusterlet's own namespace
-// (`klusterlet-<cluster>`) unless an AddOnDeploymentConfig's agentInstallNamespace or a
-// non-default spec.installNamespace names another: that is where the cluster's hosted agent, whose
-// Role reaches only its own namespace, writes the add-on's `<addon>-hub-kubeconfig` and
-// `<addon>-managed-kubeconfig` Secrets. Pure.
+// (`klusterlet-<cluster>`): that is where the cluster's hosted agent, whose Role reaches only its own
+// namespace, writes the add-on's `<addon>-hub-kubeconfig` and `<addon>-managed-kubeconfig` Secrets,
+// and no other cluster's add-ons run there. Another install namespace asked for is refused with
+// why (OCM's default, `open-cluster-management-agent-addon`, counts as not asked). Pure.
 import type { KubernetesObject } from '@kubernetes/client-node';
 import type { AddOnDeploymentConfigSpec, ManagedClusterAddOn } from '../../../api/addon.ts';
 import { addonAgentNamespace, hostedAgentNamespace } from '../../../api/cluster.ts';
@@ -47,14 +47,26 @@ export function splitByLocation(objects: readonly KubernetesObject[]): {
   return { managed, hosting };
 }
 
-/** The install namespace of a hosted add-on on its hosting cluster (see the header). */
+/**
+ * The install namespace of a hosted add-on on its hosting cluster: always the hosted klusterlet's.
+ * Throws when the add-on asks for another (a non-default spec.installNamespace or
+ * agentInstallNamespace): there the hosted agent could not write its credentials, and the hosting
+ * cluster's own add-ons (in OCM's default namespace) would be overwritten by the hosted one's.
+ */
 export function hostedInstallNamespace(
   mca: ManagedClusterAddOn,
   config: AddOnDeploymentConfigSpec | undefined,
 ): string {
-  const asked = mca.spec.installNamespace;
-  return (
-    config?.agentInstallNamespace ||
-    (asked && asked !== addonAgentNamespace ? asked : hostedAgentNamespace(mca.metadata.namespace ?? ''))
-  );
+  const own = hostedAgentNamespace(mca.metadata.namespace ?? '');
+  const asked = [
+    ['AddOnDeploymentConfig agentInstallNamespace', config?.agentInstallNamespace],
+    ['spec.installNamespace', mca.spec.installNamespace],
+  ] as const;
+  for (const [field, value] of asked) {
+    if (value && value !== addonAgentNamespace && value !== own)
+      throw new Error(
+        `hosted mode installs into ${own}, the hosted klusterlet's namespace on the hosting cluster; ${field} ${JSON.stringify(value).slice(0, 80)} cannot be honoured (remove it, or the hosting-cluster-name annotation)`,
+      );
+  }
+  return own;
 }

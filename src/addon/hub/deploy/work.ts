@@ -140,6 +140,8 @@ export interface DeployWorksInput {
    * removes them), and none at all when there is nothing to deploy there.
    */
   hostingCluster?: string;
+  /** no work at all when there are no manifests (hosted mode's managed part; hosting works always) */
+  skipEmpty?: boolean;
 }
 
 /** The works to write, in order: `addon-<addon>-deploy-0`, `-1`, … */
@@ -159,7 +161,7 @@ export function desiredDeployWorks(input: DeployWorksInput): ManifestWork[] {
   }
   const { mca, hostingCluster } = input;
   const cluster = mca.metadata.namespace ?? '';
-  if (hostingCluster !== undefined && input.manifests.length === 0) return [];
+  if ((hostingCluster !== undefined || input.skipEmpty) && input.manifests.length === 0) return [];
   return chunks.map((manifests, index) => {
     const ids = new Set(manifests.map((m) => `${m.metadata?.namespace ?? ''}/${m.metadata?.name ?? ''}`));
     // Each work carries the probe rules of its own objects (the work agent rejects nothing, but
