@@ -5,6 +5,8 @@
 // False, reason InvalidRegistration, naming the entry — create no CSR and keep going (the report
 // goes with the bad entries), instead of
 // failing on `undefined.replaceAll` and retrying forever with nothing to show (issue 28's report).
+// The same control plane also shows that an agent cleans up only the add-on Secrets it wrote: a
+// cluster joined to two hubs runs two agents, and the second hub's must not delete the first's.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { toCustomResourceDefinition } from '../../src/api/crds.ts';
 import {
@@ -14,8 +16,12 @@ import {
   managedClusterAddOnResource,
   managedClusterAddOnV1beta1Resource,
 } from '../../src/api/index.ts';
-import { findCondition, ResourceClient } from '../../src/kube/index.ts';
-import { certificateSigningRequestResource, namespaceResource } from '../../src/kube/kinds.ts';
+import { findCondition, type KubeObject, ResourceClient } from '../../src/kube/index.ts';
+import {
+  certificateSigningRequestResource,
+  namespaceResource,
+  secretResource,
+} from '../../src/kube/kinds.ts';
 import { type ControlPlane, startControlPlane } from '../../src/localenv/controlplane.ts';
 import { installCrds } from '../../src/localenv/crds.ts';
 import {
@@ -28,6 +34,7 @@ import { adminKubeConfig } from './fixtures/helpers.ts';
 const CLUSTER = 'cluster1';
 let cp: ControlPlane | undefined;
 let agent: AddonRegistrationAgent | undefined;
+let second: AddonRegistrationAgent | undefined;
 
 beforeAll(async () => {
   cp = await startControlPlane(`nowebhook${process.pid % 10000}`);
@@ -44,6 +51,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await agent?.stop();
+  await second?.stop();
   await cp?.stop();
 });
 
@@ -67,7 +75,12 @@ describe('addon registration without the hub’s conversion webhook', () => {
     const seen = await alpha.get('legacy', CLUSTER);
     expect(seen?.status?.registrations?.[0]?.signerName).toBeUndefined();
 
-    agent = startAddonRegistrationAgent({ clusterName: CLUSTER, agentName: 'agent', managedKubeConfig: kc });
+    agent = startAddonRegistrationAgent({
+      clusterName: CLUSTER,
+      agentName: 'agent',
+      managedKubeConfig: kc,
+      agentNamespace: 'open-cluster-management-agent',
+    });
     const cluster = kc.getCurrentCluster();
     agent.setHubCredentials(kc, {
       server: cluster?.server ?? '',
@@ -102,4 +115,51 @@ describe('addon registration without the hub’s conversion webhook', () => {
       (await csrs.list({ labelSelector: 'open-cluster-management.io/addon-name=legacy' })).items,
     ).toEqual([]);
   }, 90_000);
+
+  it("an agent deletes only the add-on Secrets it wrote: a second hub's agent on the cluster leaves the first's alone", async () => {
+    if (!cp) throw new Error('no control plane');
+    const kc = adminKubeConfig(cp);
+    const secrets = new ResourceClient(kc, secretResource);
+    const labels = (owner: string, addon: string) => ({
+      'addon.tether.dev/registration-secret': 'true',
+      'addon.tether.dev/agent-namespace': owner,
+      'open-cluster-management.io/cluster-name': CLUSTER,
+      'open-cluster-management.io/addon-name': addon,
+    });
+    await new ResourceClient(kc, namespaceResource).create({ metadata: { name: 'addon-ns' } });
+    // the first hub's agent wrote cluster-proxy's credential; the second's once wrote one for an add-on since gone
+    await secrets.create({
+      metadata: {
+        name: 'cluster-proxy-hub-kubeconfig',
+        namespace: 'addon-ns',
+        labels: labels('open-cluster-management-agent', 'cluster-proxy'),
+      },
+      stringData: { kubeconfig: 'first hub' },
+    } as KubeObject);
+    await secrets.create({
+      metadata: {
+        name: 'gone-hub-kubeconfig',
+        namespace: 'addon-ns',
+        labels: labels('open-cluster-management-agent-hub2', 'gone'),
+      },
+      stringData: { kubeconfig: 'second hub' },
+    } as KubeObject);
+    // the second hub has no ManagedClusterAddOn of either name: at start its agent cleans up its own
+    second = startAddonRegistrationAgent({
+      clusterName: CLUSTER,
+      agentName: 'agent2',
+      managedKubeConfig: kc,
+      agentNamespace: 'open-cluster-management-agent-hub2',
+    });
+    const cluster = kc.getCurrentCluster();
+    second.setHubCredentials(kc, {
+      server: cluster?.server ?? '',
+      caPem: Buffer.from(cluster?.caData ?? '', 'base64').toString('utf8'),
+    });
+    await pollUntil(async () => !(await secrets.get('gone-hub-kubeconfig', 'addon-ns')), {
+      timeoutMs: 30_000,
+      description: "the second agent's own stale Secret deleted",
+    });
+    expect(await secrets.get('cluster-proxy-hub-kubeconfig', 'addon-ns')).toBeDefined();
+  }, 60_000);
 });

@@ -229,6 +229,7 @@ export async function startRegistrationAgent(opts: RegistrationAgentOptions): Pr
           clusterName,
           agentName,
           managedKubeConfig,
+          agentNamespace: namespace,
           // hosted mode: hosted add-ons' Secrets go to the agent's own namespace on the hosting cluster
           ...(opts.agentKubeConfig && opts.agentKubeConfig !== managedKubeConfig
             ? {

@@ -18,6 +18,12 @@ import { b64, type Secret, unb64 } from '../kinds.ts';
 /** Labels on every secret the addon registration agent writes: how it finds them to delete them. */
 export const registrationSecretLabel = 'addon.tether.dev/registration-secret';
 
+/**
+ * On the same Secrets: the namespace of the agent that wrote them. One cluster may run one agent per
+ * hub; each finds, and cleans up, only its own (another hub's add-on credentials are not its to delete).
+ */
+export const registrationOwnerLabel = 'addon.tether.dev/agent-namespace';
+
 export interface AddonCredentialTarget {
   cluster: string;
   addon: string;

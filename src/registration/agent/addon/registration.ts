@@ -67,6 +67,7 @@ import { addonCsrOutcome, createAddonCsr } from './csr.ts';
 import {
   type AddonCredentialTarget,
   addonSecretData,
+  registrationOwnerLabel,
   registrationSecretLabel,
   storedAddonCredential,
 } from './hub-kubeconfig.ts';
@@ -82,6 +83,8 @@ export interface AddonRegistrationAgentOptions {
   agentName: string;
   /** cluster-admin-like credential of the managed cluster (secrets, the install namespace) */
   managedKubeConfig: KubeConfig;
+  /** the agent's namespace: its Secrets carry it, so another hub's agent on the cluster leaves them alone */
+  agentNamespace: string;
   /** hosted mode: where hosted add-ons' Secrets go (the agent's own namespace on the hosting cluster) */
   hosting?: HostedAddonTarget;
   /** CSR spec.expirationSeconds (≥ 600); default: the signer's own */
@@ -124,8 +127,8 @@ interface Session {
   controller: Controller;
 }
 
-const secretSelector = (cluster: string, addon?: string) =>
-  `${registrationSecretLabel}=true,${clusterNameLabel}=${cluster}` +
+const secretSelector = (owner: string, cluster: string, addon?: string) =>
+  `${registrationSecretLabel}=true,${registrationOwnerLabel}=${owner},${clusterNameLabel}=${cluster}` +
   (addon ? `,${addonNameLabel}=${addon}` : `,${addonNameLabel}`);
 
 /** Start the agent; it does nothing until setHubCredentials gives it a hub credential. */
@@ -190,7 +193,7 @@ export function startAddonRegistrationAgent(options: AddonRegistrationAgentOptio
     ];
     for (const [where, client, namespace] of places) {
       const { items } = await client.list({
-        labelSelector: secretSelector(clusterName, addon),
+        labelSelector: secretSelector(options.agentNamespace, clusterName, addon),
         ...(namespace ? { namespace } : {}),
       });
       for (const s of items) {
@@ -222,6 +225,7 @@ export function startAddonRegistrationAgent(options: AddonRegistrationAgentOptio
 
   const secretLabels = (addon: string) => ({
     [registrationSecretLabel]: 'true',
+    [registrationOwnerLabel]: options.agentNamespace,
     [clusterNameLabel]: clusterName,
     [addonNameLabel]: addon,
   });
@@ -435,11 +439,13 @@ export function startAddonRegistrationAgent(options: AddonRegistrationAgentOptio
     void controller.ready.then(async (ready) => {
       if (!ready) return;
       try {
-        const { items } = await secrets.list({ labelSelector: secretSelector(clusterName) });
+        const { items } = await secrets.list({
+          labelSelector: secretSelector(options.agentNamespace, clusterName),
+        });
         const hosted = hostingSecrets
           ? (
               await hostingSecrets.list({
-                labelSelector: secretSelector(clusterName),
+                labelSelector: secretSelector(options.agentNamespace, clusterName),
                 namespace: hosting?.namespace,
               })
             ).items
