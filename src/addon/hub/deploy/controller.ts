@@ -73,7 +73,7 @@ import {
   resolveConfigs,
   variablesOf,
 } from './configs.ts';
-import { hostedInstallNamespace, splitByLocation } from './hosted.ts';
+import { hostedInstallNamespace, hostingValidityCondition, splitByLocation } from './hosted.ts';
 import { type AddonStatusChange, updateAddonStatus } from './status.ts';
 import { desiredDeployWorks, placeInNamespace, updatedWork, workIsCurrent } from './work.ts';
 import { availableCondition, manifestAppliedCondition, probeManifestConfigs } from './work-health.ts';
@@ -225,9 +225,9 @@ export function startAddonDeployController(opts: AddonDeployControllerOptions): 
       common.hostingClusterValidity = 'none';
       common.hostingManifestApplied = 'none';
     } else if (!hostingCluster) {
-      common.hostingClusterValidity = hostingValidity(false, hostingName);
+      common.hostingClusterValidity = hostingValidityCondition(false, hostingName);
     } else {
-      common.hostingClusterValidity = hostingValidity(true, hostingName);
+      common.hostingClusterValidity = hostingValidityCondition(true, hostingName);
       const finalizers = mca.metadata.finalizers ?? [];
       if (!finalizers.includes(addonHostingManifestFinalizer)) {
         // Before any hosting work exists: the finalizer is what removes them when the addon goes.
@@ -337,18 +337,6 @@ export function startAddonDeployController(opts: AddonDeployControllerOptions): 
       works: complete ? [...current, ...hostingCurrent] : undefined,
     });
     return undefined;
-  }
-
-  /** HostingClusterValidity as OCM words it. */
-  function hostingValidity(valid: boolean, hosting: string): ConditionUpdate {
-    return {
-      type: AddonConditionType.HostingClusterValidity,
-      status: valid ? 'True' : 'False',
-      reason: valid ? HostingClusterValidityReason.Valid : HostingClusterValidityReason.Invalid,
-      message: valid
-        ? `hosting cluster ${hosting} is a managed cluster of the hub`
-        : `hosting cluster ${hosting.slice(0, 253)} is not a managed cluster of the hub`,
-    };
   }
 
   /**

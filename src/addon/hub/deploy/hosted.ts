@@ -14,7 +14,13 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
 import type { AddOnDeploymentConfigSpec, ManagedClusterAddOn } from '../../../api/addon.ts';
 import { addonAgentNamespace, hostedAgentNamespace } from '../../../api/cluster.ts';
-import { HostedManifestLocation, hostedManifestLocationKey } from '../addon-conditions.ts';
+import type { ConditionUpdate } from '../../../kube/conditions.ts';
+import {
+  AddonConditionType,
+  HostedManifestLocation,
+  HostingClusterValidityReason,
+  hostedManifestLocationKey,
+} from '../addon-conditions.ts';
 
 const locations = new Set<string>(Object.values(HostedManifestLocation));
 
@@ -69,4 +75,16 @@ export function hostedInstallNamespace(
       );
   }
   return own;
+}
+
+/** HostingClusterValidity as OCM words it: whether the hosting cluster is a managed cluster of the hub. */
+export function hostingValidityCondition(valid: boolean, hosting: string): ConditionUpdate {
+  return {
+    type: AddonConditionType.HostingClusterValidity,
+    status: valid ? 'True' : 'False',
+    reason: valid ? HostingClusterValidityReason.Valid : HostingClusterValidityReason.Invalid,
+    message: valid
+      ? `hosting cluster ${hosting} is a managed cluster of the hub`
+      : `hosting cluster ${hosting.slice(0, 253)} is not a managed cluster of the hub`,
+  };
 }

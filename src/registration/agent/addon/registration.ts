@@ -12,18 +12,16 @@
 //     ManagedClusterAddOn is being deleted (the agent may still need it to clean up).
 // The install namespace: the default one is created when missing, as the klusterlet creates it at
 // install; any other is the addon's (its ManifestWork creates it), so the secret waits for it.
-// Hosted add-ons (OCM's hosting-cluster-name annotation) run on the hosting cluster: a hosted agent
-// (`hosting` option) writes their Secrets there, in its own namespace, and next to them
-// `<addon>-managed-kubeconfig` (key kubeconfig: its own managed-cluster kubeconfig, OCM's name for
-// what a hosted add-on agent reads the managed cluster with). An agent that is not hosted, or an
-// install namespace other than its own, is reported on the add-on instead.
+// Hosted add-ons (OCM's hosting-cluster-name annotation) keep their Secrets on the hosting cluster,
+// with `<addon>-managed-kubeconfig` beside them (hosted-addon.ts); what cannot be placed is reported
+// on the add-on. Each Secret carries the agent's namespace: a cluster joined to two hubs runs two
+// agents, and each cleans up only its own.
 // A new hub credential (rotation, re-bootstrap) restarts the watches with it; CSRs in flight are
 // kept, their keys are in memory only.
 import type { KubeConfig } from '@kubernetes/client-node';
 import {
   addonManagedKubeconfigSecretName,
   addonNameLabel,
-  hostingClusterNameAnnotation,
   type ManagedClusterAddOn,
   managedClusterAddOnResource,
   type RegistrationConfig,
@@ -64,6 +62,7 @@ import {
 } from '../kinds.ts';
 import { jitteredRotationFraction, maxTimerMs, rotationTime } from '../rotation.ts';
 import { addonCsrOutcome, createAddonCsr } from './csr.ts';
+import { addonSecretPlace, managedKubeconfigSecret } from './hosted-addon.ts';
 import {
   type AddonCredentialTarget,
   addonSecretData,
@@ -144,26 +143,15 @@ export function startAddonRegistrationAgent(options: AddonRegistrationAgentOptio
   let session: Session | undefined;
   let stopped = false;
 
-  /**
-   * Which cluster keeps `mca`'s Secrets: the managed one, or for a hosted add-on the hosting one
-   * (`where` prefixes the keys of Secrets to keep); or why neither can.
-   */
+  /** Which cluster keeps `mca`'s Secrets, with the client for it; or why neither can. */
   const placeOf = (
     mca: ManagedClusterAddOn,
   ): { client: ResourceClient<Secret>; where: 'managed' | 'hosting' } | { problem: string } => {
-    const hostingName = mca.metadata.annotations?.[hostingClusterNameAnnotation];
-    if (hostingName === undefined) return { client: secrets, where: 'managed' };
-    const addon = mca.metadata.name ?? '';
-    if (!hosting || !hostingSecrets)
-      return {
-        problem: `add-on ${addon} is asked to run on hosting cluster ${hostingName.slice(0, 253)}, but the klusterlet agent of ${clusterName} runs on ${clusterName} itself: join ${clusterName} with --mode hosted on the hosting cluster`,
-      };
-    const namespace = addonInstallNamespace(mca);
-    if (namespace !== hosting.namespace)
-      return {
-        problem: `hosted add-on ${addon} has install namespace ${namespace.slice(0, 253)}; its Secrets can go only to the hosted agent's namespace ${hosting.namespace} on the hosting cluster`,
-      };
-    return { client: hostingSecrets, where: 'hosting' };
+    const place = addonSecretPlace(mca, clusterName, hosting?.namespace);
+    if ('problem' in place) return place;
+    return place.where === 'hosting' && hostingSecrets
+      ? { client: hostingSecrets, where: 'hosting' }
+      : { client: secrets, where: 'managed' };
   };
 
   const targetOf = (mca: ManagedClusterAddOn, registration: RegistrationConfig, hub: HubEndpoint) => {
@@ -208,19 +196,14 @@ export function startAddonRegistrationAgent(options: AddonRegistrationAgentOptio
   /** A hosted add-on's `<addon>-managed-kubeconfig` next to its hub credential (written when it differs). */
   const ensureManagedKubeconfig = async (addon: string, namespace: string) => {
     if (!hosting || !hostingSecrets) return;
-    const name = addonManagedKubeconfigSecretName(addon);
-    const data = { kubeconfig: Buffer.from(hosting.managedKubeconfig).toString('base64') };
-    const existing = await hostingSecrets.get(name, namespace);
-    if (existing?.data?.['kubeconfig'] === data.kubeconfig) return;
-    await hostingSecrets.apply(
-      {
-        metadata: { name, namespace, labels: secretLabels(addon) },
-        type: 'Opaque',
-        data,
-      },
-      { fieldManager, force: true },
+    const want = managedKubeconfigSecret(addon, namespace, hosting.managedKubeconfig, secretLabels(addon));
+    const existing = await hostingSecrets.get(want.metadata?.name ?? '', namespace);
+    if (existing?.data?.['kubeconfig'] === want.data?.['kubeconfig']) return;
+    await hostingSecrets.apply(want, { fieldManager, force: true });
+    log.info(
+      { addon, secret: `${namespace}/${want.metadata?.name}` },
+      'hosted add-on managed kubeconfig written',
     );
-    log.info({ addon, secret: `${namespace}/${name}` }, 'hosted add-on managed kubeconfig written');
   };
 
   const secretLabels = (addon: string) => ({
