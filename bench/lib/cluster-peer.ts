@@ -1,8 +1,10 @@
 // Child-process side of ClusterSide: `fork('bench/lib/cluster-peer.ts')`, then calls as IPC
 // messages { id, method, args } answered with { id, result } or { id, error }. Exits after
 // shutdown() or when the parent goes away. RemoteCluster is the parent's handle on such a child.
+// The child runs tether's proxy-agent, so it starts with tether's V8 flags (src/node-flags.ts).
 import { type ChildProcess, fork } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { tetherNodeFlags } from '../../src/node-flags.ts';
 import {
   type AgentSpec,
   type ClusterApi,
@@ -29,7 +31,7 @@ export class RemoteCluster implements ClusterApi {
 
   constructor(name: string, execArgv: string[] = []) {
     this.child = fork(fileURLToPath(import.meta.url), [name], {
-      execArgv: ['--expose-gc', ...execArgv],
+      execArgv: ['--expose-gc', ...tetherNodeFlags, ...execArgv],
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
       env: { ...process.env, TETHER_BENCH_PEER: name },
     });

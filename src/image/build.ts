@@ -17,6 +17,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { InvalidArgumentError } from '../errors.ts';
+import { tetherNodeFlags } from '../node-flags.ts';
 import { copyApp } from './app-files.ts';
 import { IMAGE_HOME, IMAGE_UID, writeBaseFiles } from './base-files.ts';
 import { assertBuildahUsable, isolatedBuildah } from './buildah.ts';
@@ -29,10 +30,11 @@ export const PROJECT_DIR = fileURLToPath(new URL('../..', import.meta.url));
 /** Where the app sits in the image. */
 export const IMAGE_APP_DIR = '/app';
 
-/** What the image runs: tether on the image's Node, its experimental-feature notice off. */
+/** What the image runs: tether on the image's Node with tether's V8 flags, its experimental-feature notice off. */
 export const IMAGE_ENTRYPOINT = [
   IMAGE_NODE_PATH,
   '--disable-warning=ExperimentalWarning',
+  ...tetherNodeFlags,
   `${IMAGE_APP_DIR}/dist/bin/tether.js`,
 ];
 
