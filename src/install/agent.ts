@@ -21,14 +21,16 @@
 // `external-managed-kubeconfig` (`tether agent --spoke-kubeconfig`). Its rights on the managed
 // cluster are that kubeconfig's; on the hosting cluster it gets a Role in its own namespace only
 // (its Secrets and Events), no cluster-wide binding. Pure data.
-import { KubeConfig, type KubernetesObject } from '@kubernetes/client-node';
+import type { KubernetesObject } from '@kubernetes/client-node';
 import {
   agentHubHashAnnotation,
   agentNamespaceLabel,
   hostedAgentNamespace,
   hubHashOf,
 } from '../api/index.ts';
+import { parseKubeconfigYaml } from '../kube/kubeconfig.ts';
 import { deployment, type ImageOptions, meta } from '../kube/workload.ts';
+import { hubServerOf } from '../registration/agent/bootstrap-kubeconfig.ts';
 import { agentNames, agentNamespace, bootstrapHubKubeconfigSecretName, ports } from './names.ts';
 
 export interface AgentInstallOptions extends ImageOptions {
@@ -67,13 +69,11 @@ export const externalManagedKubeconfigSecretName = 'external-managed-kubeconfig'
 
 export { hostedAgentNamespace };
 
-/** The hub apiserver URL of a bootstrap kubeconfig (its current context's cluster). */
+/** The hub apiserver URL of a bootstrap kubeconfig, as the agent will use (and hash) it. */
 export function bootstrapServer(kubeconfigYaml: string): string {
-  const kc = new KubeConfig();
-  kc.loadFromString(kubeconfigYaml);
-  const server = kc.getCurrentCluster()?.server;
-  if (!server) throw new Error('the bootstrap kubeconfig names no hub apiserver');
-  return server;
+  const cluster = parseKubeconfigYaml(kubeconfigYaml, 'the bootstrap kubeconfig').getCurrentCluster();
+  if (!cluster?.server) throw new Error('the bootstrap kubeconfig names no hub apiserver');
+  return hubServerOf(cluster);
 }
 
 /** The agent's namespace for these options. */

@@ -7,6 +7,7 @@
 // failing on `undefined.replaceAll` and retrying forever with nothing to show (issue 28's report).
 // The same control plane also shows that an agent cleans up only the add-on Secrets it wrote: a
 // cluster joined to two hubs runs two agents, and the second hub's must not delete the first's.
+import type { KubeConfig } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { toCustomResourceDefinition } from '../../src/api/crds.ts';
 import {
@@ -32,6 +33,15 @@ import { pollUntil } from '../../src/wait.ts';
 import { adminKubeConfig } from './fixtures/helpers.ts';
 
 const CLUSTER = 'cluster1';
+
+/** The control plane as the agents' hub: its server and CA. */
+function hubEndpointOf(kc: KubeConfig): { server: string; caPem: string } {
+  const cluster = kc.getCurrentCluster();
+  return {
+    server: cluster?.server ?? '',
+    caPem: Buffer.from(cluster?.caData ?? '', 'base64').toString('utf8'),
+  };
+}
 let cp: ControlPlane | undefined;
 let agent: AddonRegistrationAgent | undefined;
 let second: AddonRegistrationAgent | undefined;
@@ -81,11 +91,7 @@ describe('addon registration without the hub’s conversion webhook', () => {
       managedKubeConfig: kc,
       agentNamespace: 'open-cluster-management-agent',
     });
-    const cluster = kc.getCurrentCluster();
-    agent.setHubCredentials(kc, {
-      server: cluster?.server ?? '',
-      caPem: Buffer.from(cluster?.caData ?? '', 'base64').toString('utf8'),
-    });
+    agent.setHubCredentials(kc, hubEndpointOf(kc));
     const condition = await pollUntil(
       async () => {
         const mca = await alpha.get('legacy', CLUSTER);
@@ -151,11 +157,7 @@ describe('addon registration without the hub’s conversion webhook', () => {
       managedKubeConfig: kc,
       agentNamespace: 'open-cluster-management-agent-hub2',
     });
-    const cluster = kc.getCurrentCluster();
-    second.setHubCredentials(kc, {
-      server: cluster?.server ?? '',
-      caPem: Buffer.from(cluster?.caData ?? '', 'base64').toString('utf8'),
-    });
+    second.setHubCredentials(kc, hubEndpointOf(kc));
     await pollUntil(async () => !(await secrets.get('gone-hub-kubeconfig', 'addon-ns')), {
       timeoutMs: 30_000,
       description: "the second agent's own stale Secret deleted",

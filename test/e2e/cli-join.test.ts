@@ -34,6 +34,21 @@ afterAll(async () => {
 
 describe('tether init / join / accept', () => {
   let token = '';
+  /** `tether join` to the shared hub with init's token and CA, for `cluster` on cluster1. */
+  const joinArgs = (cluster: string, ...extra: string[]) => [
+    'join',
+    '--hub-token',
+    token,
+    '--hub-apiserver',
+    env.hub.apiserverUrl,
+    '--ca-file',
+    caOut,
+    '--cluster-name',
+    cluster,
+    '--kubeconfig',
+    env.cluster1.kubeconfigPath,
+    ...extra,
+  ];
 
   it('init prints a join line with a working bootstrap token and writes the hub CA', async () => {
     const r = await tether([
@@ -56,24 +71,16 @@ describe('tether init / join / accept', () => {
   });
 
   it('join checks the hub and stores the bootstrap kubeconfig on the managed cluster', async () => {
-    const r = await tether([
-      'join',
-      '--hub-token',
-      token,
-      '--hub-apiserver',
-      env.hub.apiserverUrl,
-      '--ca-file',
-      caOut,
-      '--cluster-name',
-      'cli-joined',
-      '--kubeconfig',
-      env.cluster1.kubeconfigPath,
-      '--agent-namespace',
-      agentNs,
-      '--bootstrap-only',
-      '--proxy-url',
-      env.tunnel.squidUrl,
-    ]);
+    const r = await tether(
+      joinArgs(
+        'cli-joined',
+        '--agent-namespace',
+        agentNs,
+        '--bootstrap-only',
+        '--proxy-url',
+        env.tunnel.squidUrl,
+      ),
+    );
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
     const secret = await adminKubeConfig(env.cluster1)
@@ -143,23 +150,9 @@ describe('tether init / join / accept', () => {
       .then(() => true)
       .catch(() => false);
     try {
-      const joined = await tether([
-        'join',
-        '--hub-token',
-        token,
-        '--hub-apiserver',
-        env.hub.apiserverUrl,
-        '--ca-file',
-        caOut,
-        '--cluster-name',
-        'cli-second',
-        '--kubeconfig',
-        env.cluster1.kubeconfigPath,
-        '--agent-namespace',
-        second,
-        '--no-serviceaccount',
-        '--no-in-process-addons',
-      ]);
+      const joined = await tether(
+        joinArgs('cli-second', '--agent-namespace', second, '--no-serviceaccount', '--no-in-process-addons'),
+      );
       expect(joined.code, joined.stderr).toBe(0);
       const ns = await core.readNamespace({ name: second });
       expect(ns.metadata?.labels?.['agent.tether.dev/agent-namespace']).toBe('true');

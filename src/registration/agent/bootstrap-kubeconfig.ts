@@ -77,6 +77,14 @@ export async function loadBootstrapKubeconfig(
   return bootstrapFromKubeConfig(kc, where, source);
 }
 
+/**
+ * The hub apiserver URL as the agent uses it (and hashes it for AppliedManifestWork names): the
+ * kubeconfig cluster's server without a trailing slash.
+ */
+export function hubServerOf(cluster: { server: string }): string {
+  return cluster.server.replace(/\/$/, '');
+}
+
 /** Check a parsed bootstrap kubeconfig, settle its proxy and pull out the hub endpoint. */
 export function bootstrapFromKubeConfig(
   kc: KubeConfig,
@@ -90,7 +98,7 @@ export function bootstrapFromKubeConfig(
   const cluster = kc.getCurrentCluster();
   if (!cluster) throw new InvalidKubeconfigError(source, 'no current cluster');
   const hub: HubEndpoint = {
-    server: cluster.server.replace(/\/$/, ''),
+    server: hubServerOf(cluster),
     caPem: caPemOf(cluster, source),
     ...(cluster.proxyUrl ? { proxyUrl: cluster.proxyUrl } : {}),
     ...(cluster.tlsServerName ? { tlsServerName: cluster.tlsServerName } : {}),

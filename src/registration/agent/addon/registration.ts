@@ -171,25 +171,31 @@ export function startAddonRegistrationAgent(options: AddonRegistrationAgentOptio
     };
   };
 
+  /** This agent's add-on Secrets (of `addon`, or all), on the managed cluster and, hosted, on the hosting one. */
+  const ownedSecrets = async (
+    addon?: string,
+  ): Promise<Array<{ where: 'managed' | 'hosting'; client: ResourceClient<Secret>; secret: Secret }>> => {
+    const labelSelector = secretSelector(options.agentNamespace, clusterName, addon);
+    const managed = (await secrets.list({ labelSelector })).items.map((secret) => ({
+      where: 'managed' as const,
+      client: secrets,
+      secret,
+    }));
+    if (!hosting || !hostingSecrets) return managed;
+    const hosted = (await hostingSecrets.list({ labelSelector, namespace: hosting.namespace })).items;
+    return [
+      ...managed,
+      ...hosted.map((secret) => ({ where: 'hosting' as const, client: hostingSecrets, secret })),
+    ];
+  };
+
   /** Delete this addon's secrets other than `keep` ("managed|hosting:namespace/name"), on both clusters. */
   const deleteSecrets = async (addon: string, keep: ReadonlySet<string>) => {
-    const places: Array<[string, ResourceClient<Secret>, string | undefined]> = [
-      ['managed', secrets, undefined],
-      ...(hostingSecrets && hosting
-        ? [['hosting', hostingSecrets, hosting.namespace] as [string, ResourceClient<Secret>, string]]
-        : []),
-    ];
-    for (const [where, client, namespace] of places) {
-      const { items } = await client.list({
-        labelSelector: secretSelector(options.agentNamespace, clusterName, addon),
-        ...(namespace ? { namespace } : {}),
-      });
-      for (const s of items) {
-        const key = `${where}:${s.metadata?.namespace}/${s.metadata?.name}`;
-        if (keep.has(key)) continue;
-        await client.delete(s.metadata?.name ?? '', s.metadata?.namespace, { ignoreNotFound: true });
-        log.info({ addon, secret: key }, 'addon Secret deleted: its registration or hosted mode is gone');
-      }
+    for (const { where, client, secret } of await ownedSecrets(addon)) {
+      const key = `${where}:${secret.metadata?.namespace}/${secret.metadata?.name}`;
+      if (keep.has(key)) continue;
+      await client.delete(secret.metadata?.name ?? '', secret.metadata?.namespace, { ignoreNotFound: true });
+      log.info({ addon, secret: key }, 'addon Secret deleted: its registration or hosted mode is gone');
     }
   };
 
@@ -346,11 +352,12 @@ export function startAddonRegistrationAgent(options: AddonRegistrationAgentOptio
     // Unusable entries are reported on the add-on, not retried: a new status wakes this again.
     const checked = checkRegistrations(mca?.status?.registrations);
     const place = mca ? placeOf(mca) : undefined;
+    const placed = place && !('problem' in place) ? place : undefined;
     const problems = place && 'problem' in place ? [...checked.problems, place.problem] : checked.problems;
-    const registrations = place && 'problem' in place ? [] : checked.registrations;
+    const registrations = placed ? checked.registrations : [];
     if (mca && problems.length > 0) await reportInvalid(s, mca, problems);
     else if (mca?.status?.conditions?.some(isInvalidReport)) await clearInvalid(s, mca);
-    const where = place && !('problem' in place) ? place.where : 'managed';
+    const where = placed?.where ?? 'managed';
     const keep = new Set(
       registrations.map((r) => {
         const t = targetOf(mca!, r, s.hub);
@@ -372,12 +379,8 @@ export function startAddonRegistrationAgent(options: AddonRegistrationAgentOptio
     const failures: string[] = [];
     for (const registration of registrations) {
       try {
-        const due = await syncRegistration(
-          s,
-          mca!,
-          registration,
-          place as Exclude<typeof place, { problem: string } | undefined>,
-        );
+        // a registration implies a place (none is kept without one)
+        const due = await syncRegistration(s, mca!, registration, placed!);
         if (due !== undefined) next = Math.min(next ?? due, due);
       } catch (err) {
         failures.push(errorMessage(err));
@@ -422,19 +425,8 @@ export function startAddonRegistrationAgent(options: AddonRegistrationAgentOptio
     void controller.ready.then(async (ready) => {
       if (!ready) return;
       try {
-        const { items } = await secrets.list({
-          labelSelector: secretSelector(options.agentNamespace, clusterName),
-        });
-        const hosted = hostingSecrets
-          ? (
-              await hostingSecrets.list({
-                labelSelector: secretSelector(options.agentNamespace, clusterName),
-                namespace: hosting?.namespace,
-              })
-            ).items
-          : [];
-        for (const s of [...items, ...hosted])
-          controller.queue.add(s.metadata?.labels?.[addonNameLabel] ?? '');
+        for (const { secret } of await ownedSecrets())
+          controller.queue.add(secret.metadata?.labels?.[addonNameLabel] ?? '');
       } catch (err) {
         log.warn({ err: errorMessage(err) }, 'cannot list the addon hub credentials to clean up');
       }
