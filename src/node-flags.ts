@@ -13,4 +13,19 @@
 // Tried and dropped: a 1 MiB young generation (`--max-semi-space-size=1`) cut both the hub and the
 // agent to about 2 s/GiB on a fresh process (one tunnel 45 % faster), but with 10 000 idle
 // connections held the hub rose to 5.2 s/GiB; 2 MiB made the agent slower, 4 and 8 MiB changed nothing.
-export const tetherNodeFlags: readonly string[] = ['--external-memory-accounted-in-global-limit'];
+//
+// `--initial-heap-size=128` (MB): with the accounting above, a process whose heap is still small
+// (a freshly started proxy-server or agent, ~17 MB live) has a small global limit, and the relay's
+// dead buffers reach it between two scavenges (at 300 MB/s a scavenge comes every ~0.3 s, i.e. every
+// ~90 MB of buffers): `--trace-gc` still counted 49 mark-compacts against 14 scavenges per GiB-scale
+// run. A process holding many connections has a larger heap, hence a larger limit, and ran fast
+// already (after the benchmark's 10 000 idle connections: 395 MB/s against 292–311 fresh). Starting
+// with the limit such a heap would have gives a fresh process the same: 0 mark-compacts and 45
+// scavenges of ≈ 0.3 ms, one tunnel 292–311 → 446–478 MB/s, hub 2.5–2.6 → 1.65–1.76 s/GiB,
+// agent 3.0–3.2 → 2.0–2.1 s/GiB. It reserves nothing: idle RSS (`bench footprint --quick
+// --no-inspector`) and peak RSS during the bulk run stayed within their spread; the idle trim
+// (src/cli/idle-memory.ts) still collects an idle process's garbage. 64 gained less (386–430 MB/s).
+export const tetherNodeFlags: readonly string[] = [
+  '--external-memory-accounted-in-global-limit',
+  '--initial-heap-size=128',
+];
