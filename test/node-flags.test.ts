@@ -7,7 +7,10 @@ import { tetherNodeFlags } from '../src/node-flags.ts';
 
 describe("tether's V8 flags", () => {
   it("account external memory (the relays' buffers) within the heap's global limit, from a limit a busy heap has", () => {
-    expect(tetherNodeFlags).toEqual(['--external-memory-accounted-in-global-limit', '--initial-heap-size=128']);
+    expect(tetherNodeFlags).toEqual([
+      '--external-memory-accounted-in-global-limit',
+      '--initial-heap-size=128',
+    ]);
   });
 
   it('start the image and the benchmark hub', () => {
