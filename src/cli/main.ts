@@ -66,6 +66,7 @@ const VERB_MODULES: Array<{
     verbs: ['get', 'addon', 'install'],
     register: async (p, g) => (await import('./addon/index.ts')).registerAddonCommands(p, g.get),
   },
+  { verbs: ['console'], register: async (p) => (await import('./console.ts')).registerConsoleCommand(p) },
   {
     verbs: ['credentials'],
     register: async (p) => (await import('./credentials.ts')).registerCredentialsCommand(p),

@@ -132,6 +132,7 @@ process.on('exit', () => writeFileSync(process.env.LOADS_FILE, JSON.stringify(pr
       'clusterset',
       'addon',
       'install',
+      'console',
       'credentials',
       'help',
     ]);
