@@ -2,7 +2,7 @@
 // kubeconfig's own credentials. Prints the URL (which carries no token: the page gets it from the
 // console itself) and runs until SIGINT/SIGTERM.
 import { type Command, Option } from 'commander';
-import { ConsoleServer, isLoopbackAddress } from '../console/index.ts';
+import { ConsoleServer, consoleBundle, isLoopbackAddress } from '../console/index.ts';
 import { InvalidArgumentError } from '../errors.ts';
 import { kubeconfigFlag } from './kubeconfig-flag.ts';
 import { positiveInt } from './options.ts';
@@ -40,6 +40,11 @@ export function registerConsoleCommand(program: Command): void {
       const server = new ConsoleServer({ kubeConfig, address: flags.address, port: flags.port });
       await server.start();
       process.stdout.write(`tether console: ${server.url}\n`);
+      // the page's size, measured where it is built (what a browser downloads on first load)
+      const { js, css, buildMs } = await consoleBundle();
+      process.stdout.write(
+        `  app.js ${js.bytes} B (${js.gzipBytes} B gzip), app.css ${css.bytes} B (${css.gzipBytes} B gzip), built in ${buildMs} ms\n`,
+      );
       await untilSignal();
       await server.stop();
     });

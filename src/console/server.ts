@@ -118,7 +118,7 @@ export class ConsoleServer {
     return this.#port;
   }
 
-  /** The console's URL, e.g. http://127.0.0.1:8001/ (it carries no token). */
+  /** The console's URL, e.g. http://127.0.0.1:8009/ (it carries no token). */
   get url(): string {
     const host = this.#address === '::1' ? '[::1]' : this.#address;
     return `http://${host}:${this.#port}/`;

@@ -3,6 +3,7 @@
 // only with the token, from the console's own Host and origin, and read-only; and the console adds
 // no rights: a user allowed only the ManifestWorks of one namespace gets the apiserver's 403 for
 // ManagedClusters through it, and 200 for its own namespace's ManifestWorks.
+import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { type IncomingHttpHeaders, request } from 'node:http';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -231,6 +232,69 @@ describe('tether console as the hub admin', () => {
       description: 'the watch slot to free',
     });
     expect((await ask(small, MANAGED_CLUSTERS)).status).toBe(200);
+  });
+});
+
+describe('the tether console command', () => {
+  it('prints its URL (no token in it) and the bundle sizes, serves the page there and stops on SIGTERM', async () => {
+    const child = spawn(
+      process.execPath,
+      ['bin/tether.js', 'console', '--kubeconfig', env.hub.kubeconfigPath, '--port', '0'],
+      {
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
+    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    cleanups.add(async () => {
+      child.kill('SIGKILL');
+      await exited;
+    });
+    let out = '';
+    child.stdout.setEncoding('utf8').on('data', (d: string) => {
+      out += d;
+    });
+    const url = await pollUntil(() => /tether console: (http:\/\/127\.0\.0\.1:\d+\/)\n/.exec(out)?.[1], {
+      timeoutMs: 20_000,
+      description: 'tether console to print its URL',
+    });
+    await pollUntil(() => /app\.js \d+ B \(\d+ B gzip\)/.test(out), {
+      timeoutMs: 20_000,
+      description: 'bundle sizes',
+    });
+    const port = Number(new URL(url).port);
+    const page = await new Promise<string>((resolve, reject) => {
+      request({ host: '127.0.0.1', port, path: '/' }, (res) => {
+        let body = '';
+        res.setEncoding('utf8').on('data', (d: string) => {
+          body += d;
+        });
+        res.on('end', () => resolve(body));
+      })
+        .on('error', reject)
+        .end();
+    });
+    const token = /<meta name="tether-console-token" content="([^"]+)">/.exec(page)?.[1];
+    expect(token).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(out).not.toContain(token);
+    child.kill('SIGTERM');
+    expect(await exited).toBe(0);
+  });
+
+  it('refuses a non-loopback --address', async () => {
+    const child = spawn(
+      process.execPath,
+      ['bin/tether.js', 'console', '--kubeconfig', env.hub.kubeconfigPath, '--address', '0.0.0.0'],
+      {
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
+    let err = '';
+    child.stderr.setEncoding('utf8').on('data', (d: string) => {
+      err += d;
+    });
+    const code = await new Promise<number | null>((resolve) => child.on('exit', (c) => resolve(c)));
+    expect(code).not.toBe(0);
+    expect(err).toContain('--address must be a loopback address');
   });
 });
 
