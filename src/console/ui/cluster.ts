@@ -32,14 +32,15 @@ function byName(a: KubeObject, b: KubeObject): number {
   return a.metadata.name.localeCompare(b.metadata.name);
 }
 
-/** Status feedback values of a work: `<resource> <name>=<value>` for each. */
+/** Status feedback values of a work (status.resourceStatus.manifests[].statusFeedback.values, the field
+ * OCM's JSON names in the singular): `<Kind>/<name> <value name>=<value>` for each. */
 function feedbackOf(work: KubeObject): string[] {
   const manifests = arrayOf(recordOf(work.status?.resourceStatus).manifests);
   const out: string[] = [];
   for (const m of manifests) {
     const meta = recordOf(recordOf(m).resourceMeta);
     const resource = `${stringOf(meta.kind) || stringOf(meta.resource)}/${stringOf(meta.name)}`;
-    for (const v of arrayOf(recordOf(recordOf(m).statusFeedbacks).values)) {
+    for (const v of arrayOf(recordOf(recordOf(m).statusFeedback).values)) {
       const value = recordOf(recordOf(v).fieldValue);
       const shown = value.integer ?? value.string ?? value.boolean ?? value.jsonRaw;
       out.push(`${resource} ${stringOf(recordOf(v).name)}=${shown === undefined ? '' : String(shown)}`);

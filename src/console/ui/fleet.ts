@@ -58,7 +58,7 @@ function ClusterRow({ cluster, addons }: { cluster: KubeObject; addons: KubeObje
     <td>${claims.length ? claims.map((c) => html`<div class="mono">${c}</div>`) : '–'}</td>
     <td class="num">${resources(cluster, 'cpu')}</td>
     <td class="num">${resources(cluster, 'memory')}</td>
-    <td>${addons.map(addonBadge)}</td>
+    <td>${addons.length ? addons.map(addonBadge) : '–'}</td>
   </tr>`;
 }
 
