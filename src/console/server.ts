@@ -36,6 +36,12 @@ const log = logger('console');
 /** Upstream requests (watches included) one console has open at once, by default. */
 export const DEFAULT_MAX_CONCURRENT_UPSTREAM = 64;
 
+/** Browser connections to the console at once; more are refused at accept. */
+export const MAX_CONSOLE_CONNECTIONS = 256;
+
+/** How long a browser may take to send a request's headers. */
+export const REQUEST_HEADERS_TIMEOUT_MS = 10_000;
+
 export interface ConsoleServerOptions {
   /** the viewer's hub kubeconfig: every forwarded request is made with its credentials */
   kubeConfig: KubeConfig;
@@ -95,9 +101,10 @@ export class ConsoleServer {
       });
     });
     // Bounds on what a browser (or anything else on this machine) can hold open or send.
-    this.#server.headersTimeout = 10_000;
+    this.#server.headersTimeout = REQUEST_HEADERS_TIMEOUT_MS;
     this.#server.requestTimeout = 0; // watches stream for as long as the apiserver keeps them
     this.#server.maxHeadersCount = 64;
+    this.#server.maxConnections = MAX_CONSOLE_CONNECTIONS;
   }
 
   /** Starts listening; resolves once the port is bound. The bundle is built in the background. */

@@ -8,7 +8,7 @@ import { AvailabilityPlot } from './availability-plot.ts';
 import { arrayOf, conditionStatus, formatCpu, formatMemory, recordOf, stringOf } from './format.ts';
 import { notReady, staleNote, statusBadge } from './panels.ts';
 import { managedClusterAddOnsPath, managedClustersPath } from './paths.ts';
-import { clusterHref } from './router.ts';
+import { clusterHref } from './route.ts';
 import type { KubeObject } from './types.ts';
 import { useCollection } from './use-collection.ts';
 

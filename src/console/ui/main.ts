@@ -9,7 +9,8 @@ import { ClusterPage } from './cluster.ts';
 import { EventsPage } from './events.ts';
 import { FleetPage } from './fleet.ts';
 import { PlacementsPage } from './placements.ts';
-import { type Route, useRoute } from './router.ts';
+import type { Route } from './route.ts';
+import { useRoute } from './router.ts';
 
 function Page({ route }: { route: Route }): VNode {
   switch (route.page) {

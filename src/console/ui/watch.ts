@@ -28,6 +28,10 @@ const BACKOFF_FIRST_MS = 1_000;
 const BACKOFF_MAX_MS = 30_000;
 /** A watch that ends sooner than this without an event counts as a failure (backs off). */
 const WATCH_MIN_HEALTHY_MS = 5_000;
+/** The server ends each watch after this long (plus jitter, so many collections do not re-watch at once). */
+const WATCH_TIMEOUT_SECONDS = 300;
+/** A watch silent this much longer than its server timeout is taken for dead and re-opened. */
+const WATCH_SILENCE_GRACE_MS = 30_000;
 /** How long a collection nobody subscribes to is kept (navigating back shows it at once). */
 const IDLE_KEEP_MS = 60_000;
 
@@ -161,11 +165,35 @@ class Collection {
     this.#update({ phase: 'ready', error: undefined, live: true }, true);
   }
 
-  /** Watches until the stream ends; true if it was healthy (lasted, or brought events). */
+  /**
+   * Watches until the stream ends; true if it was healthy (lasted, or brought events). A stream
+   * silent past the server's own timeout is aborted: a connection that died without a FIN (a
+   * sleeping laptop, a dropped NAT entry) would otherwise hang here for ever.
+   */
   async #watch(signal: AbortSignal): Promise<boolean> {
     const started = Date.now();
     let events = 0;
-    const query = `watch=1&allowWatchBookmarks=1&resourceVersion=${encodeURIComponent(this.#resourceVersion ?? '')}`;
+    const timeoutSeconds = WATCH_TIMEOUT_SECONDS + Math.floor(Math.random() * WATCH_TIMEOUT_SECONDS);
+    const silence = new AbortController();
+    const silenceMs = timeoutSeconds * 1000 + WATCH_SILENCE_GRACE_MS;
+    let timer = setTimeout(() => silence.abort(), silenceMs);
+    const query =
+      `watch=1&allowWatchBookmarks=1&timeoutSeconds=${timeoutSeconds}` +
+      `&resourceVersion=${encodeURIComponent(this.#resourceVersion ?? '')}`;
+    try {
+      await this.#stream(query, AbortSignal.any([signal, silence.signal]), () => {
+        events++;
+        clearTimeout(timer);
+        timer = setTimeout(() => silence.abort(), silenceMs);
+      });
+      return events > 0 || Date.now() - started >= WATCH_MIN_HEALTHY_MS;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /** One watch request: applies every event to the cache; `onData` on each chunk received. */
+  async #stream(query: string, signal: AbortSignal, onData: () => void): Promise<void> {
     const response = await apiGet(withQuery(this.#path, query), signal);
     if (response.status === 410) throw new Gone();
     if (!response.ok) throw await failureOf(response);
@@ -176,10 +204,10 @@ class Collection {
     try {
       for (;;) {
         const { done, value } = await reader.read();
+        if (!done) onData();
         const batch = done ? parser.end() : parser.push(value);
         let changed = false;
         for (const event of batch) {
-          events++;
           if (event.type === 'ERROR') {
             if (event.object.code === 410) throw new Gone();
             throw failureOfStatus(event.object);
@@ -195,9 +223,9 @@ class Collection {
         if (done) break;
       }
     } finally {
-      reader.releaseLock();
+      // ends the request too when we stop early (an ERROR event, a broken line)
+      await reader.cancel().catch(() => {});
     }
-    return events > 0 || Date.now() - started >= WATCH_MIN_HEALTHY_MS;
   }
 }
 
