@@ -5,7 +5,7 @@
 // watched (minified bytes and gzip bytes, what a browser on a slow link pays).
 import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
-import { build } from 'esbuild';
+import type * as Esbuild from 'esbuild';
 
 /** One built file: its bytes and sizes. */
 export interface BundleFile {
@@ -24,7 +24,10 @@ export interface ConsoleBundle {
   buildMs: number;
 }
 
-const uiDir = fileURLToPath(new URL('./ui/', import.meta.url));
+// From the project root, as other modules find the project's files: the same path from
+// src/console/ and from the production bundle in dist/bin/ (the image ships src/ and preact, htm
+// and uplot among its production packages).
+const uiDir = fileURLToPath(new URL('../../src/console/ui/', import.meta.url));
 
 /** The browsers the bundle is for: ES2022 (fetch streaming, private fields) without transpiling. */
 const BROWSER_TARGET = ['es2022', 'chrome110', 'firefox115', 'safari16'];
@@ -34,7 +37,13 @@ function fileOf(text: string, contentType: string): BundleFile {
   return { body, contentType, bytes: body.length, gzipBytes: gzipSync(body, { level: 9 }).length };
 }
 
+// esbuild is loaded from node_modules at run time, never bundled into the production build (its
+// JavaScript API finds its native binary relative to its own files): the specifier is a variable,
+// which a bundler leaves alone.
+const ESBUILD: string = 'esbuild';
+
 async function bundleOnce(entry: string, loader: 'ts' | 'css'): Promise<string> {
+  const { build } = (await import(ESBUILD)) as typeof Esbuild;
   const result = await build({
     entryPoints: [`${uiDir}${entry}`],
     bundle: true,
