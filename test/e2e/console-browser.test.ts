@@ -243,7 +243,11 @@ describe.skipIf(!browserPath)(
     afterAll(async () => {
       await console_?.stop();
       if (createdCluster1) await clusters.delete('cluster1', undefined, { ignoreNotFound: true });
-      else await clusters.patchStatus('cluster1', { status: originalStatus ?? null }).catch(() => {});
+      else {
+        // put back what this file changed: the conditions, and the resources it set
+        const { conditions = null, allocatable = null, capacity = null } = originalStatus ?? {};
+        await clusters.patchStatus('cluster1', { status: { conditions, allocatable, capacity } });
+      }
       if (createdNamespace) await namespaces.delete('cluster1', undefined, { ignoreNotFound: true });
     });
 

@@ -366,5 +366,15 @@ describe('tether console as a user allowed only the ManifestWorks of one namespa
       '/apis/work.open-cluster-management.io/v1/namespaces/default/manifestworks',
     );
     expect(elsewhere.status).toBe(403);
+    // headers the page (or anything else) sends are not passed on: no impersonation, no other credential
+    const impersonating = await ask(viewer, MANAGED_CLUSTERS, {
+      headers: {
+        'impersonate-user': 'tether-admin',
+        'impersonate-group': 'system:masters',
+        authorization: `Bearer ${admin.token}`,
+      },
+    });
+    expect(impersonating.status).toBe(403);
+    expect(statusMessage(impersonating)).toContain(`User "${user}" cannot list`);
   });
 });
