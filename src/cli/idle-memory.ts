@@ -14,7 +14,7 @@
 // a quiet process collects late, so its RSS crept up 1.7 MB a minute, between 112 and 130 MB on
 // real nodes; with this it stays near its floor (one GC every few minutes, ≈ 0.05 % of a CPU).
 import v8 from 'node:v8';
-import vm from 'node:vm';
+import { v8Gc } from '../v8-gc.ts';
 
 export interface IdleMemoryTrimOptions {
   /** how often the process is checked (ms) */
@@ -40,25 +40,6 @@ export const TRIM_HEAP_GROWTH_ABOVE_BYTES = 6 * 1024 * 1024;
 
 const heapUsed = (): number => v8.getHeapStatistics().used_heap_size;
 
-type GcOptions = { type: 'major'; execution: 'sync'; flavor: 'last-resort' };
-let lastResortGc: ((opts: GcOptions) => void) | undefined;
-
-/**
- * V8's `gc` function, which Node only installs on a context created while `--expose-gc` is set. The
- * flag is set for that one new context and cleared again: the main context never gets a global `gc`.
- */
-function gcFunction(): (opts: GcOptions) => void {
-  if (!lastResortGc) {
-    v8.setFlagsFromString('--expose-gc');
-    try {
-      lastResortGc = vm.runInNewContext('gc') as (opts: GcOptions) => void;
-    } finally {
-      v8.setFlagsFromString('--no-expose-gc');
-    }
-  }
-  return lastResortGc;
-}
-
 /** Current size (bytes) of V8's new space, both semi-spaces. */
 export function newSpaceSize(): number {
   return v8.getHeapSpaceStatistics().find((s) => s.space_name === 'new_space')?.space_size ?? 0;
@@ -66,7 +47,7 @@ export function newSpaceSize(): number {
 
 /** Runs V8's memory-pressure GC now: full collection, new space back to its minimum. */
 export function trimMemoryNow(): void {
-  gcFunction()({ type: 'major', execution: 'sync', flavor: 'last-resort' });
+  v8Gc()({ type: 'major', execution: 'sync', flavor: 'last-resort' });
 }
 
 /**

@@ -24,6 +24,7 @@ import {
 } from 'node:http2';
 import type { TLSSocket } from 'node:tls';
 import type { Logger } from '../log.ts';
+import { countRelayed } from '../tunnel/relay-gc.ts';
 import type { TunnelOutcome, TunnelRequest } from './connect-frontend.ts';
 import { GrpcFrontend, type GrpcFrontendLimits, grpcTrailersOnly, isGrpcRequest } from './grpc-frontend.ts';
 import { GrpcStatus, proxyMethodPath } from './konnectivity-packet.ts';
@@ -176,6 +177,7 @@ export class H2ConnectServer {
     });
     upstream.pipe(stream);
     stream.pipe(upstream);
+    countRelayed(upstream, stream);
   }
 
   /** Closes every HTTP/2 connection. */

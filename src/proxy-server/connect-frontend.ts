@@ -37,6 +37,7 @@ import { TetherError } from '../errors.ts';
 import { type Logger, logger as makeLogger } from '../log.ts';
 import { parseConnectAuthority } from '../tunnel/connect-authority.ts';
 import { isManagedClusterIdentity } from '../tunnel/identity.ts';
+import { countRelayed } from '../tunnel/relay-gc.ts';
 import { ClientLimiter, type ClientLimits } from './client-limits.ts';
 import { type H2ConnectLimits, H2ConnectServer } from './connect-frontend-h2.ts';
 import type { GrpcFrontendLimits } from './grpc-frontend.ts';
@@ -359,6 +360,7 @@ export class ConnectFrontend {
     upstream.once('close', () => socket.destroy());
     upstream.pipe(socket);
     socket.pipe(upstream);
+    countRelayed(upstream, socket);
   }
 
   async stop(): Promise<void> {

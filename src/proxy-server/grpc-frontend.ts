@@ -35,6 +35,7 @@ import { constants, type Http2Session, type IncomingHttpHeaders, type ServerHttp
 import type { Duplex } from 'node:stream';
 import type { TLSSocket } from 'node:tls';
 import type { Logger } from '../log.ts';
+import { noteRelayedBytes } from '../tunnel/relay-gc.ts';
 import type { TunnelOutcome, TunnelRequest } from './connect-frontend.ts';
 import {
   decodePacket,
@@ -189,7 +190,10 @@ class ProxyCall {
           if (!stream.closed) stream.close(constants.NGHTTP2_NO_ERROR);
         }, this.limits.endedCallGraceMs).unref();
     });
-    stream.on('data', (chunk: Buffer) => this.onData(chunk));
+    stream.on('data', (chunk: Buffer) => {
+      noteRelayedBytes(chunk.length);
+      this.onData(chunk);
+    });
     stream.on('end', () => {
       this.clientEnded = true;
       this.finish();
@@ -321,6 +325,7 @@ class ProxyCall {
     this.connections.set(String(connectID), upstream);
     upstream.on('error', () => {});
     upstream.on('data', (chunk: Buffer) => {
+      noteRelayedBytes(chunk.length);
       for (let i = 0; i < chunk.length; i += this.limits.maxDataPacketBytes)
         this.send({
           type: PacketType.DATA,

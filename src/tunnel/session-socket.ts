@@ -23,6 +23,7 @@
 // maxUnsentBytes, and then reads nothing, meets ordinary backpressure again: writes complete only
 // once the socket drains below maxUnsentBytes.
 import { Duplex } from 'node:stream';
+import { noteRelayedBytes } from './relay-gc.ts';
 
 export interface SessionSocketOptions {
   /** bytes waiting to be sent above which the session's writes wait for the socket to drain */
@@ -45,6 +46,7 @@ export class SessionSocket extends Duplex {
     // hello answer, a CONNECT reply) waited for the peer's delayed ACK, ≈ 40 ms per new stream.
     (socket as { setNoDelay?: (on: boolean) => unknown }).setNoDelay?.(true);
     socket.on('data', (chunk: Buffer) => {
+      noteRelayedBytes(chunk.length);
       if (!this.push(chunk)) socket.pause();
     });
     socket.once('end', () => this.push(null));
@@ -70,12 +72,16 @@ export class SessionSocket extends Duplex {
   override _writev(chunks: Array<{ chunk: Buffer }>, done: (err?: Error | null) => void): void {
     const socket = this.socket;
     socket.cork();
-    for (const { chunk } of chunks) socket.write(chunk);
+    for (const { chunk } of chunks) {
+      noteRelayedBytes(chunk.length);
+      socket.write(chunk);
+    }
     socket.uncork();
     this.settleWrite(done);
   }
 
   override _write(chunk: Buffer, _enc: BufferEncoding, done: (err?: Error | null) => void): void {
+    noteRelayedBytes(chunk.length);
     this.socket.write(chunk);
     this.settleWrite(done);
   }
