@@ -1,7 +1,8 @@
 // The console in a real browser: headless Chromium (Debian's chromium-headless-shell) drives the page
 // through the DevTools protocol against the shared hub. It shows cluster1 on the fleet page and
 // turns it Unavailable within seconds of its condition changing (a watch, not a reload); a cluster
-// page shows a work with its conditions and status feedback; a user who may not list
+// page shows a work with its conditions and status feedback; the placements page a placement's
+// decisions, the events page an event filtered by cluster; a user who may not list
 // ManagedClusters sees the forbidden panel quoting the apiserver, not an empty table; and the page
 // runs under its Content-Security-Policy without a violation or an uncaught exception. Screenshots
 // of each state are saved (their folder is printed).
@@ -16,9 +17,13 @@ import {
   type ManifestWork,
   managedClusterResource,
   manifestWorkResource,
+  type Placement,
+  type PlacementDecision,
+  placementDecisionResource,
+  placementResource,
 } from '../../src/api/index.ts';
 import { ConsoleServer } from '../../src/console/index.ts';
-import { kubeconfigFromParts, ResourceClient } from '../../src/kube/index.ts';
+import { type KubeObject, kubeconfigFromParts, ResourceClient } from '../../src/kube/index.ts';
 import { issueCertificate, loadCertificateAuthority } from '../../src/pki/index.ts';
 import { pollUntil } from '../../src/wait.ts';
 import { testEnv } from './fixtures/env.ts';
@@ -357,6 +362,85 @@ describe.skipIf(!browserPath)(
         true,
       );
       await page.screenshot(join(shots, 'cluster-work.png'));
+      expect(pageErrors(page)).toEqual([]);
+    });
+
+    it("shows a placement with the clusters its decisions chose, and cluster1's events", async () => {
+      const ns = uniqueName('console-placement');
+      await namespaces.create({ metadata: { name: ns } });
+      cleanups.add(() => namespaces.delete(ns, undefined, { ignoreNotFound: true }));
+      const placements = new ResourceClient<Placement>(hubKc, placementResource);
+      const decisions = new ResourceClient<PlacementDecision>(hubKc, placementDecisionResource);
+      await placements.create({ metadata: { name: 'web', namespace: ns }, spec: {} });
+      const decision = `web-decision-1`;
+      await decisions.create({
+        metadata: {
+          name: decision,
+          namespace: ns,
+          labels: { 'cluster.open-cluster-management.io/placement': 'web' },
+        },
+      });
+      await decisions.patchStatus(
+        decision,
+        { status: { decisions: [{ clusterName: 'cluster1', reason: '' }] } },
+        ns,
+      );
+      const events = new ResourceClient<KubeObject & Record<string, unknown>>(hubKc, {
+        group: '',
+        version: 'v1',
+        plural: 'events',
+        kind: 'Event',
+        namespaced: true,
+      });
+      const eventName = uniqueName('console-event');
+      await events.create({
+        metadata: { name: eventName, namespace: 'cluster1' },
+        involvedObject: {
+          kind: 'ManifestWork',
+          name: eventName,
+          namespace: 'cluster1',
+          apiVersion: 'work.open-cluster-management.io/v1',
+        },
+        reason: 'ConsoleTest',
+        message: `seen by ${eventName}`,
+        type: 'Warning',
+        firstTimestamp: new Date().toISOString(),
+        lastTimestamp: new Date().toISOString(),
+        count: 1,
+        source: { component: 'console-e2e' },
+      });
+      cleanups.add(() => events.delete(eventName, 'cluster1', { ignoreNotFound: true }));
+
+      const page = await startBrowser();
+      await page.send('Page.navigate', { url: `${console_.url}#/placements` });
+      const row = `[data-testid="placement-row-${ns}-web"]`;
+      expect(
+        await waitInPage<string>(
+          page,
+          `document.querySelector('${row}')?.textContent.includes('cluster1') && document.querySelector('${row}').textContent`,
+          'placement web with its decision',
+        ),
+      ).toContain('web');
+      await page.screenshot(join(shots, 'placements.png'));
+
+      await page.evaluate(`location.hash = '#/events'`);
+      await waitInPage(
+        page,
+        `document.querySelector('[data-testid="events-table"]')?.textContent.includes('seen by ${eventName}')`,
+        'the event',
+      );
+      // filtered to cluster1 (its namespace), the event stays
+      await page.evaluate(`(() => {
+      const select = document.querySelector('[data-testid="events-cluster"]');
+      select.value = 'cluster1';
+      select.dispatchEvent(new Event('change'));
+    })()`);
+      await waitInPage(
+        page,
+        `document.querySelector('[data-testid="events-table"]')?.textContent.includes('ConsoleTest')`,
+        'the event for cluster1',
+      );
+      await page.screenshot(join(shots, 'events.png'));
       expect(pageErrors(page)).toEqual([]);
     });
 
