@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what tether needs from the system: Debian's squid (the forward proxy in `tether up` and
 # the tests), buildah and strip (binutils) for the tether container image (`npm run image`, no daemon),
-# what real nodes need (below; the image tests use its iproute2 too) and checks for Go (builds etcd /
+# what real nodes need (below; the image tests use its iproute2 too), headless Chromium for the
+# console's browser tests, and checks for Go (builds etcd /
 # kube-apiserver / kube-controller-manager on first use).
 # Node and the npm packages come from `npm ci` (the project brings Node 24 LTS as a package).
 set -euo pipefail
@@ -23,6 +24,8 @@ command -v strip >/dev/null 2>&1 || need+=(binutils)
 [ -x /usr/sbin/conntrack ] || need+=(conntrack)
 [ -x /usr/bin/umoci ] || need+=(umoci)
 [ -x /usr/sbin/ip ] || [ -x /sbin/ip ] || need+=(iproute2)
+# the console's browser tests (test/e2e/console-browser.test.ts): Debian's headless Chromium
+[ -x /usr/bin/chromium-headless-shell ] || need+=(chromium-headless-shell)
 if [ ${#need[@]} -gt 0 ]; then
   sudo=""
   [ "$(id -u)" -eq 0 ] || sudo="sudo"

@@ -25,6 +25,9 @@
 // agent 3.0–3.2 → 2.0–2.1 s/GiB. It reserves nothing: idle RSS (`bench footprint --quick
 // --no-inspector`) and peak RSS during the bulk run stayed within their spread; the idle trim
 // (src/cli/idle-memory.ts) still collects an idle process's garbage. 64 gained less (386–430 MB/s).
+// The limit holds only until the process's first full collection, which recomputes it from the live
+// heap; from then on the relay collector (src/tunnel/relay-gc.ts) keeps the relays' dead buffers
+// from reaching it.
 export const tetherNodeFlags: readonly string[] = [
   '--external-memory-accounted-in-global-limit',
   '--initial-heap-size=128',
