@@ -444,6 +444,33 @@ describe.skipIf(!browserPath)(
       expect(pageErrors(page)).toEqual([]);
     });
 
+    it('renders every page again after visiting all of them (watches give back their connections)', async () => {
+      // Chromium keeps six HTTP/1.1 connections per host and each watch holds one: the watches of
+      // pages left behind must end, or the next page's lists queue behind them and never render.
+      const page = await startBrowser();
+      await page.send('Page.navigate', { url: `${console_.url}#/` });
+      const visits: Array<[string, string]> = [
+        ['#/', 'fleet-table'],
+        ['#/clusters/cluster1', 'works'],
+        ['#/placements', 'placements-page'],
+        ['#/events', 'events-page'],
+        ['#/clusters/cluster1', 'works'],
+        ['#/placements', 'placements-page'],
+        ['#/', 'fleet-table'],
+      ];
+      for (const [hash, testid] of visits) {
+        await page.evaluate(`location.hash = '${hash}'`);
+        // rendered and loaded: the page's sections show no "Loading…" any more
+        await waitInPage(
+          page,
+          `!!document.querySelector('[data-testid="${testid}"]') && !document.querySelector('[data-testid="loading"]')`,
+          `${hash} to render with its data`,
+          10_000,
+        );
+      }
+      expect(pageErrors(page)).toEqual([]);
+    });
+
     it('shows a user who may not list ManagedClusters the forbidden panel, quoting the apiserver', async () => {
       const user = uniqueName('console-browser-viewer');
       const ca = await loadCertificateAuthority(

@@ -7,7 +7,7 @@
 // ends is resumed from the last resourceVersion seen, a 410 Gone (too old) lists again, a network
 // failure retries with capped exponential backoff and jitter. A refused list (403, 404) is kept as
 // the collection's error, so the view can say so, and retried slowly (rights may be granted). A
-// collection nobody has watched for a while is stopped and dropped.
+// collection nobody watches is stopped and dropped a moment later (see IDLE_KEEP_MS).
 import { ApiFailure, apiGet, failureOf, failureOfStatus } from './api.ts';
 import type { KubeObject } from './types.ts';
 import { WatchLineParser } from './watch-stream.ts';
@@ -32,8 +32,14 @@ const WATCH_MIN_HEALTHY_MS = 5_000;
 const WATCH_TIMEOUT_SECONDS = 300;
 /** A watch silent this much longer than its server timeout is taken for dead and re-opened. */
 const WATCH_SILENCE_GRACE_MS = 30_000;
-/** How long a collection nobody subscribes to is kept (navigating back shows it at once). */
-const IDLE_KEEP_MS = 60_000;
+/**
+ * How long a collection nobody subscribes to keeps its watch: only across a page change that
+ * subscribes to it again. Each watch holds one of the six HTTP/1.1 connections a browser keeps per
+ * host (the console is plain http on loopback: no HTTP/2), so the previous page's watches must go
+ * before the next page's lists would queue behind them. A page watches at most five collections
+ * (the placements page: four, plus the ManagedClusters of the availability history).
+ */
+const IDLE_KEEP_MS = 1_000;
 
 class Gone extends Error {}
 
