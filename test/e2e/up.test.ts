@@ -5,15 +5,20 @@
 //   ports, same state directory, etcd data kept), reports the crash, and the environment works again;
 // - fault injection (test/e2e/fixtures/up-faults.ts): each process killed or frozen while
 //   ManifestWorks change, healed without losing or duplicating anything; the heal times are printed;
+// - `tether console` on it, in headless Chromium: the fleet, cluster1's page with its add-ons and a
+//   work's status (add-ons and the tunnel: test/e2e/real-node-console.test.ts), cluster1 turning Unknown within seconds of its agent stopping (screenshots saved);
 // - no credential appears in any log line of all that;
 // - SIGTERM leaves no process, listening port or state directory behind.
 // What ends or interrupts a `tether up` otherwise (kill -9 of `tether up` itself, SIGTERM during
 // start-up) is in test/e2e/up-supervisor.test.ts, with environments of its own.
+import { spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { basename, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { pollUntil } from '../../src/wait.ts';
+import { type BrowserPage, screenshotDir, startBrowserPage, waitInPage } from './fixtures/browser.ts';
+import { Cleanups } from './fixtures/cleanups.ts';
 import { kubectl, uniqueName } from './fixtures/helpers.ts';
 import {
   fileCredentials,
@@ -101,6 +106,147 @@ describe('tether up', () => {
       'name',
     ]);
     expect(viaGateway.trim()).toBe('namespace/open-cluster-management-agent');
+  });
+});
+
+describe('the console on tether up', () => {
+  const cleanups = new Cleanups();
+  let shots: string;
+  let browser: BrowserPage;
+  let url: string;
+
+  beforeAll(async () => {
+    shots = screenshotDir('up-console');
+    const child = spawn(
+      process.execPath,
+      ['bin/tether.js', 'console', '--kubeconfig', up.hubKubeconfig, '--port', '0'],
+      {
+        stdio: ['ignore', 'pipe', 'inherit'],
+      },
+    );
+    const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+    cleanups.add(async () => {
+      child.kill('SIGTERM');
+      await exited;
+    });
+    let out = '';
+    child.stdout.setEncoding('utf8').on('data', (d: string) => {
+      out += d;
+    });
+    url = await pollUntil(() => /tether console: (http:\/\/127\.0\.0\.1:\d+\/)/.exec(out)?.[1], {
+      timeoutMs: 30_000,
+      description: 'tether console to print its URL',
+    });
+    browser = await startBrowserPage(shots);
+    cleanups.add(() => browser.close());
+  }, 60_000);
+  afterAll(() => cleanups.run());
+
+  it("shows the fleet and, on cluster1's page, a work with its status", async () => {
+    const { page } = browser;
+    await page.goto(url);
+    await waitInPage(
+      page,
+      `document.querySelector('[data-testid="cluster-row-cluster1"]')?.dataset.available === 'True'`,
+      'cluster1 Available on the fleet page',
+    );
+    await browser.screenshot('fleet');
+    const work = uniqueName('console-work');
+    const manifestWork = {
+      apiVersion: 'work.open-cluster-management.io/v1',
+      kind: 'ManifestWork',
+      metadata: { name: work, namespace: 'cluster1' },
+      spec: {
+        workload: {
+          manifests: [
+            {
+              apiVersion: 'v1',
+              kind: 'ConfigMap',
+              metadata: { name: work, namespace: 'default' },
+              data: { shown: 'yes' },
+            },
+          ],
+        },
+      },
+    };
+    await kubectl(up.hubKubeconfig, ['apply', '-f', '-'], { input: JSON.stringify(manifestWork) });
+    cleanups.add(() =>
+      kubectl(up.hubKubeconfig, ['delete', 'manifestwork', '-n', 'cluster1', work, '--ignore-not-found']),
+    );
+    await page.goto(`${url}#/clusters/cluster1`);
+    await waitInPage(
+      page,
+      `document.querySelector('[data-testid="work-row-${work}"]')?.dataset.applied === 'True'`,
+      'the work Applied on the cluster page',
+      30_000,
+    );
+    await browser.screenshot('cluster1');
+    expect(browser.errors).toEqual([]);
+  });
+
+  it('shows cluster1 Unknown within seconds of its agent stopping, and Available again once it runs', async () => {
+    const { page } = browser;
+    // OCM's lease check, with the period set short as its integration suites do: the agent renews
+    // every leaseDurationSeconds, the hub gives up after 5 of them.
+    const patch = (seconds: number) =>
+      kubectl(up.hubKubeconfig, [
+        'patch',
+        'managedcluster',
+        'cluster1',
+        '--type=merge',
+        '-p',
+        JSON.stringify({ spec: { leaseDurationSeconds: seconds } }),
+      ]);
+    await patch(1);
+    cleanups.add(() => patch(60));
+    const renewed = async (): Promise<string> =>
+      (
+        await kubectl(up.hubKubeconfig, [
+          'get',
+          'lease',
+          '-n',
+          'cluster1',
+          'managed-cluster-lease',
+          '-o',
+          'jsonpath={.spec.renewTime}',
+        ])
+      ).trim();
+    const first = await renewed();
+    await pollUntil(async () => (await renewed()) !== first, {
+      timeoutMs: 90_000,
+      description: 'the agent to renew at the short period',
+    });
+    await page.goto(url);
+    await waitInPage(
+      page,
+      `document.querySelector('[data-testid="cluster-row-cluster1"]')?.dataset.available === 'True'`,
+      'cluster1 Available',
+    );
+    const agent = find(
+      up.pid,
+      TARGETS.find((t) => t.name === 'cluster1/agent') as (typeof TARGETS)[number],
+    ).pid;
+    process.kill(agent, 'SIGSTOP');
+    const stoppedAt = Date.now();
+    cleanups.add(async () => process.kill(agent, 'SIGCONT'));
+    await waitInPage(
+      page,
+      `document.querySelector('[data-testid="cluster-row-cluster1"]')?.dataset.available === 'Unknown'`,
+      'cluster1 Unknown on the fleet page',
+      30_000,
+    );
+    const shownAfterMs = Date.now() - stoppedAt;
+    process.stderr.write(`[up-console] cluster1 shown Unknown ${shownAfterMs} ms after its agent stopped\n`);
+    await browser.screenshot('fleet-cluster1-unknown');
+    expect(shownAfterMs).toBeLessThan(30_000);
+    process.kill(agent, 'SIGCONT');
+    await waitInPage(
+      page,
+      `document.querySelector('[data-testid="cluster-row-cluster1"]')?.dataset.available === 'True'`,
+      'cluster1 Available again',
+      30_000,
+    );
+    expect(browser.errors).toEqual([]);
   });
 });
 
