@@ -137,7 +137,7 @@ describe('tether console as the hub admin', () => {
     expect(JSON.parse(version.body).gitVersion).toMatch(/^v1\./);
   });
 
-  it('refuses a missing or wrong token, a foreign Host, a foreign Origin, a cross-site fetch, writes and dot paths', async () => {
+  it("a web page the viewer visits cannot ride the viewer's credentials: a missing or wrong token, a DNS-rebound Host, a foreign Origin and a cross-site fetch are refused", async () => {
     const noToken = await ask(admin, MANAGED_CLUSTERS, { token: null });
     expect(noToken.status).toBe(403);
     expect(statusMessage(noToken)).toContain(CONSOLE_TOKEN_HEADER);
@@ -154,6 +154,9 @@ describe('tether console as the hub admin', () => {
     expect((await ask(admin, MANAGED_CLUSTERS, { headers: { 'sec-fetch-site': 'cross-site' } })).status).toBe(
       403,
     );
+  });
+
+  it('nothing writes through the console, and no path escapes what it checks: writes 405, dot segments and encoded separators 400', async () => {
     const post = await ask(admin, MANAGED_CLUSTERS, { method: 'POST' });
     expect(post.status).toBe(405);
     expect(post.headers.allow).toBe('GET');
@@ -299,7 +302,7 @@ describe('the tether console command', () => {
 });
 
 describe('tether console as a user allowed only the ManifestWorks of one namespace', () => {
-  it('passes the apiserver 403 for ManagedClusters and lists its own ManifestWorks (the console adds no rights)', async () => {
+  it('a namespace-scoped user gains no rights through the console: the apiserver 403 for ManagedClusters passes through, its own ManifestWorks list', async () => {
     const user = uniqueName('console-viewer');
     const rbac = (plural: string, kind: string) =>
       new ResourceClient<RbacObject>(hubKc, {

@@ -8,7 +8,8 @@
 // a konnectivity gRPC client through the proxy-server's frontend), an agent pod that is
 // deleted and comes back with the same identity (no new CSR), a SIGTERMed proxy-agent addon pod that
 // drains an open watch instead of cutting it, the hub credentials an admin of a managed cluster finds
-// there minting no hub ServiceAccount token and reading no hub Secret, and `tether unjoin` leaving
+// there minting no hub ServiceAccount token and reading no hub Secret, `tether console` in headless
+// Chromium showing the fleet, a cluster's add-ons and a work's feedback, and `tether unjoin` leaving
 // nothing behind.
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -28,6 +29,7 @@ import { ensureNodeImages } from '../../src/localenv/node-images.ts';
 import { issueCertificate, loadCertificateAuthority } from '../../src/pki/index.ts';
 import { pollUntil } from '../../src/wait.ts';
 import { KonnectivityClient } from '../fixtures/konnectivity-client.ts';
+import { screenshotDir, startBrowserPage, startConsoleCommand, waitInPage } from './fixtures/browser.ts';
 
 const exec = promisify(execFile);
 // node names are per host: a `tether up` (hub, cluster1, …) may run on this machine meanwhile
@@ -424,9 +426,63 @@ describe('tether installed in real clusters', () => {
       );
       measured.workDeploymentReady = `${((Date.now() - t) / 1000).toFixed(1)} s`;
       expect(ready).toBe(2);
-      await kubectl(hubKc(), ['-n', name, 'delete', 'manifestwork', 'echo-deployment']);
+      // left for the console test next, which shows it and deletes it (the environment's stop would too)
     } finally {
       rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('the console (tether console, headless Chromium) shows the fleet with every add-on, a cluster page with its add-ons and that work with its feedback', async () => {
+    const shots = screenshotDir('in-cluster-console');
+    const console_ = await startConsoleCommand(hubKc());
+    const browser = await startBrowserPage(shots).catch(async (err) => {
+      await console_.stop();
+      throw err;
+    });
+    try {
+      const { page } = browser;
+      await page.goto(console_.url);
+      for (const i of [0, 1]) {
+        const c = cluster(i).name;
+        await waitInPage(
+          page,
+          `document.querySelector('[data-testid="cluster-row-${c}"]')?.dataset.available === 'True'`,
+          `${c} Available`,
+        );
+        for (const addon of ['cluster-proxy', 'managed-serviceaccount', 'cluster-gateway'])
+          await waitInPage(
+            page,
+            `document.querySelector('[data-testid="addon-${c}-${addon}"]')?.dataset.status === 'True'`,
+            `${c}'s ${addon} badge Available`,
+          );
+      }
+      measured.consoleFleetShot = await browser.screenshot('fleet');
+      const name = cluster(0).name;
+      await page.goto(`${console_.url}#/clusters/${name}`);
+      await waitInPage(
+        page,
+        `document.querySelectorAll('[data-testid^="addon-row-"]').length === 3`,
+        `${name}'s three add-ons`,
+      );
+      const row = await waitInPage<string>(
+        page,
+        `(() => { const r = document.querySelector('[data-testid="work-row-echo-deployment"]'); return r?.dataset.available === 'True' && r.textContent.includes('ReadyReplicas') ? r.textContent : undefined; })()`,
+        'the echo-deployment work Available with its ReadyReplicas feedback',
+      );
+      expect(row).toMatch(/ReadyReplicas\D*2/);
+      measured.consoleClusterShot = await browser.screenshot('cluster');
+      expect(browser.errors).toEqual([]);
+    } finally {
+      await browser.close();
+      await console_.stop();
+      await kubectl(hubKc(), [
+        '-n',
+        cluster(0).name,
+        'delete',
+        'manifestwork',
+        'echo-deployment',
+        '--ignore-not-found',
+      ]);
     }
   });
 

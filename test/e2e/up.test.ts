@@ -11,13 +11,18 @@
 // - SIGTERM leaves no process, listening port or state directory behind.
 // What ends or interrupts a `tether up` otherwise (kill -9 of `tether up` itself, SIGTERM during
 // start-up) is in test/e2e/up-supervisor.test.ts, with environments of its own.
-import { spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { basename, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { pollUntil } from '../../src/wait.ts';
-import { type BrowserPage, screenshotDir, startBrowserPage, waitInPage } from './fixtures/browser.ts';
+import {
+  type BrowserPage,
+  screenshotDir,
+  startBrowserPage,
+  startConsoleCommand,
+  waitInPage,
+} from './fixtures/browser.ts';
 import { Cleanups } from './fixtures/cleanups.ts';
 import { kubectl, uniqueName } from './fixtures/helpers.ts';
 import {
@@ -117,26 +122,9 @@ describe('the console on tether up', () => {
 
   beforeAll(async () => {
     shots = screenshotDir('up-console');
-    const child = spawn(
-      process.execPath,
-      ['bin/tether.js', 'console', '--kubeconfig', up.hubKubeconfig, '--port', '0'],
-      {
-        stdio: ['ignore', 'pipe', 'inherit'],
-      },
-    );
-    const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-    cleanups.add(async () => {
-      child.kill('SIGTERM');
-      await exited;
-    });
-    let out = '';
-    child.stdout.setEncoding('utf8').on('data', (d: string) => {
-      out += d;
-    });
-    url = await pollUntil(() => /tether console: (http:\/\/127\.0\.0\.1:\d+\/)/.exec(out)?.[1], {
-      timeoutMs: 30_000,
-      description: 'tether console to print its URL',
-    });
+    const console_ = await startConsoleCommand(up.hubKubeconfig);
+    cleanups.add(console_.stop);
+    url = console_.url;
     browser = await startBrowserPage(shots);
     cleanups.add(() => browser.close());
   }, 60_000);
