@@ -206,6 +206,8 @@ async function runUp(opts: UpOptions): Promise<void> {
             ]
           : []),
         '',
+        `  console:  npx tether console --kubeconfig ${rel(`${env.dir}/hub.kubeconfig`)}   (the fleet in your browser, as the hub admin)`,
+        '',
         '  Ctrl-C stops everything.',
         '',
       ].join('\n'),
