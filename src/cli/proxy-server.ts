@@ -305,6 +305,7 @@ export function registerProxyServerCommand(program: Command): void {
       port: flags.connectPort,
       tls: { ...tls, clientCaPem: clientCa },
       dial: (cluster, target) => server.dial(cluster, target),
+      tunnelStatus: (cluster) => server.tunnelStatus(cluster),
       authenticateToken,
       authorize,
       limits: {

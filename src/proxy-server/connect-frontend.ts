@@ -23,8 +23,16 @@
 // connection and so pay one handshake for all of them (connect-frontend-h2.ts). Both go through the
 // same authentication, authorization and limits (openTunnel). On h2 connections, gRPC calls to
 // konnectivity's ProxyService (grpc-frontend.ts) dial through openTunnel too.
+//
+// Besides CONNECT, HTTP/1.1 connections may `GET /tunnels/<cluster>`: a read-only status of that
+// cluster's tunnel (tunnel-status.ts), to callers admitted exactly as a CONNECT to it would be.
 import { readFileSync } from 'node:fs';
-import { createServer as createHttpServer, type Server as HttpServer, type IncomingMessage } from 'node:http';
+import {
+  createServer as createHttpServer,
+  type Server as HttpServer,
+  type IncomingMessage,
+  type ServerResponse,
+} from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import {
@@ -41,6 +49,13 @@ import { countRelayed } from '../tunnel/relay-gc.ts';
 import { ClientLimiter, type ClientLimits } from './client-limits.ts';
 import { type H2ConnectLimits, H2ConnectServer } from './connect-frontend-h2.ts';
 import type { GrpcFrontendLimits } from './grpc-frontend.ts';
+import {
+  type TunnelStatus,
+  TunnelStatusEndpoint,
+  type TunnelStatusLimits,
+  tunnelStatusCluster,
+  wantsWatch,
+} from './tunnel-status.ts';
 
 export interface Caller {
   user: string;
@@ -69,6 +84,12 @@ export interface ConnectFrontendOptions {
   h2?: Partial<H2ConnectLimits>;
   /** konnectivity's gRPC ProxyService on the same port (defaults in grpc-frontend.ts) */
   grpc?: Partial<GrpcFrontendLimits>;
+  /**
+   * this proxy-server's status of a cluster's tunnel, served as `GET /tunnels/<cluster>` to callers
+   * admitted to that cluster (tunnel-status.ts); left out, that path is not served
+   */
+  tunnelStatus?: (cluster: string) => TunnelStatus | undefined;
+  tunnelStatusLimits?: Partial<TunnelStatusLimits>;
   log?: Logger;
 }
 
@@ -161,6 +182,7 @@ export class ConnectFrontend {
   /** fingerprint256 → caller of certificates already seen (insertion order = age) */
   private readonly certCallers = new Map<string, Caller | null>();
   readonly limiter: ClientLimiter;
+  private readonly tunnelStatus: TunnelStatusEndpoint | undefined;
 
   constructor(opts: ConnectFrontendOptions) {
     this.opts = opts;
@@ -218,10 +240,15 @@ export class ConnectFrontend {
         release();
       });
     });
-    this.http1.on('request', (_req, res) => {
-      res
-        .writeHead(405, { allow: 'CONNECT', 'content-type': 'text/plain' })
-        .end('only CONNECT <cluster>:443 is served here\n');
+    this.tunnelStatus = opts.tunnelStatus
+      ? new TunnelStatusEndpoint(opts.tunnelStatus, opts.tunnelStatusLimits)
+      : undefined;
+    this.http1.on('request', (req: IncomingMessage, res: ServerResponse) => {
+      this.handleRequest(req, res).catch((err: Error) => {
+        this.log.warn({ err: err.message }, 'tunnel status request failed');
+        if (!res.headersSent) res.writeHead(500, { 'content-type': 'text/plain' }).end('internal error\n');
+        else res.destroy();
+      });
     });
     this.http1.on('clientError', (err, socket) => {
       this.log.debug({ err: err.message }, 'malformed request on CONNECT frontend');
@@ -246,6 +273,11 @@ export class ConnectFrontend {
 
   get port(): number {
     return (this.server.address() as AddressInfo | null)?.port ?? 0;
+  }
+
+  /** Tunnel-status watches open now (tunnel-status.ts). */
+  get tunnelStatusWatches(): number {
+    return this.tunnelStatus?.openWatches ?? 0;
   }
 
   private async authenticate(req: TunnelRequest): Promise<Caller | 'unauthenticated'> {
@@ -283,6 +315,34 @@ export class ConnectFrontend {
   }
 
   /**
+   * Who the caller is and whether it may reach `cluster`: the same checks for a CONNECT and for a
+   * tunnel-status GET. A refusal says what to answer.
+   */
+  private async admit(
+    req: TunnelRequest,
+    cluster: string,
+  ): Promise<{ caller: Caller } | { refusal: TunnelRefusal }> {
+    const caller = await this.authenticate(req);
+    if (caller === 'unauthenticated')
+      return refusal(
+        407,
+        'Proxy Authentication Required',
+        'present a proxy-client certificate or a hub bearer token',
+        { 'proxy-authenticate': 'Bearer realm="tether"' },
+      );
+    if (isManagedClusterIdentity(caller.user, caller.groups)) {
+      this.log.warn(
+        { user: caller.user, cluster },
+        'refused a managed-cluster identity on the CONNECT frontend',
+      );
+      return refusal(403, 'Forbidden', `${caller.user} is a managed-cluster identity, not a hub service`);
+    }
+    if (!(await this.opts.authorize(caller, cluster)))
+      return refusal(403, 'Forbidden', `${caller.user} may not get managedclusters/proxy for ${cluster}`);
+    return { caller };
+  }
+
+  /**
    * Everything a tunnel needs before bytes flow, whatever the wire protocol: the authority parsed,
    * the caller authenticated and authorized for the cluster, the caller's limits, the dial. On
    * success the caller's tunnel slot is held until `upstream` closes.
@@ -296,27 +356,9 @@ export class ConnectFrontend {
         'Bad Request',
         `"${authority.slice(0, 100)}" is not <cluster>:443 or <export>.<cluster>:<port>`,
       );
-    const caller = await this.authenticate(req);
-    if (caller === 'unauthenticated')
-      return refusal(
-        407,
-        'Proxy Authentication Required',
-        'present a proxy-client certificate or a hub bearer token',
-        { 'proxy-authenticate': 'Bearer realm="tether"' },
-      );
-    if (isManagedClusterIdentity(caller.user, caller.groups)) {
-      this.log.warn(
-        { user: caller.user, cluster: parsed.cluster },
-        'refused a managed-cluster identity on the CONNECT frontend',
-      );
-      return refusal(403, 'Forbidden', `${caller.user} is a managed-cluster identity, not a hub service`);
-    }
-    if (!(await this.opts.authorize(caller, parsed.cluster)))
-      return refusal(
-        403,
-        'Forbidden',
-        `${caller.user} may not get managedclusters/proxy for ${parsed.cluster}`,
-      );
+    const admitted = await this.admit(req, parsed.cluster);
+    if ('refusal' in admitted) return admitted;
+    const { caller } = admitted;
     const slot = this.limiter.tunnel(caller.user);
     if ('limit' in slot) {
       this.log.debug({ user: caller.user, limit: slot.limit }, 'per-caller limit reached');
@@ -334,6 +376,48 @@ export class ConnectFrontend {
     slot.dialed();
     upstream.once('close', slot.closed);
     return { upstream };
+  }
+
+  /**
+   * Plain HTTP/1.1 requests: `GET /tunnels/<cluster>` (tunnel-status.ts) for callers admitted to
+   * that cluster, as a CONNECT to it would be; anything else 405.
+   */
+  private async handleRequest(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    // the raw path: no dot-segment resolution, so what is checked is what was asked
+    const raw = req.url ?? '/';
+    const q = raw.indexOf('?');
+    const cluster = tunnelStatusCluster(q < 0 ? raw : raw.slice(0, q));
+    if (!this.tunnelStatus || cluster === undefined || (req.method !== 'GET' && req.method !== 'HEAD')) {
+      res
+        .writeHead(405, { allow: 'CONNECT', 'content-type': 'text/plain' })
+        .end('only CONNECT <cluster>:443 and GET /tunnels/<cluster> are served here\n');
+      return;
+    }
+    const admitted = await this.admit(
+      {
+        authority: '',
+        tlsSocket: req.socket as TLSSocket,
+        proxyAuthorization: req.headers['proxy-authorization'] ?? req.headers.authorization,
+      },
+      cluster,
+    );
+    if ('refusal' in admitted) {
+      const r = admitted.refusal;
+      res
+        .writeHead(r.status, r.text, {
+          'content-type': 'text/plain',
+          'tether-reason': headerSafe(r.reason),
+          ...r.headers,
+        })
+        .end(`${r.reason}\n`);
+      return;
+    }
+    this.tunnelStatus.serve(
+      res,
+      admitted.caller.user,
+      cluster,
+      wantsWatch(new URLSearchParams(q < 0 ? '' : raw.slice(q + 1))),
+    );
   }
 
   /** HTTP/1.1 CONNECT: the whole TLS connection becomes the tunnel. */
@@ -366,6 +450,7 @@ export class ConnectFrontend {
   async stop(): Promise<void> {
     const closed = new Promise<void>((r) => this.server.close(() => r()));
     this.h2.stop();
+    this.tunnelStatus?.stop();
     for (const s of this.sockets) s.destroy();
     await closed;
   }

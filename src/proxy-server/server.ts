@@ -17,6 +17,7 @@ import type { ClusterAdmission } from './cluster-admission.ts';
 import { createProxyServerMetrics, type ProxyServerMetrics, type TunnelBytes } from './metrics.ts';
 import { connectionKey, defaultPreAuthLimits, PreAuthGate } from './pre-auth.ts';
 import { type AgentConnection, AgentRegistry } from './registry.ts';
+import { TunnelErrorLog, type TunnelStatus } from './tunnel-status.ts';
 import { WebSocketTransport } from './websocket-transport.ts';
 
 export interface ProxyServerOptions {
@@ -61,6 +62,8 @@ export interface DialOptions {
 
 export class ProxyServer {
   readonly registry = new AgentRegistry();
+  /** the last error per cluster, for tunnelStatus */
+  readonly lastErrors = new TunnelErrorLog();
   readonly metrics: ProxyServerMetrics;
   readonly limits: TunnelLimits;
   private readonly opts: ProxyServerOptions;
@@ -203,6 +206,11 @@ export class ProxyServer {
       peer: `the agent ${identity.agent} of cluster ${identity.cluster}`,
       onUnresponsive: (silentMs, resetStreams) => {
         this.metrics.errors.inc({ code: 'TETHER_AGENT_UNRESPONSIVE' });
+        this.lastErrors.record(
+          identity.cluster,
+          'TETHER_AGENT_UNRESPONSIVE',
+          `agent ${identity.agent} answered no PING for ${silentMs} ms; ${resetStreams} streams reset`,
+        );
         this.log.warn(
           { cluster: identity.cluster, agent: identity.agent, silentMs, resetStreams },
           'agent unresponsive (no PING answer, no bytes); reset its streams, new dials avoid it until it answers',
@@ -312,16 +320,16 @@ export class ProxyServer {
     if (refusal) {
       this.metrics.errors.inc({ code: 'TETHER_NO_AGENT' });
       observe('no_agent');
+      // not recorded in lastErrors: a cluster the hub does not accept is not one to keep state for
       throw new TetherError('TETHER_NO_AGENT', `cluster ${cluster} has no tunnel: ${refusal}`);
     }
     let conn = this.registry.pick(cluster);
     if (!conn) {
       this.metrics.errors.inc({ code: 'TETHER_NO_AGENT' });
       observe('no_agent');
-      throw new TetherError(
-        'TETHER_NO_AGENT',
-        `no agent of cluster ${cluster} is connected to proxy-server ${this.opts.serverId}`,
-      );
+      const message = `no agent of cluster ${cluster} is connected to proxy-server ${this.opts.serverId}`;
+      this.lastErrors.record(cluster, 'TETHER_NO_AGENT', message);
+      throw new TetherError('TETHER_NO_AGENT', message);
     }
     const maxPending = this.opts.maxPendingDials ?? 1000;
     if (this.pendingDials >= maxPending) {
@@ -362,6 +370,7 @@ export class ProxyServer {
     } catch (err) {
       const code = err instanceof TetherError ? err.code : 'TETHER_DIAL_FAILED';
       this.metrics.errors.inc({ code });
+      this.lastErrors.record(cluster, code, `dial ${target}: ${(err as Error).message}`);
       observe(
         code === 'TETHER_DIAL_TIMEOUT'
           ? 'timeout'
@@ -373,6 +382,44 @@ export class ProxyServer {
     } finally {
       this.pendingDials--;
     }
+  }
+
+  /**
+   * The tunnel of `cluster` on this replica now (tunnel-status.ts), or undefined when no agent of
+   * it has connected since this proxy-server started and no dial to it has failed.
+   */
+  tunnelStatus(cluster: string): TunnelStatus | undefined {
+    const conns = this.registry.all().filter((c) => c.cluster === cluster);
+    const closed = this.closedBytes.get(cluster);
+    const lastError = this.lastErrors.get(cluster);
+    if (conns.length === 0 && !closed && !lastError) return undefined;
+    let fromCluster = closed?.fromCluster ?? 0;
+    let toCluster = closed?.toCluster ?? 0;
+    let openStreams = 0;
+    const agents = conns.map((c) => {
+      fromCluster += c.socket.bytesRead;
+      toCluster += c.socket.bytesWritten;
+      openStreams += c.session.openStreams;
+      return {
+        agent: c.agent,
+        ...(c.addon ? { addon: c.addon } : {}),
+        remoteAddress: c.remoteAddress,
+        connectedSince: c.connectedAt.toISOString(),
+        openStreams: c.session.openStreams,
+        unresponsive: c.session.isUnresponsive,
+      };
+    });
+    return {
+      cluster,
+      serverId: this.opts.serverId,
+      serverCount: this.opts.serverCount,
+      agents,
+      openStreams,
+      bytesFromCluster: fromCluster,
+      bytesToCluster: toCluster,
+      ...(lastError ? { lastError } : {}),
+      time: new Date().toISOString(),
+    };
   }
 
   private tunnelBytes(): TunnelBytes[] {
