@@ -6,6 +6,7 @@ import { type Command, Option } from 'commander';
 import { InvalidArgumentError } from '../errors.ts';
 import {
   connectFrontendDialer,
+  connectFrontendTunnelStatus,
   defaultGatewayMsaName,
   type GatewayIdentityMode,
   gatewayIdentityModes,
@@ -197,15 +198,18 @@ export function registerGatewayCommands(program: Command): void {
             certPem: readPemFlag('--tls-cert-file', flags.tlsCertFile, 'CERTIFICATE'),
             keyPem: readPemFlag('--tls-key-file', flags.tlsKeyFile, 'PRIVATE KEY'),
           };
-      const dial = connectFrontendDialer({
+      const frontend = {
         url: flags.connectUrl,
         caPem: readPemFlag('--connect-ca-file', flags.connectCaFile, 'CERTIFICATE'),
         certPem: readPemFlag('--connect-cert-file', flags.connectCertFile, 'CERTIFICATE'),
         keyPem: readPemFlag('--connect-key-file', flags.connectKeyFile, 'PRIVATE KEY'),
-      });
+      };
+      const dial = connectFrontendDialer(frontend);
       const gateway = await startGateway({
         hubKubeConfig: hub,
         dial,
+        // the tunnel subresource asks the same frontend with the same credentials
+        tunnelStatus: connectFrontendTunnelStatus(frontend),
         host: flags.bindAddress,
         port: flags.port,
         tls,

@@ -1,7 +1,7 @@
 // The fleet console (issue 30): a local, read-only web UI over the hub, served by ConsoleServer
 // and acting only as the viewer. The public surface of src/console/.
 export { type BundleFile, type ConsoleBundle, consoleBundle } from './build.ts';
-export { indexHtml } from './page.ts';
+export { type IndexHtmlOptions, indexHtml } from './page.ts';
 export {
   allowedHosts,
   CONSOLE_TOKEN_HEADER,

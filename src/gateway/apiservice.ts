@@ -3,10 +3,15 @@
 // serving certificate for `<service>.<namespace>.svc`, the name the aggregator verifies. The local
 // environment points the Service at localhost (ExternalName); a cluster deployment points it at the
 // gateway's pods with a selector instead (pass `externalName: undefined` and a `selector`).
+// With the APIService comes the ClusterRole tether:console-viewer (rbac.ts consoleViewerRbac): the
+// console's static files the gateway serves are open to every authenticated hub user. It is left
+// in place on unregister (shared, harmless without a gateway: it names only `console`).
 import type { KubeConfig } from '@kubernetes/client-node';
 import { errorMessage } from '../errors.ts';
 import {
   apiServiceResource,
+  clusterRoleBindingResource,
+  clusterRoleResource,
   type KubeObject,
   namespaceResource,
   ResourceClient,
@@ -14,6 +19,7 @@ import {
 } from '../kube/index.ts';
 import { createCertificateAuthority, issueCertificate } from '../pki/index.ts';
 import { pollUntil } from '../wait.ts';
+import { consoleViewerRbac } from './rbac.ts';
 import { gatewayApiServiceName, gatewayGroup, gatewayVersion } from './types.ts';
 
 const fieldManager = 'tether-gateway';
@@ -94,6 +100,15 @@ export async function registerGatewayApiService(
     },
     { fieldManager, force: true },
   );
+  const [role, binding] = consoleViewerRbac();
+  await new ResourceClient(hubKubeConfig, clusterRoleResource).apply(role as KubeObject, {
+    fieldManager,
+    force: true,
+  });
+  await new ResourceClient(hubKubeConfig, clusterRoleBindingResource).apply(binding as KubeObject, {
+    fieldManager,
+    force: true,
+  });
   const timeoutMs = reg.timeoutMs ?? 60_000;
   if (timeoutMs <= 0) return;
   let last = '';

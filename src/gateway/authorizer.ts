@@ -1,6 +1,6 @@
 // Authorization of gateway callers: a SubjectAccessReview on the hub, asked as the caller the
-// aggregator named (user, groups, extra), for the clustergateways resource or its proxy / health
-// subresource. Decisions are cached briefly and boundedly (grants longer than denials, like the
+// aggregator named (user, groups, extra), for the clustergateways resource or its proxy / health /
+// tunnel subresource, or for the console's static files (resource `console`, gateway/console.ts). Decisions are cached briefly and boundedly (grants longer than denials, like the
 // apiserver's webhook authorizer), and identical reviews in flight are asked once. The bound: a
 // decision is served at most `allowTtlMs` (default 10 s) after the review that made it answered,
 // so a revoked grant stops working within that time plus one review's latency; at most
@@ -11,7 +11,9 @@ import { gatewayGroup, gatewayVersion } from './types.ts';
 
 export interface AccessRequest {
   verb: string;
-  subresource?: 'proxy' | 'health';
+  /** default clustergateways */
+  resource?: 'clustergateways' | 'console';
+  subresource?: 'proxy' | 'health' | 'tunnel';
   /** the ClusterGateway name; absent for list/watch of the collection */
   name?: string;
 }
@@ -67,10 +69,11 @@ export function verbForProxyRequest(method: string, upstreamPath: string, upgrad
 /** The apiserver's wording for a denial, so kubectl users see the familiar message. */
 export function forbiddenMessage(caller: Caller | undefined, access: AccessRequest): string {
   const who = caller ? `User "${caller.user}"` : 'the anonymous user';
-  const resource = access.subresource ? `clustergateways/${access.subresource}` : 'clustergateways';
+  const plural = access.resource ?? 'clustergateways';
+  const resource = access.subresource ? `${plural}/${access.subresource}` : plural;
   const scope = access.name
-    ? `clustergateways.${gatewayGroup} "${access.name}" is forbidden`
-    : `clustergateways.${gatewayGroup} is forbidden`;
+    ? `${plural}.${gatewayGroup} "${access.name}" is forbidden`
+    : `${plural}.${gatewayGroup} is forbidden`;
   return `${scope}: ${who} cannot ${access.verb} resource "${resource}" in API group "${gatewayGroup}" at the cluster scope`;
 }
 
@@ -100,6 +103,7 @@ export class SubjectAccessReviewAuthorizer {
       caller.groups,
       Object.entries(caller.extra).sort(),
       access.verb,
+      access.resource ?? 'clustergateways',
       access.subresource ?? '',
       access.name ?? '',
     ]);
@@ -135,7 +139,7 @@ export class SubjectAccessReviewAuthorizer {
           resourceAttributes: {
             group: gatewayGroup,
             version: gatewayVersion,
-            resource: 'clustergateways',
+            resource: access.resource ?? 'clustergateways',
             verb: access.verb,
             ...(access.subresource ? { subresource: access.subresource } : {}),
             ...(access.name ? { name: access.name } : {}),

@@ -35,6 +35,13 @@ export const apiResourceList = {
       verbs: ['get'],
     },
     {
+      name: 'clustergateways/tunnel',
+      singularName: '',
+      namespaced: false,
+      kind: 'ClusterGatewayTunnel',
+      verbs: ['get'],
+    },
+    {
       name: 'clustergateways/proxy',
       singularName: '',
       namespaced: false,

@@ -7,6 +7,7 @@ export {
   registerGatewayApiService,
   unregisterGatewayApiService,
 } from './apiservice.ts';
+export { consolePath } from './console.ts';
 export { type ConnectFrontendDialerOptions, connectAuthority, connectFrontendDialer } from './dialers.ts';
 export {
   type GatewayIdentityMode,
@@ -25,6 +26,8 @@ export {
 } from './local.ts';
 export type { GatewayMetrics } from './metrics.ts';
 export {
+  consoleViewerRbac,
+  consoleViewerRoleName,
   gatewayHubRbac,
   gatewayHubRules,
   gatewayManagedClusterRbac,
@@ -33,6 +36,13 @@ export {
 } from './rbac.ts';
 export { type Gateway, type GatewayOptions, startGateway } from './server.ts';
 export type { Upstream } from './store.ts';
+export {
+  connectFrontendTunnelStatus,
+  inProcessTunnelStatus,
+  type TunnelStatus,
+  TunnelStatusError,
+  type TunnelStatusSource,
+} from './tunnel-source.ts';
 export {
   type ClusterGateway,
   type ClusterGatewaySpec,

@@ -10,6 +10,7 @@ import {
 } from './apiservice.ts';
 import { connectFrontendDialer } from './dialers.ts';
 import { type Gateway, type GatewayOptions, startGateway } from './server.ts';
+import { connectFrontendTunnelStatus } from './tunnel-source.ts';
 
 export interface LocalGatewayOptions extends Omit<GatewayOptions, 'tls' | 'host' | 'port'> {
   hubKubeConfig: KubeConfig;
@@ -81,11 +82,15 @@ export async function startLocalGatewayForTunnel(
   opts: Omit<LocalGatewayOptions, 'dial'> & { tunnel: ConnectFrontendFiles },
 ): Promise<LocalGateway> {
   const { tunnel, ...rest } = opts;
-  const dial = connectFrontendDialer({
+  const frontend = {
     url: tunnel.connectFrontendUrl,
     caPem: readFileSync(tunnel.hubCaPath, 'utf8'),
     certPem: readFileSync(tunnel.proxyClientCertPath, 'utf8'),
     keyPem: readFileSync(tunnel.proxyClientKeyPath, 'utf8'),
+  };
+  return startLocalGateway({
+    ...rest,
+    dial: connectFrontendDialer(frontend),
+    tunnelStatus: rest.tunnelStatus ?? connectFrontendTunnelStatus(frontend),
   });
-  return startLocalGateway({ ...rest, dial });
 }

@@ -3,7 +3,9 @@
 // and read the front-proxy ConfigMap through the built-in kube-system Role every aggregated
 // apiserver is bound to. Callers of the gateway need `clustergateways/proxy` (verbs as used)
 // instead. On a managed cluster, its ServiceAccount needs only to impersonate (identity.ts), and hub
-// users get rights there by bindings to their prefixed names.
+// users get rights there by bindings to their prefixed names. Callers of the `tunnel` subresource
+// need `get clustergateways/tunnel`. The console's static files (resource `console`) are open to
+// every authenticated hub user: consoleViewerRbac.
 import type { KubeObject } from '../kube/index.ts';
 import { type GatewayIdentityMode, hubAdminsGroup, managedClusterUser } from './identity.ts';
 
@@ -118,4 +120,32 @@ function clusterRoleBinding(name: string, clusterRole: string, subjects: object[
     roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: clusterRole },
     subjects,
   } as KubeObject;
+}
+
+/** The ClusterRole (and its binding) that lets every hub user load the console from the gateway. */
+export const consoleViewerRoleName = 'tether:console-viewer';
+
+/**
+ * ClusterRole tether:console-viewer (get, list on `console` of cluster.core.oam.dev and nothing
+ * else) bound to system:authenticated. The console resource is the gateway's static files only
+ * (index.html, app.js, app.css: public, the same for everyone, no data); what the page then shows
+ * is read with the viewer's own rights, so this grants nothing else.
+ */
+export function consoleViewerRbac(labels: Record<string, string> = {}): KubeObject[] {
+  const metadata = { name: consoleViewerRoleName, ...(Object.keys(labels).length ? { labels } : {}) };
+  return [
+    {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'ClusterRole',
+      metadata,
+      rules: [{ apiGroups: ['cluster.core.oam.dev'], resources: ['console'], verbs: ['get', 'list'] }],
+    } as KubeObject,
+    {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'ClusterRoleBinding',
+      metadata,
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: consoleViewerRoleName },
+      subjects: [{ kind: 'Group', apiGroup: 'rbac.authorization.k8s.io', name: 'system:authenticated' }],
+    } as KubeObject,
+  ];
 }

@@ -2,6 +2,11 @@
 // kube-apiserver. It serves only the aggregator (front-proxy client certificate), authorizes every
 // caller with a SubjectAccessReview, serves discovery/OpenAPI and the clustergateways resource, and
 // forwards the proxy subresource into managed clusters through `dial` (the reverse tunnel).
+// Subresources: `proxy` (proxy.ts, upgrade.ts), `health` (health.ts: probes the cluster, answers the
+// ClusterGateway), `tunnel` (tunnel.ts: the proxy-server's status of the cluster's tunnel — agents,
+// replicas, bytes, open streams, last error — `?watch=1` streaming; from tunnel-source.ts, with the
+// dialer's own proxy-client credentials). Besides the API, the fleet console's static files at
+// /apis/cluster.core.oam.dev/v1alpha1/console/ (console.ts), for `kubectl proxy` users.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { KubeConfig } from '@kubernetes/client-node';
@@ -15,6 +20,7 @@ import {
   SubjectAccessReviewAuthorizer,
   verbForProxyRequest,
 } from './authorizer.ts';
+import { consoleRouteOf, serveConsole } from './console.ts';
 import {
   apiGroupDocument,
   apiGroupList,
@@ -45,6 +51,8 @@ import {
 import { selectorMatcher } from './selectors.ts';
 import { kubeStatus, sendStatus, sendStatusOnSocket } from './status.ts';
 import { ClusterGatewayStore } from './store.ts';
+import { serveTunnel } from './tunnel.ts';
+import type { TunnelStatusSource } from './tunnel-source.ts';
 import { defaultCredentialNamespace, defaultGatewayMsaName, gatewayGroup, gatewayVersion } from './types.ts';
 import { proxyUpgrade } from './upgrade.ts';
 import { type ClusterDialer, UpstreamPools } from './upstream.ts';
@@ -85,6 +93,13 @@ export interface GatewayOptions {
    * through; user-server.ts) on this address; default its serving certificate is the gateway's
    */
   userServer?: { host: string; port: number; tls?: { certPem: string; keyPem: string } };
+  /**
+   * where the `tunnel` subresource gets tunnel status (tunnel-source.ts: the proxy-server's
+   * frontend with the dialer's credentials, or an in-process ProxyServer); left out, it answers 503
+   */
+  tunnelStatus?: TunnelStatusSource;
+  /** a `tunnel` watch ends after this long at most (default 50 s, under the apiserver's request timeout) */
+  tunnelWatchSeconds?: number;
   /** informers' first sync (default 30 s) */
   startTimeoutMs?: number;
   log?: Logger;
@@ -103,7 +118,7 @@ export interface Gateway {
 const apiPrefix = `/apis/${gatewayGroup}/${gatewayVersion}`;
 
 interface Route {
-  kind: 'list' | 'watch' | 'get' | 'health' | 'proxy';
+  kind: 'list' | 'watch' | 'get' | 'health' | 'tunnel' | 'proxy';
   name?: string;
   /** proxy: the upstream path (raw, as received), always starting with '/' */
   rest?: string;
@@ -125,6 +140,7 @@ export function routeOf(path: string, query: URLSearchParams): Route | undefined
   if (!name) return undefined;
   if (parts.length === 2) return { kind: 'get', name };
   if (parts[2] === 'health' && parts.length === 3) return { kind: 'health', name };
+  if (parts[2] === 'tunnel' && parts.length === 3) return { kind: 'tunnel', name };
   if (parts[2] === 'proxy') {
     const prefix = `clustergateways/${parts[1]}/proxy`;
     const after = rest.slice(prefix.length);
@@ -222,7 +238,7 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
         kubeStatus(403, forbiddenMessage(result.caller, access) + why, {
           name: access.name,
           group: gatewayGroup,
-          kind: 'clustergateways',
+          kind: access.resource ?? 'clustergateways',
         }),
       );
     } catch (err) {
@@ -252,6 +268,14 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
       count(status.code);
       sendStatus(res, status);
     };
+    const consoleRoute = route ? undefined : consoleRouteOf(path);
+    if (consoleRoute) {
+      if (method !== 'GET' && method !== 'HEAD')
+        return fail(kubeStatus(405, `${method} is not allowed on the console; it is read-only`));
+      if (!(await admit(req, consoleRoute.access, fail))) return;
+      count(consoleRoute.file === 'missing' ? 404 : 200);
+      return serveConsole(req, res, consoleRoute.file);
+    }
     if (!route) {
       const docs: Record<string, { body: string; etag: string }> = {
         '/apis': { body: JSON.stringify(apiGroupList), etag: '' },
@@ -284,13 +308,24 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
       return proxyRequest(proxyCtx, req, res, up, caller, rest, query, params);
     }
     if (method !== 'GET') return fail(kubeStatus(405, `${method} is not supported on clustergateways`));
-    const verb = route.kind === 'health' ? 'get' : route.kind;
+    const verb = route.kind === 'health' || route.kind === 'tunnel' ? 'get' : route.kind;
     const access: AccessRequest = {
       verb,
-      ...(route.kind === 'health' ? { subresource: 'health' as const } : {}),
+      ...(route.kind === 'health' || route.kind === 'tunnel' ? { subresource: route.kind } : {}),
       ...(name ? { name } : {}),
     };
     if (!(await admit(req, access, fail))) return;
+    if (route.kind === 'tunnel') {
+      if (!store.get(name ?? '')) return fail(notFound(name ?? ''));
+      count(200, /^(true|1)$/.test(params.get('watch') ?? '') ? 'WATCH' : 'GET');
+      return serveTunnel(
+        { source: opts.tunnelStatus, maxWatchSeconds: opts.tunnelWatchSeconds, log },
+        res,
+        name ?? '',
+        /^(true|1)$/.test(params.get('watch') ?? ''),
+        params,
+      );
+    }
     const accept = req.headers.accept;
     let matches: ReturnType<typeof selectorMatcher>;
     try {

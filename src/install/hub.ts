@@ -11,13 +11,14 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { signingCaNamespace } from '../addon/hub/template/agent.ts';
 import {
+  consoleViewerRbac,
   defaultCredentialNamespace,
   gatewayApiServiceName,
   gatewayGroup,
   gatewayVersion,
   userServerServiceName,
 } from '../gateway/index.ts';
-import { deployment, type ImageOptions, meta } from '../kube/workload.ts';
+import { deployment, type ImageOptions, labels, meta } from '../kube/workload.ts';
 import { hubRbac } from './hub-rbac.ts';
 import { hubNames, hubNamespace, ports } from './names.ts';
 
@@ -273,5 +274,7 @@ export function hubManifests(o: HubInstallOptions): KubernetesObject[] {
         caBundle: o.gatewayCaBundle,
       },
     } as KubernetesObject,
+    // every hub user may load the console's static files from the gateway (public, no data)
+    ...(consoleViewerRbac(labels(n.gateway)) as KubernetesObject[]),
   ];
 }

@@ -33,7 +33,10 @@ export class ApiFailure extends Error {
 export function apiGet(path: string, signal?: AbortSignal): Promise<Response> {
   return fetch(path, {
     method: 'GET',
-    headers: { [TOKEN_HEADER]: consoleToken(), Accept: 'application/json' },
+    // no token when the page is served by the gateway (behind kubectl proxy: the hub authenticates)
+    headers: consoleToken()
+      ? { [TOKEN_HEADER]: consoleToken(), Accept: 'application/json' }
+      : { Accept: 'application/json' },
     credentials: 'omit',
     cache: 'no-store',
     ...(signal ? { signal } : {}),

@@ -1,7 +1,6 @@
 // One cluster's page (#/clusters/<name>): its conditions, its add-ons with every condition, its
 // ManifestWorks with Applied / Available / Degraded and status feedback, its ManagedServiceAccounts
-// with token expiry, and a placeholder for the tunnel (filled from the proxy-server's metrics
-// later). Everything of a cluster lives in the namespace named after it, so each list here is one
+// with token expiry, and its tunnel (tunnel.ts: the proxy-server's status through the gateway). Everything of a cluster lives in the namespace named after it, so each list here is one
 // namespace's: a viewer with rights on that namespace only still sees it.
 import { html } from 'htm/preact';
 import type { VNode } from 'preact';
@@ -13,6 +12,7 @@ import {
   managedServiceAccountsPath,
   manifestWorksPath,
 } from './paths.ts';
+import { TunnelSection } from './tunnel.ts';
 import type { Condition, KubeObject } from './types.ts';
 import { useCollection } from './use-collection.ts';
 
@@ -138,7 +138,7 @@ export function ClusterPage({ name }: { name: string }): VNode {
       }
     </section>
     <${Addons} cluster=${name} />
-    <section data-testid="tunnel"></section>
+    <${TunnelSection} cluster=${name} />
     <${Works} cluster=${name} />
     <${ServiceAccounts} cluster=${name} />
   </div>`;

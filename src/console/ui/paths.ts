@@ -40,3 +40,7 @@ export const manifestWorkReplicaSetsPath = collection(
 );
 
 export const eventsPath = collection('', 'v1', 'events');
+
+/** The gateway's tunnel subresource of one cluster (watch: a line per interval). */
+export const clusterTunnelPath = (cluster: string): string =>
+  `/apis/cluster.core.oam.dev/v1alpha1/clustergateways/${encodeURIComponent(cluster)}/tunnel`;
