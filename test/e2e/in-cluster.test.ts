@@ -29,7 +29,13 @@ import { ensureNodeImages } from '../../src/localenv/node-images.ts';
 import { issueCertificate, loadCertificateAuthority } from '../../src/pki/index.ts';
 import { pollUntil } from '../../src/wait.ts';
 import { KonnectivityClient } from '../fixtures/konnectivity-client.ts';
-import { screenshotDir, startBrowserPage, startConsoleCommand, waitInPage } from './fixtures/browser.ts';
+import {
+  removeScreenshotDir,
+  screenshotDir,
+  startBrowserPage,
+  startConsoleCommand,
+  waitInPage,
+} from './fixtures/browser.ts';
 
 const exec = promisify(execFile);
 // node names are per host: a `tether up` (hub, cluster1, …) may run on this machine meanwhile
@@ -456,7 +462,7 @@ describe('tether installed in real clusters', () => {
             `${c}'s ${addon} badge Available`,
           );
       }
-      measured.consoleFleetShot = await browser.screenshot('fleet');
+      await browser.screenshot('fleet');
       const name = cluster(0).name;
       await page.goto(`${console_.url}#/clusters/${name}`);
       await waitInPage(
@@ -470,11 +476,12 @@ describe('tether installed in real clusters', () => {
         'the echo-deployment work Available with its ReadyReplicas feedback',
       );
       expect(row).toMatch(/ReadyReplicas\D*2/);
-      measured.consoleClusterShot = await browser.screenshot('cluster');
+      await browser.screenshot('cluster');
       expect(browser.errors).toEqual([]);
     } finally {
       await browser.close();
       await console_.stop();
+      removeScreenshotDir(shots);
       await kubectl(hubKc(), [
         '-n',
         cluster(0).name,

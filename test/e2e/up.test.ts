@@ -18,6 +18,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { pollUntil } from '../../src/wait.ts';
 import {
   type BrowserPage,
+  removeScreenshotDir,
   screenshotDir,
   startBrowserPage,
   startConsoleCommand,
@@ -122,6 +123,7 @@ describe('the console on tether up', () => {
 
   beforeAll(async () => {
     shots = screenshotDir('up-console');
+    cleanups.add(async () => removeScreenshotDir(shots));
     const console_ = await startConsoleCommand(up.hubKubeconfig);
     cleanups.add(console_.stop);
     url = console_.url;
