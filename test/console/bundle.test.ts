@@ -14,6 +14,14 @@ describe('index.html', () => {
     expect(html).not.toMatch(/<style|\sstyle=|\son[a-z]+=/i);
   });
 
+  it('served by the gateway: no token meta, assets linked relatively', () => {
+    const html = indexHtml(undefined, { assetBase: '' });
+    expect(html).not.toContain('tether-console-token');
+    expect(html).toContain('<script type="module" src="app.js"></script>');
+    expect(html).toContain('<link rel="stylesheet" href="app.css">');
+    expect(indexHtml(undefined, { assetBase: 'console/' })).toContain('src="console/app.js"');
+  });
+
   it('escapes the token as an attribute value', () => {
     expect(indexHtml('"><script>')).toContain('content="&quot;&gt;&lt;script&gt;"');
   });

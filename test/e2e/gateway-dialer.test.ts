@@ -1,6 +1,7 @@
 // The dialer a gateway uses when it runs apart from the proxy-server: HTTP CONNECT on the running
 // `tether proxy-server` process's frontend (proxy-client certificate), then TLS to cluster1's
-// kube-apiserver verified against cluster1's CA — the path `tether up` wires for the gateway.
+// kube-apiserver verified against cluster1's CA — the path `tether up` wires for the gateway; and
+// the tunnel subresource, answered from that process's GET /tunnels/cluster1.
 import { readFileSync } from 'node:fs';
 import { CoreV1Api } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
@@ -106,6 +107,17 @@ describe('startLocalGatewayForTunnel', () => {
         '/apis/cluster.core.oam.dev/v1alpha1/clustergateways/cluster1/proxy/version',
       ]);
       expect(JSON.parse(version).gitVersion).toMatch(/^v1\./);
+      // the tunnel subresource asks the proxy-server process's frontend, with the same credentials
+      const tunnel = JSON.parse(
+        await kubectl(env.hub.kubeconfigPath, [
+          'get',
+          '--raw',
+          '/apis/cluster.core.oam.dev/v1alpha1/clustergateways/cluster1/tunnel',
+        ]),
+      );
+      expect(tunnel).toMatchObject({ kind: 'ClusterGatewayTunnel', status: { cluster: 'cluster1' } });
+      expect(tunnel.status.agents.length).toBeGreaterThanOrEqual(1);
+      expect(tunnel.status.bytesFromCluster).toBeGreaterThan(0);
     } finally {
       await gateway.stop();
       await core.deleteNamespacedSecret({ name: secretName, namespace: 'cluster1' }).catch(() => {});

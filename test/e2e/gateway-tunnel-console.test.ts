@@ -139,6 +139,14 @@ describe('clustergateways/<name>/tunnel through the hub', () => {
     expect(events.map((e) => e.type).slice(0, 2)).toEqual(['ADDED', 'MODIFIED']);
     expect(events[1].object.status.cluster).toBe(cluster);
 
+    // a watch ends by itself within timeoutSeconds (the gateway's cap keeps it under the apiserver's
+    // request timeout), cleanly: every line a whole event
+    const started = Date.now();
+    const short = await hubRequest(viewer.tls, `${path}?watch=1&timeoutSeconds=1`, { lines: 1000 });
+    expect(Date.now() - started).toBeLessThan(10_000);
+    expect(short.body.endsWith('\n')).toBe(true);
+    expect(short.body.split('\n').filter(Boolean).length).toBeGreaterThanOrEqual(2);
+
     const strangerName = `${cluster}-no-tunnel`;
     const stranger = await hubUser(f, strangerName, ['get'], cluster);
     const denied = await hubRequest(stranger.tls, path);

@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { TetherError } from '../../src/errors.ts';
 import { forbiddenMessage, verbForMethod, verbForProxyRequest } from '../../src/gateway/authorizer.ts';
+import { consoleRouteOf } from '../../src/gateway/console.ts';
 import { callerFromHeaders, parseAuthenticationConfigMap } from '../../src/gateway/front-proxy.ts';
 import { gatewayKubeconfig, kubeConfigForCluster } from '../../src/gateway/kubeconfig.ts';
 import { longRunningKind, upstreamHeaders } from '../../src/gateway/proxy.ts';
@@ -170,6 +171,27 @@ describe('routing and negotiation', () => {
     });
     expect(routeOf(`${base}/other`, q)).toBeUndefined();
     expect(routeOf('/apis', q)).toBeUndefined();
+  });
+
+  it('maps the tunnel subresource, and the console files with what the apiserver authorizes them as', () => {
+    const q = new URLSearchParams('watch=1');
+    expect(routeOf(`${base}/clustergateways/c1/tunnel`, q)).toEqual({ kind: 'tunnel', name: 'c1' });
+    expect(routeOf(`${base}/clustergateways/c1/tunnel/x`, q)).toBeUndefined();
+    expect(routeOf(`${base}/console/`, q)).toBeUndefined();
+    const list = { verb: 'list', resource: 'console' };
+    expect(consoleRouteOf(`${base}/console/`)).toEqual({ file: 'index', access: list });
+    expect(consoleRouteOf(`${base}/console`)).toEqual({ file: 'index-bare', access: list });
+    expect(consoleRouteOf(`${base}/console/app.js`)).toEqual({
+      file: 'app.js',
+      access: { verb: 'get', resource: 'console', name: 'app.js' },
+    });
+    expect(consoleRouteOf(`${base}/console/app.css`)?.file).toBe('app.css');
+    expect(consoleRouteOf(`${base}/console/../clustergateways`)).toMatchObject({ file: 'missing' });
+    expect(consoleRouteOf(`${base}/console/app.js/x`)).toMatchObject({
+      file: 'missing',
+      access: { verb: 'get', resource: 'console', name: 'app.js' },
+    });
+    expect(consoleRouteOf(`${base}/consoles/`)).toBeUndefined();
   });
 
   it('recognizes kubectl Table requests', () => {
