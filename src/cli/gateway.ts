@@ -15,6 +15,7 @@ import {
   hubIdentityPrefix,
   issueGatewayServingCertificate,
   registerGatewayApiService,
+  sharedTunnelWatches,
   startGateway,
   userServerPort,
 } from '../gateway/index.ts';
@@ -209,7 +210,7 @@ export function registerGatewayCommands(program: Command): void {
         hubKubeConfig: hub,
         dial,
         // the tunnel subresource asks the same frontend with the same credentials
-        tunnelStatus: connectFrontendTunnelStatus(frontend),
+        tunnelStatus: sharedTunnelWatches(connectFrontendTunnelStatus(frontend)),
         host: flags.bindAddress,
         port: flags.port,
         tls,

@@ -39,6 +39,7 @@ export type { Upstream } from './store.ts';
 export {
   connectFrontendTunnelStatus,
   inProcessTunnelStatus,
+  sharedTunnelWatches,
   type TunnelStatus,
   TunnelStatusError,
   type TunnelStatusSource,

@@ -10,7 +10,7 @@ import {
 } from './apiservice.ts';
 import { connectFrontendDialer } from './dialers.ts';
 import { type Gateway, type GatewayOptions, startGateway } from './server.ts';
-import { connectFrontendTunnelStatus } from './tunnel-source.ts';
+import { connectFrontendTunnelStatus, sharedTunnelWatches } from './tunnel-source.ts';
 
 export interface LocalGatewayOptions extends Omit<GatewayOptions, 'tls' | 'host' | 'port'> {
   hubKubeConfig: KubeConfig;
@@ -91,6 +91,6 @@ export async function startLocalGatewayForTunnel(
   return startLocalGateway({
     ...rest,
     dial: connectFrontendDialer(frontend),
-    tunnelStatus: rest.tunnelStatus ?? connectFrontendTunnelStatus(frontend),
+    tunnelStatus: rest.tunnelStatus ?? sharedTunnelWatches(connectFrontendTunnelStatus(frontend)),
   });
 }

@@ -4,6 +4,10 @@
 // gateway runs in-process with the ProxyServer, that server's own tunnelStatus(). Either way the
 // gateway adds no credential and no rights: the proxy-server admits it exactly as it admits the
 // gateway's CONNECTs. Bounded: answer size, watch line size, connect/answer deadline.
+//
+// The proxy-server counts the gateway as one caller with a few watches (tunnel-status.ts), however
+// many viewers it serves: sharedTunnelWatches makes that one watch per cluster, shared by every
+// viewer of that cluster's tunnel, opened by the first and closed after the last.
 import type { IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { isIP } from 'node:net';
@@ -197,4 +201,62 @@ function parseStatus(text: string): TunnelStatus {
   if (!s || typeof s.cluster !== 'string' || !Array.isArray(s.agents))
     throw new TunnelStatusError(502, 'the proxy-server answered something that is not a tunnel status');
   return s as TunnelStatus;
+}
+
+interface SharedWatch {
+  controller: AbortController;
+  last?: TunnelStatus;
+  viewers: Set<{ onStatus: (status: TunnelStatus) => void; end: (err?: unknown) => void }>;
+}
+
+/** `source` with one watch per cluster at a time, its statuses fanned out to every watcher. */
+export function sharedTunnelWatches(source: TunnelStatusSource): TunnelStatusSource {
+  const watches = new Map<string, SharedWatch>();
+  const open = (cluster: string): SharedWatch => {
+    const shared: SharedWatch = { controller: new AbortController(), viewers: new Set() };
+    watches.set(cluster, shared);
+    const finish = (err?: unknown): void => {
+      if (watches.get(cluster) === shared) watches.delete(cluster);
+      for (const v of [...shared.viewers]) v.end(err);
+    };
+    source
+      .watch(
+        cluster,
+        (status) => {
+          shared.last = status;
+          for (const v of shared.viewers) v.onStatus(status);
+        },
+        shared.controller.signal,
+      )
+      .then(() => finish(), finish);
+    return shared;
+  };
+  return {
+    get: (cluster, signal) => source.get(cluster, signal),
+    watch(cluster, onStatus, signal) {
+      return new Promise<void>((resolve, reject) => {
+        const shared = watches.get(cluster) ?? open(cluster);
+        const viewer = {
+          onStatus,
+          end: (err?: unknown): void => {
+            shared.viewers.delete(viewer);
+            signal.removeEventListener('abort', leave);
+            if (err) reject(err);
+            else resolve();
+          },
+        };
+        const leave = (): void => {
+          viewer.end();
+          if (shared.viewers.size === 0) {
+            if (watches.get(cluster) === shared) watches.delete(cluster);
+            shared.controller.abort();
+          }
+        };
+        shared.viewers.add(viewer);
+        if (signal.aborted) return leave();
+        signal.addEventListener('abort', leave, { once: true });
+        if (shared.last) onStatus(shared.last);
+      });
+    },
+  };
 }

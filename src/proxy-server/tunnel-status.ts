@@ -73,7 +73,10 @@ export class TunnelErrorLog {
 export interface TunnelStatusLimits {
   /** between two lines of a watch (default 2 s) */
   intervalMs: number;
-  /** watches one caller may hold at once (default 10) */
+  /**
+   * watches one caller may hold at once (default 100; a gateway holds one per cluster its viewers
+   * look at, shared among them: gateway/tunnel-source.ts sharedTunnelWatches)
+   */
   maxWatchesPerCaller: number;
   /** watches at once, all callers (default 1 000) */
   maxWatches: number;
@@ -83,7 +86,7 @@ export interface TunnelStatusLimits {
 
 export const defaultTunnelStatusLimits: TunnelStatusLimits = {
   intervalMs: 2_000,
-  maxWatchesPerCaller: 10,
+  maxWatchesPerCaller: 100,
   maxWatches: 1_000,
   maxWatchSeconds: 600,
 };
