@@ -270,9 +270,10 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     };
     const consoleRoute = route ? undefined : consoleRouteOf(path);
     if (consoleRoute) {
+      // authenticated and authorized first, as every request here: a stranger learns nothing more
+      if (!(await admit(req, consoleRoute.access, fail))) return;
       if (method !== 'GET' && method !== 'HEAD')
         return fail(kubeStatus(405, `${method} is not allowed on the console; it is read-only`));
-      if (!(await admit(req, consoleRoute.access, fail))) return;
       count(consoleRoute.file === 'missing' ? 404 : 200);
       return serveConsole(req, res, consoleRoute.file);
     }
@@ -317,14 +318,21 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     if (!(await admit(req, access, fail))) return;
     if (route.kind === 'tunnel') {
       if (!store.get(name ?? '')) return fail(notFound(name ?? ''));
-      count(200, /^(true|1)$/.test(params.get('watch') ?? '') ? 'WATCH' : 'GET');
-      return serveTunnel(
-        { source: opts.tunnelStatus, maxWatchSeconds: opts.tunnelWatchSeconds, log },
-        res,
-        name ?? '',
-        /^(true|1)$/.test(params.get('watch') ?? ''),
-        params,
-      );
+      const watch = /^(true|1)$/.test(params.get('watch') ?? '');
+      count(200, watch ? 'WATCH' : 'GET');
+      const running = watch ? metrics.longRunning.labels({ cluster: '', kind: 'watch' }) : undefined;
+      running?.inc();
+      try {
+        return await serveTunnel(
+          { source: opts.tunnelStatus, maxWatchSeconds: opts.tunnelWatchSeconds, log },
+          res,
+          name ?? '',
+          watch,
+          params,
+        );
+      } finally {
+        running?.dec();
+      }
     }
     const accept = req.headers.accept;
     let matches: ReturnType<typeof selectorMatcher>;
