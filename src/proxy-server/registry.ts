@@ -64,6 +64,11 @@ export class AgentRegistry {
     return this.byCluster.get(cluster)?.size ?? 0;
   }
 
+  /** The live connections of one cluster (for its tunnel status). */
+  of(cluster: string): AgentConnection[] {
+    return [...(this.byCluster.get(cluster) ?? [])];
+  }
+
   clusters(): string[] {
     return [...this.byCluster.keys()].sort();
   }

@@ -389,7 +389,7 @@ export class ProxyServer {
    * it has connected since this proxy-server started and no dial to it has failed.
    */
   tunnelStatus(cluster: string): TunnelStatus | undefined {
-    const conns = this.registry.all().filter((c) => c.cluster === cluster);
+    const conns = this.registry.of(cluster);
     const closed = this.closedBytes.get(cluster);
     const lastError = this.lastErrors.get(cluster);
     if (conns.length === 0 && !closed && !lastError) return undefined;

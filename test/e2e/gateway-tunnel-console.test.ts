@@ -5,7 +5,6 @@
 // tether:console-viewer) with the console's strict CSP, no token, relative assets; writes refused.
 // The console page loaded through the real `kubectl proxy` in headless Chromium lists the cluster.
 import { spawn } from 'node:child_process';
-import { rmSync } from 'node:fs';
 import { request } from 'node:https';
 import { RbacAuthorizationV1Api } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -273,7 +272,6 @@ describe('the gateway-served console behind kubectl proxy, in headless Chromium'
     } finally {
       await browser.close();
       await proxy.stop();
-      rmSync(shots, { recursive: true, force: true });
     }
   });
 });

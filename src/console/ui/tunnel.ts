@@ -231,11 +231,11 @@ export function TunnelSection({ cluster }: { cluster: string }): VNode {
         ? html`<div class="tunnel">
             <p>
               <span data-testid="tunnel-replicas" data-server-count=${s.serverCount}>proxy-server <span class="mono">${s.serverId}</span>, one of ${s.serverCount} replica${s.serverCount === 1 ? '' : 's'}</span>
-              ·
+              ${' · '}
               <span data-testid="tunnel-bytes-rate" data-from=${last?.fromClusterPerSecond ?? ''} data-to=${last?.toClusterPerSecond ?? ''}>
                 ${last ? `${formatRate(last.fromClusterPerSecond)} from the cluster, ${formatRate(last.toClusterPerSecond)} to it` : 'measuring…'}
               </span>
-              ·
+              ${' · '}
               <span data-testid="tunnel-open-streams">${s.openStreams} open stream${s.openStreams === 1 ? '' : 's'}</span>
             </p>
             ${
