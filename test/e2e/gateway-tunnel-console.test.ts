@@ -3,11 +3,13 @@
 // 403 for one who is not, and a watch that streams; and the fleet console's static files the
 // gateway serves under its API, which any authenticated user may load (ClusterRole
 // tether:console-viewer) with the console's strict CSP, no token, relative assets; writes refused.
-// The console page loaded through the real `kubectl proxy` in headless Chromium lists the cluster.
+// The console page loaded through the real `kubectl proxy` in headless Chromium lists the cluster and
+// fills its tunnel section; a user without the tunnel right sees the forbidden panel there.
 import { spawn } from 'node:child_process';
 import { request } from 'node:https';
 import { RbacAuthorizationV1Api } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { kubeconfigFromParts, kubeconfigToYaml } from '../../src/kube/index.ts';
 import { pollUntil } from '../../src/wait.ts';
 import { screenshotDir, startBrowserPage, waitInPage } from './fixtures/browser.ts';
 import {
@@ -269,6 +271,42 @@ describe('the gateway-served console behind kubectl proxy, in headless Chromium'
       );
       await browser.screenshot('cluster-tunnel');
       expect(browser.errors).toEqual([]);
+    } finally {
+      await browser.close();
+      await proxy.stop();
+    }
+  });
+
+  it('shows a user without clustergateways/tunnel the forbidden panel in the tunnel section, quoting the hub', async () => {
+    const user = `${cluster}-console-no-tunnel`;
+    const { tls } = await hubUser(f, user, [], cluster);
+    const kubeconfig = f.file(
+      `${user}.kubeconfig`,
+      kubeconfigToYaml(
+        kubeconfigFromParts({
+          name: user,
+          server: env.hub.apiserverUrl,
+          caPem: tls.ca,
+          certPem: tls.cert,
+          keyPem: tls.key,
+        }),
+      ),
+    );
+    const proxy = await kubectlProxy(kubeconfig);
+    const browser = await startBrowserPage(screenshotDir('gateway-console-forbidden')).catch(async (err) => {
+      await proxy.stop();
+      throw err;
+    });
+    try {
+      await browser.page.goto(`${proxy.url}${api}/console/#/clusters/${cluster}`);
+      const text = await waitInPage<string>(
+        browser.page,
+        `document.querySelector('section[data-testid="tunnel"] [data-testid="forbidden"]')?.textContent`,
+        'the forbidden panel in the tunnel section',
+        30_000,
+      );
+      expect(text).toContain('clustergateways/tunnel');
+      await browser.screenshot('cluster-tunnel-forbidden');
     } finally {
       await browser.close();
       await proxy.stop();
