@@ -11,7 +11,7 @@ import { RbacAuthorizationV1Api } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { kubeconfigFromParts, kubeconfigToYaml } from '../../src/kube/index.ts';
 import { pollUntil } from '../../src/wait.ts';
-import { screenshotDir, startBrowserPage, waitInPage } from './fixtures/browser.ts';
+import { removeScreenshotDir, screenshotDir, startBrowserPage, waitInPage } from './fixtures/browser.ts';
 import {
   cluster1GatewayToken,
   cluster1Target,
@@ -235,6 +235,7 @@ describe('the gateway-served console behind kubectl proxy, in headless Chromium'
     const shots = screenshotDir('gateway-console');
     const browser = await startBrowserPage(shots).catch(async (err) => {
       await proxy.stop();
+      removeScreenshotDir(shots);
       throw err;
     });
     try {
@@ -274,6 +275,7 @@ describe('the gateway-served console behind kubectl proxy, in headless Chromium'
     } finally {
       await browser.close();
       await proxy.stop();
+      removeScreenshotDir(shots);
     }
   });
 
@@ -293,8 +295,10 @@ describe('the gateway-served console behind kubectl proxy, in headless Chromium'
       ),
     );
     const proxy = await kubectlProxy(kubeconfig);
-    const browser = await startBrowserPage(screenshotDir('gateway-console-forbidden')).catch(async (err) => {
+    const shots = screenshotDir('gateway-console-forbidden');
+    const browser = await startBrowserPage(shots).catch(async (err) => {
       await proxy.stop();
+      removeScreenshotDir(shots);
       throw err;
     });
     try {
@@ -310,6 +314,7 @@ describe('the gateway-served console behind kubectl proxy, in headless Chromium'
     } finally {
       await browser.close();
       await proxy.stop();
+      removeScreenshotDir(shots);
     }
   });
 });
