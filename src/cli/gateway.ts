@@ -74,7 +74,10 @@ export function userServerTlsOf(
 export function registerGatewayCommands(program: Command): void {
   program
     .command('gateway')
-    .description('serve the ClusterGateway aggregated API (cluster.core.oam.dev/v1alpha1) for the hub')
+    .description(
+      'serve the ClusterGateway aggregated API (cluster.core.oam.dev/v1alpha1) for the hub: clustergateways with ' +
+        'proxy, health and tunnel, and the fleet console at /apis/cluster.core.oam.dev/v1alpha1/console/ (kubectl proxy)',
+    )
     .addOption(env('--kubeconfig <path>', 'kubeconfig of the hub', 'KUBECONFIG'))
     .addOption(env('--bind-address <ip>', 'address to listen on', 'TETHER_BIND_ADDRESS').default('127.0.0.1'))
     .addOption(
@@ -92,7 +95,7 @@ export function registerGatewayCommands(program: Command): void {
     .addOption(env('--tls-key-file <path>', 'serving key', 'TETHER_TLS_KEY_FILE'))
     .option(
       '--register',
-      'generate a serving certificate and register Service + APIService v1alpha1.cluster.core.oam.dev pointing at this process',
+      'generate a serving certificate and register Service + APIService v1alpha1.cluster.core.oam.dev pointing at this process (and ClusterRole tether:console-viewer)',
       false,
     )
     .addOption(
