@@ -72,6 +72,8 @@ export class ProxyServer {
   private readonly websocket: WebSocketTransport;
   private pendingDials = 0;
   private readonly closedBytes = new Map<string, { fromCluster: number; toCluster: number }>();
+  /** streams opened per cluster since start (a key per cluster that had an agent, as closedBytes) */
+  private readonly streamsOpened = new Map<string, number>();
   private stopping = false;
   private readonly sockets = new Set<Duplex>();
   private readonly readyWaiters: Array<() => void> = [];
@@ -350,6 +352,7 @@ export class ProxyServer {
           observe('ok');
           // The stream goes back paused, as opened: no listener here may switch it to flowing.
           this.metrics.openStreams.inc({ cluster });
+          this.streamsOpened.set(cluster, (this.streamsOpened.get(cluster) ?? 0) + 1);
           stream.once('close', () => this.metrics.openStreams.dec({ cluster }));
           this.log.debug({ cluster, agent: conn.agent, stream: stream.id, target }, 'tunnel stream opened');
           return stream;
@@ -415,6 +418,7 @@ export class ProxyServer {
       serverCount: this.opts.serverCount,
       agents,
       openStreams,
+      streamsOpened: this.streamsOpened.get(cluster) ?? 0,
       bytesFromCluster: fromCluster,
       bytesToCluster: toCluster,
       ...(lastError ? { lastError } : {}),

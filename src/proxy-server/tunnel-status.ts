@@ -1,8 +1,8 @@
 // A read-only status of one cluster's tunnel on this proxy-server, for the gateway's
 // `clustergateways/<name>/tunnel` subresource and the console's tunnel panel: the agents holding
 // it (id, connected since, open streams each), this replica's serverId and the replica count,
-// cumulative bytes from and to the cluster (a reader computes rates from two samples), open
-// streams, and the last error seen for the cluster (a failed dial, an agent gone silent).
+// cumulative bytes from and to the cluster and streams opened (a reader computes rates from two
+// samples), open streams, and the last error seen for the cluster (a failed dial, an agent gone silent).
 //
 // Served on the CONNECT frontend's own TLS port as a plain HTTP/1.1 `GET /tunnels/<cluster>`
 // (`?watch=1`: one JSON line now and one per interval), to callers the frontend authenticates and
@@ -40,6 +40,8 @@ export interface TunnelStatus {
   serverCount: number;
   agents: TunnelAgentStatus[];
   openStreams: number;
+  /** streams opened since this proxy-server started (a reader computes streams per second) */
+  streamsOpened: number;
   /** bytes since this proxy-server started (TLS payload, framing included) */
   bytesFromCluster: number;
   bytesToCluster: number;

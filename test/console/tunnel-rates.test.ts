@@ -2,18 +2,20 @@
 import { describe, expect, it } from 'vitest';
 import { formatRate, tunnelSample } from '../../src/console/ui/tunnel-rates.ts';
 
-const at = (seconds: number, from: number, to: number, streams = 0) => ({
+const at = (seconds: number, from: number, to: number, streams = 0, opened = 0) => ({
   time: new Date(Date.UTC(2026, 0, 1, 0, 0, seconds)).toISOString(),
   bytesFromCluster: from,
   bytesToCluster: to,
   openStreams: streams,
+  streamsOpened: opened,
 });
 
 describe('tunnel rates', () => {
-  it('divides the counters’ growth by the time between two statuses', () => {
-    expect(tunnelSample(at(0, 1000, 500), at(2, 5096, 2548, 3))).toMatchObject({
+  it('divides the counters’ growth (bytes, streams opened) by the time between two statuses', () => {
+    expect(tunnelSample(at(0, 1000, 500, 0, 10), at(2, 5096, 2548, 3, 15))).toMatchObject({
       fromClusterPerSecond: 2048,
       toClusterPerSecond: 1024,
+      streamsPerSecond: 2.5,
       openStreams: 3,
     });
   });

@@ -16,6 +16,7 @@ const status = (n: number): TunnelStatus => ({
   serverCount: 1,
   agents: [],
   openStreams: n,
+  streamsOpened: n,
   bytesFromCluster: n,
   bytesToCluster: n,
   time: new Date().toISOString(),

@@ -61,6 +61,7 @@ describe('GET /tunnels/<cluster> on the CONNECT frontend', () => {
       serverId: 'server-a',
       serverCount: 1,
       openStreams: 0,
+      streamsOpened: 0,
     });
     expect(status.agents).toEqual([
       expect.objectContaining({ agent: 'agent-1', openStreams: 0, unresponsive: false }),
@@ -119,7 +120,7 @@ describe('GET /tunnels/<cluster> on the CONNECT frontend', () => {
     expect(other).toBe(405);
   });
 
-  it('a watch streams a line per interval; bytes rise after traffic and a failed dial is the last error', async () => {
+  it('a watch streams a line per interval; bytes and streams opened rise after traffic, a failed dial is the last error', async () => {
     const seen: TunnelStatus[] = [];
     const ac = new AbortController();
     const watching = source(viewer).watch('cluster1', (s) => seen.push(s), ac.signal);
@@ -134,10 +135,11 @@ describe('GET /tunnels/<cluster> on the CONNECT frontend', () => {
           const last = seen[seen.length - 1] as TunnelStatus;
           return (
             last.bytesFromCluster >= before.bytesFromCluster + payload.length &&
-            last.bytesToCluster >= before.bytesToCluster + payload.length
+            last.bytesToCluster >= before.bytesToCluster + payload.length &&
+            last.streamsOpened === before.streamsOpened + 1
           );
         },
-        { timeoutMs: 5_000, description: 'bytes both ways to rise by the payload' },
+        { timeoutMs: 5_000, description: 'bytes both ways to rise by the payload, one more stream opened' },
       );
       await expect(tunnel.server.dial('cluster1', 'not-exported:8080')).rejects.toThrow();
       await pollUntil(() => seen[seen.length - 1]?.lastError !== undefined, {

@@ -1,6 +1,6 @@
 // Rates from the tunnel's cumulative counters: each new status of a cluster's tunnel (the gateway's
-// `tunnel` subresource) against the one before gives bytes per second each way; the open-stream
-// count is taken as it is. Pure, so unit tests run it in Node; tunnel.ts keeps the samples since the
+// `tunnel` subresource) against the one before gives bytes per second each way and streams opened
+// per second; the open-stream count is taken as it is. Pure, so unit tests run it in Node; tunnel.ts keeps the samples since the
 // page opened and plots them.
 
 /** The part of a tunnel status the rates are made of (proxy-server/tunnel-status.ts). */
@@ -10,6 +10,8 @@ export interface TunnelCounters {
   bytesFromCluster: number;
   bytesToCluster: number;
   openStreams: number;
+  /** streams opened so far (absent from an older proxy-server) */
+  streamsOpened?: number;
 }
 
 export interface TunnelSample {
@@ -17,6 +19,8 @@ export interface TunnelSample {
   t: number;
   fromClusterPerSecond: number;
   toClusterPerSecond: number;
+  /** streams opened per second */
+  streamsPerSecond: number;
   openStreams: number;
 }
 
@@ -41,6 +45,7 @@ export function tunnelSample(
     t: t1,
     fromClusterPerSecond: rate(previous.bytesFromCluster, next.bytesFromCluster),
     toClusterPerSecond: rate(previous.bytesToCluster, next.bytesToCluster),
+    streamsPerSecond: rate(previous.streamsOpened ?? 0, next.streamsOpened ?? 0),
     openStreams: next.openStreams,
   };
 }

@@ -1,9 +1,10 @@
 // The cluster page's tunnel section: the proxy-server's view of the cluster's tunnel, read from the
 // gateway's `clustergateways/<name>/tunnel?watch=1` as the viewer (the hub authorizes
 // `get clustergateways/tunnel`; the console adds no rights). Connected agents with their open
-// streams, the proxy-server replicas, the last error, and a uPlot plot of bytes per second both ways
-// and open streams since the page opened (tunnel-rates.ts). The subresource streams a status per
-// interval and ends each watch before the apiserver's request timeout; it is opened again at once
+// streams, the proxy-server replicas, the last error, and a uPlot plot of bytes per second both ways,
+// streams opened per second and open streams since the page opened (tunnel-rates.ts). The
+// subresource streams a status per interval and ends each watch before the apiserver's request
+// timeout; it is opened again at once
 // (after a refusal or failure: with capped backoff). A refused or unavailable answer shows the panel
 // the other sections show (forbidden, not served, error), never an empty box; a hub without the
 // gateway's API group is "not served" from discovery, without a request bound to fail.
@@ -108,6 +109,7 @@ function plotData(samples: readonly TunnelSample[]): uPlot.AlignedData {
     samples.map((s) => s.t),
     samples.map((s) => s.fromClusterPerSecond),
     samples.map((s) => s.toClusterPerSecond),
+    samples.map((s) => s.streamsPerSecond),
     samples.map((s) => s.openStreams),
   ];
 }
@@ -144,6 +146,13 @@ function TunnelPlot({ samples, version }: { samples: readonly TunnelSample[]; ve
             stroke: '#d97706',
             width: 2,
             value: (_u, v) => (v == null ? '–' : formatRate(v)),
+          },
+          {
+            label: 'streams opened/s',
+            stroke: '#7c3aed',
+            width: 1,
+            scale: 'streams',
+            value: (_u, v) => (v == null ? '–' : v.toFixed(1)),
           },
           { label: 'open streams', stroke: '#6b7280', width: 1, dash: [4, 4], scale: 'streams' },
         ],
@@ -236,7 +245,7 @@ export function TunnelSection({ cluster }: { cluster: string }): VNode {
                 ${last ? `${formatRate(last.fromClusterPerSecond)} from the cluster, ${formatRate(last.toClusterPerSecond)} to it` : 'measuring…'}
               </span>
               ${' · '}
-              <span data-testid="tunnel-open-streams">${s.openStreams} open stream${s.openStreams === 1 ? '' : 's'}</span>
+              <span data-testid="tunnel-open-streams" data-per-second=${last?.streamsPerSecond ?? ''}>${s.openStreams} open stream${s.openStreams === 1 ? '' : 's'}${last ? `, ${last.streamsPerSecond.toFixed(1)} opened/s` : ''}</span>
             </p>
             ${
               s.agents.length === 0
