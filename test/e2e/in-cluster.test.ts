@@ -438,7 +438,7 @@ describe('tether installed in real clusters', () => {
     }
   });
 
-  it('the console (tether console, headless Chromium) shows the fleet with every add-on, a cluster page with its add-ons and that work with its feedback', async () => {
+  it('the console (tether console, headless Chromium) shows the fleet with every add-on, a cluster page with its add-ons, its tunnel and that work with its feedback', async () => {
     const shots = screenshotDir('in-cluster-console');
     const console_ = await startConsoleCommand(hubKc());
     const browser = await startBrowserPage(shots).catch(async (err) => {
@@ -476,6 +476,12 @@ describe('tether installed in real clusters', () => {
         'the echo-deployment work Available with its ReadyReplicas feedback',
       );
       expect(row).toMatch(/ReadyReplicas\D*2/);
+      // the tunnel, from the proxy-server through the gateway's clustergateways/<name>/tunnel, as the viewer
+      await waitInPage(
+        page,
+        `Number(document.querySelector('[data-testid="tunnel-agents"]')?.dataset.count) >= 1`,
+        `${name}'s tunnel with its agent on the cluster page`,
+      );
       await browser.screenshot('cluster');
       expect(browser.errors).toEqual([]);
     } finally {
