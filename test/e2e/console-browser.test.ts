@@ -345,6 +345,23 @@ describe('the console in headless Chromium (Debian chromium-headless-shell, inst
     expect(page.errors).toEqual([]);
   });
 
+  it("keeps the console's token out of the page's URL, browser storage and cookies after visiting every page", async () => {
+    const page = await startBrowser();
+    await page.navigate(`${console_.url}#/`);
+    for (const hash of ['#/', '#/clusters/cluster1', '#/placements', '#/events']) {
+      await page.evaluate(`location.hash = '${hash}'`);
+      await waitInPage(page, `!document.querySelector('[data-testid="loading"]')`, `${hash} to load`, 10_000);
+    }
+    const kept = await page.evaluate<{ href: string; local: string; session: string; cookie: string }>(
+      `({ href: location.href, local: JSON.stringify({ ...localStorage }), session: JSON.stringify({ ...sessionStorage }), cookie: document.cookie })`,
+    );
+    expect(kept.href).not.toContain(console_.token);
+    expect(kept.local).toBe('{}');
+    expect(kept.session).toBe('{}');
+    expect(kept.cookie).toBe('');
+    expect(page.errors).toEqual([]);
+  });
+
   it('shows a user who may not list ManagedClusters the forbidden panel, quoting the apiserver', async () => {
     const user = uniqueName('console-browser-viewer');
     const ca = await loadCertificateAuthority(
