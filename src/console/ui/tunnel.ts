@@ -23,7 +23,7 @@ import {
   type TunnelSample,
   tunnelSample,
 } from './tunnel-rates.ts';
-import type { CollectionState } from './watch.ts';
+import { BACKOFF_FIRST_MS, BACKOFF_MAX_MS, type CollectionState, sleep } from './watch.ts';
 import { WatchLineParser } from './watch-stream.ts';
 
 interface TunnelAgent {
@@ -44,23 +44,7 @@ interface TunnelStatus extends TunnelCounters {
 
 /** Between re-opening a watch that ended normally, and the backoff after a failure. */
 const REOPEN_MS = 200;
-const BACKOFF_FIRST_MS = 1_000;
-const BACKOFF_MAX_MS = 30_000;
 const PLOT_HEIGHT = 160;
-
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const timer = setTimeout(resolve, ms);
-    signal.addEventListener(
-      'abort',
-      () => {
-        clearTimeout(timer);
-        resolve();
-      },
-      { once: true },
-    );
-  });
-}
 
 const GATEWAY_GROUP = 'cluster.core.oam.dev';
 

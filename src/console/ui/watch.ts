@@ -23,9 +23,9 @@ export interface CollectionState {
 
 /** Objects per list page. */
 const LIST_PAGE_SIZE = 500;
-/** Backoff between retries: first delay and cap. */
-const BACKOFF_FIRST_MS = 1_000;
-const BACKOFF_MAX_MS = 30_000;
+/** A failed list or watch is retried after this, doubling up to BACKOFF_MAX_MS (tunnel.ts too). */
+export const BACKOFF_FIRST_MS = 1_000;
+export const BACKOFF_MAX_MS = 30_000;
 /** A watch that ends sooner than this without an event counts as a failure (backs off). */
 const WATCH_MIN_HEALTHY_MS = 5_000;
 /** The server ends each watch after this long (plus jitter, so many collections do not re-watch at once). */
@@ -47,7 +47,8 @@ function keyOf(obj: KubeObject): string {
   return `${obj.metadata.namespace ?? ''}/${obj.metadata.name}`;
 }
 
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
+/** Resolves after `ms`, or at once when `signal` aborts. */
+export function sleep(ms: number, signal: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
     const timer = setTimeout(resolve, ms);
     signal.addEventListener(
