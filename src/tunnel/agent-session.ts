@@ -1,6 +1,7 @@
 // The agent end of tunnel connections: one HTTP/2 *server* (node:http2, no listener) onto which every
 // socket the agent dialled to a proxy-server is attached. Answers the hello and serves CONNECT
 // streams by dialling the target the resolver allows; anything else is refused on that stream only.
+
 import {
   createServer,
   type Http2Server,
@@ -10,6 +11,7 @@ import {
 } from 'node:http2';
 import { connect as netConnect, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
+import { coalesceWrites } from './coalesce.ts';
 import { resetWhenHalfOpen } from './half-open.ts';
 import { keepAlive } from './keepalive.ts';
 import {
@@ -245,6 +247,7 @@ export class AgentTunnelServer {
         stream.on('data', (c: Buffer) => onBytes('to-target', c.length));
         socket.on('data', (c: Buffer) => onBytes('from-target', c.length));
       }
+      coalesceWrites(stream, socket);
       stream.pipe(socket);
       socket.pipe(stream);
       socket.once('close', () => {
