@@ -45,6 +45,7 @@ import { TetherError } from '../errors.ts';
 import { type Logger, logger as makeLogger } from '../log.ts';
 import { parseConnectAuthority } from '../tunnel/connect-authority.ts';
 import { isManagedClusterIdentity } from '../tunnel/identity.ts';
+import { setRelayBuffer } from '../tunnel/relay-buffer.ts';
 import { countRelayed } from '../tunnel/relay-gc.ts';
 import { ClientLimiter, type ClientLimits } from './client-limits.ts';
 import { type H2ConnectLimits, H2ConnectServer } from './connect-frontend-h2.ts';
@@ -442,6 +443,7 @@ export class ConnectFrontend {
     socket.on('error', () => upstream.destroy());
     socket.once('close', () => upstream.destroy());
     upstream.once('close', () => socket.destroy());
+    setRelayBuffer(upstream);
     upstream.pipe(socket);
     socket.pipe(upstream);
     countRelayed(upstream, socket);
