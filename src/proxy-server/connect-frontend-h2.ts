@@ -24,6 +24,7 @@ import {
 } from 'node:http2';
 import type { TLSSocket } from 'node:tls';
 import type { Logger } from '../log.ts';
+import { setRelayBuffer } from '../tunnel/relay-buffer.ts';
 import { countRelayed } from '../tunnel/relay-gc.ts';
 import type { TunnelOutcome, TunnelRequest } from './connect-frontend.ts';
 import { GrpcFrontend, type GrpcFrontendLimits, grpcTrailersOnly, isGrpcRequest } from './grpc-frontend.ts';
@@ -175,6 +176,7 @@ export class H2ConnectServer {
     upstream.once('close', () => {
       if (!stream.destroyed && !stream.writableEnded) stream.close(NGHTTP2_CANCEL);
     });
+    setRelayBuffer(upstream);
     upstream.pipe(stream);
     stream.pipe(upstream);
     countRelayed(upstream, stream);
