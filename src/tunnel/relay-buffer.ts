@@ -1,8 +1,8 @@
 // How many bytes a relay queues towards a tunnel stream before it stops reading its source.
 //
 // Used by both CONNECT frontends (HTTP/1.1 and HTTP/2). A relay pipes the caller's socket (or
-// HTTP/2 stream) into the tunnel stream, and pipe() stops reading the socket
-// whenever a write returns false: once the stream holds its high-water mark. For an HTTP/2 stream
+// HTTP/2 stream) into the tunnel stream, and pipe() stops reading the caller whenever a write
+// returns false: once the stream holds its high-water mark. For an HTTP/2 stream
 // that mark is Node's default, 64 KiB, and one read of a TLS socket delivers four 16 KiB records
 // in one tick, so every read filled it: the caller's socket was paused and resumed once per
 // 64 KiB (4 096 times for 256 MiB), and each pause stops and restarts the socket's reading in
