@@ -1,7 +1,6 @@
 // The agent end of tunnel connections: one HTTP/2 *server* (node:http2, no listener) onto which every
 // socket the agent dialled to a proxy-server is attached. Answers the hello and serves CONNECT
 // streams by dialling the target the resolver allows; anything else is refused on that stream only.
-
 import {
   createServer,
   type Http2Server,

@@ -2,14 +2,14 @@
 //
 // Used by both CONNECT frontends (HTTP/1.1 and HTTP/2). A relay pipes the caller's socket (or
 // HTTP/2 stream) into the tunnel stream, and pipe() stops reading the caller whenever a write
-// returns false: once the stream holds its high-water mark. For an HTTP/2 stream
-// that mark is Node's default, 64 KiB, and one read of a TLS socket delivers four 16 KiB records
-// in one tick, so every read filled it: the caller's socket was paused and resumed once per
-// 64 KiB (4 096 times for 256 MiB), and each pause stops and restarts the socket's reading in
-// libuv. With a higher mark a busy stream pauses only when its writes really back up.
+// returns false: once the stream holds its high-water mark. For an HTTP/2 stream that mark is
+// Node's default, 64 KiB, and one read of a TLS socket delivers four 16 KiB records in one tick,
+// so every read filled it: the caller's socket was paused and resumed once per 64 KiB (4 096
+// times for 256 MiB), and each pause stops and restarts the socket's reading in libuv. With a
+// higher mark a busy stream pauses only when its writes really back up.
 //
 // Node has no option for it (http2's session.request() builds the stream with default options),
-// so the mark is set on the stream's writable state, a field Node's streams have always had;
+// so the mark is set on the stream's writable state, where Node's streams keep it;
 // test/tunnel/relay-buffer.test.ts checks that Node still honours it.
 import type { Writable } from 'node:stream';
 
