@@ -207,6 +207,10 @@ describe('slow-loris flood on the agent port and the CONNECT frontend', () => {
       description: 'agent readyz',
     });
     const quietStartMs = Date.now() - firstStart;
+    // The bounds below are for a machine that starts the agent within a second without a flood.
+    // On a busier one (a cold CI run builds Kubernetes beside this test: 1.6 s here, 22 s for the
+    // service against 6 s on a quiet machine) they stretch by the same factor, measured in this run.
+    const pace = Math.max(1, quietStartMs / 1000);
     expect(await hubServiceRoundTrip(ports.connect)).toBe(200);
     const pid = server.pid ?? 0;
     const rssBefore = rssMiB(pid);
@@ -231,7 +235,7 @@ describe('slow-loris flood on the agent port and the CONNECT frontend', () => {
       const restartedAt = Date.now();
       agent = tether(agentArgs);
       await pollUntil(() => readyz(agentOps), {
-        timeoutMs: 30_000,
+        timeoutMs: 30_000 * pace,
         intervalMs: 100,
         description: 'the restarted agent to hold its tunnel during the flood',
       });
@@ -239,7 +243,7 @@ describe('slow-loris flood on the agent port and the CONNECT frontend', () => {
       const through = await pollUntil(
         async () =>
           (await hubServiceRoundTrip(ports.connect).catch(() => 0)) === 200 ? Date.now() : undefined,
-        { timeoutMs: 30_000, description: 'a hub service through the frontend during the flood' },
+        { timeoutMs: 30_000 * pace, description: 'a hub service through the frontend during the flood' },
       );
       const serviceMs = through - restartedAt;
       const stats = { ...heldAtKill, opened: onAgentPort.opened() + onFrontend.opened() };
@@ -273,8 +277,8 @@ describe('slow-loris flood on the agent port and the CONNECT frontend', () => {
           `after ${rssAfterFirst} MiB, after a second wave ${rssAfter} MiB\n`,
       );
       expect(stats.agentPort + stats.frontend).toBeGreaterThanOrEqual(1000);
-      expect(reconnectMs).toBeLessThan(15_000);
-      expect(serviceMs).toBeLessThan(20_000);
+      expect(reconnectMs).toBeLessThan(15_000 * pace);
+      expect(serviceMs).toBeLessThan(20_000 * pace);
       expect(rssPeak).toBeLessThan(rssBefore + 400);
       expect(rssAfter).toBeLessThanOrEqual(rssAfterFirst + 50);
     } finally {
