@@ -336,7 +336,10 @@ class ProxyCall {
       if (this.slowTargets.delete(upstream)) this.updateReading();
     });
     // the target finished sending (TCP FIN): the protocol has no half-close, so the connection closes
-    upstream.once('end', () => upstream.end());
+    // (unless our side has ended already: a second end() builds an error, stack trace and all)
+    upstream.once('end', () => {
+      if (!upstream.writableEnded) upstream.end();
+    });
     upstream.once('close', () => {
       this.connections.delete(String(connectID));
       if (this.slowTargets.delete(upstream)) this.updateReading();
