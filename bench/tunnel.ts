@@ -25,7 +25,8 @@
 // each but idle also through the gRPC frontend (konnectivity's ProxyService, a grpc-js client).
 // --anp=BIN_DIR runs those frontend scenarios through Go konnectivity too (its `server` and `agent`
 // in BIN_DIR, bench/lib/konnectivity.ts), interleaved with tether and direct TLS, and adds a
-// "vs konnectivity" row per scenario with issue 26's goals.
+// "vs konnectivity" row per scenario with issue 26's goals; its bulk rows also give the CPU every
+// process on the machine spent per GiB and how busy its cores were (lib/machine-cpu.ts).
 import { mkdirSync } from 'node:fs';
 import type { Socket } from 'node:net';
 import { availableParallelism, loadavg } from 'node:os';

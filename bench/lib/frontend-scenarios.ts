@@ -8,10 +8,12 @@ import { runLatencyScenarios } from './frontend-latency.ts';
 import { type FrontendRun, la, REPEATS, type Side, type Sizes, verdict } from './frontend-run.ts';
 import { TlsFloorServer } from './frontend-tls-floor.ts';
 import { Konnectivity, procCpu } from './konnectivity.ts';
+import { machineBusy, machineCores, machineCpu } from './machine-cpu.ts';
 import { gc, median, nowMs, round, sleep } from './stats.ts';
 
 const MiB = 1024 * 1024;
 const GiB = 1024 * MiB;
+const pct = (f: number): string => `${Math.round(f * 100)} %`;
 
 export interface FrontendRow {
   scenario: string;
@@ -261,7 +263,10 @@ export async function runFrontendScenarios(ctx: FrontendContext): Promise<void> 
     const bulkScenario = async (name: string, streams: number): Promise<void> => {
       const per = Math.floor(sizes.bulkTotal / streams);
       const bytes = per * streams;
-      const runs: Record<Side, Array<{ mbps: number; hubS: number; agentS: number }>> = {
+      const runs: Record<
+        Side,
+        Array<{ mbps: number; hubS: number; agentS: number; busy: number; machineS: number }>
+      > = {
         direct: [],
         frontend: [],
         h2: [],
@@ -272,19 +277,24 @@ export async function runFrontendScenarios(ctx: FrontendContext): Promise<void> 
       for (let r = 0; r < REPEATS; r++) {
         for (const k of order(r)) {
           const c0 = await cpu(k);
+          const m0 = machineCpu();
           const res = await client.bulk(paths.bulk[k], streams, per);
+          const m1 = machineCpu();
           const c1 = await cpu(k);
           const gib = bytes / GiB;
+          const machine = machineBusy(m0, m1);
           runs[k].push({
             mbps: bytes / 1e3 / res.ms,
             hubS: (c1.hub - c0.hub) / 1e6 / gib,
             agentS: (c1.agent - c0.agent) / 1e6 / gib,
+            busy: machine.busy,
+            machineS: machine.cpuS / gib,
           });
           progress(`  ${name} ${k}: ${(bytes / 1e3 / res.ms).toFixed(0)} MB/s`);
           await sleep(100);
         }
       }
-      const med = (k: Side, f: 'mbps' | 'hubS' | 'agentS'): number =>
+      const med = (k: Side, f: 'mbps' | 'hubS' | 'agentS' | 'busy' | 'machineS'): number =>
         round(median(runs[k].map((x) => x[f])), 2);
       const ratio = round(med('frontend', 'mbps') / med('direct', 'mbps'), 3);
       const hubCpu = med('frontend', 'hubS');
@@ -340,6 +350,12 @@ export async function runFrontendScenarios(ctx: FrontendContext): Promise<void> 
           konnectivity_server_cpu_s_per_gib: med('anp', 'hubS'),
           agent_cpu_s_per_gib: med('frontend', 'agentS'),
           konnectivity_agent_cpu_s_per_gib: med('anp', 'agentS'),
+          // every process on the machine (clients and targets too), per GiB, and how busy its cores were
+          machine_cpu_s_per_gib: med('frontend', 'machineS'),
+          konnectivity_machine_cpu_s_per_gib: med('anp', 'machineS'),
+          machine_busy: med('frontend', 'busy'),
+          konnectivity_machine_busy: med('anp', 'busy'),
+          machine_cores: machineCores,
           streams,
           target: { ratio_vs_konnectivity: goal, cpu_per_gib: 'each side ≤ konnectivity' },
           met: vsAnp >= goal && cpuMet,
@@ -347,8 +363,8 @@ export async function runFrontendScenarios(ctx: FrontendContext): Promise<void> 
         },
         {
           scenario: `${name} vs konnectivity`,
-          tunnel: `${med('frontend', 'mbps')} MB/s; CPU s/GiB hub ${hubCpu} agent ${med('frontend', 'agentS')}`,
-          baseline: `konnectivity ${med('anp', 'mbps')} MB/s; CPU s/GiB server ${med('anp', 'hubS')} agent ${med('anp', 'agentS')}`,
+          tunnel: `${med('frontend', 'mbps')} MB/s; CPU s/GiB hub ${hubCpu} agent ${med('frontend', 'agentS')}; machine ${med('frontend', 'machineS')} s/GiB, ${pct(med('frontend', 'busy'))} busy`,
+          baseline: `konnectivity ${med('anp', 'mbps')} MB/s; CPU s/GiB server ${med('anp', 'hubS')} agent ${med('anp', 'agentS')}; machine ${med('anp', 'machineS')} s/GiB, ${pct(med('anp', 'busy'))} busy`,
           ratio: String(vsAnp),
           target: `≥ ${goal}; CPU/GiB ≤ konnectivity`,
           result: `${verdict(vsAnp >= goal)} rate; ${verdict(cpuMet)} CPU`,
