@@ -2,7 +2,6 @@
 // benchmark's client and targets included. On a machine whose cores are all busy, throughput
 // follows the CPU per byte of every process on the path together, not one side's; the tunnel
 // benchmark prints it beside each bulk figure so that a ratio can be read against it.
-
 import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 
