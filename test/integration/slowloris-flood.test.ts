@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import { type TLSSocket, connect as tlsConnect } from 'node:tls';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { IDLE_CHECK_INTERVAL_MS } from '../../src/cli/idle-memory.ts';
 import { freePort } from '../../src/localenv/process.ts';
 import { pollUntil } from '../../src/wait.ts';
 import { echoServer, type HubPki, hubPki, roundTrip } from './tunnel-fixtures.ts';
@@ -252,12 +253,30 @@ describe('slow-loris flood on the agent port and the CONNECT frontend', () => {
       clearInterval(sampler);
       // Memory the allocator took for the flood is kept for reuse (RSS does not drop back), so what
       // shows a leak is growth across floods: a second wave of the same size must not add to it.
+      // "After" is once the process has settled: its sockets closed, and then its RSS steady for
+      // longer than two idle-trim checks (src/cli/idle-memory.ts), so the trim an idle process runs
+      // (50–60 MiB here) has happened before either figure is read. Reading one wave before the
+      // trim and the other after it made a 72 MiB "growth" in a loaded CI run.
       const settled = async (): Promise<number> => {
         await pollUntil(() => fdCount(pid) <= fdsBefore + 5, {
           timeoutMs: 30_000,
           description: `proxy-server fds back near ${fdsBefore}`,
         });
-        return rssMiB(pid);
+        const steadyMs = 2 * IDLE_CHECK_INTERVAL_MS + 1_500;
+        let last = rssMiB(pid);
+        let since = Date.now();
+        return pollUntil(
+          () => {
+            const now = rssMiB(pid);
+            if (Math.abs(now - last) > 2) {
+              last = now;
+              since = Date.now();
+              return undefined;
+            }
+            return Date.now() - since >= steadyMs ? now : undefined;
+          },
+          { timeoutMs: 60_000, intervalMs: 250, description: 'proxy-server RSS steady after the flood' },
+        );
       };
       const rssAfterFirst = await settled();
       const second = [
