@@ -3,8 +3,10 @@
 import { once } from 'node:events';
 import { createServer as createH2Server } from 'node:http2';
 import { type AddressInfo, createServer, connect as netConnect, type Socket } from 'node:net';
+import { Duplex } from 'node:stream';
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
-import { SessionSocket } from '../../src/tunnel/session-socket.ts';
+import { JOIN_MAX_BYTES, SessionSocket } from '../../src/tunnel/session-socket.ts';
 
 const cleanups: Array<() => void> = [];
 afterEach(() => {
@@ -92,5 +94,55 @@ describe('SessionSocket', () => {
     expect(s.bytesRead).toBe(19);
     await once(s, 'close');
     expect(client.destroyed).toBe(true);
+  });
+
+  /** A connection whose reads the test makes: each `emit('data')` is one chunk as a TLS socket hands it on. */
+  function fakeConnection(): Duplex {
+    const d = new Duplex({ read() {}, write: (_c, _e, done) => done() });
+    cleanups.push(() => d.destroy());
+    return d;
+  }
+
+  it('hands on the records one read delivers as one chunk: one hop through the JS stream bridge, not four', async () => {
+    const conn = fakeConnection();
+    const s = new SessionSocket(conn, { maxUnsentBytes: 1024 * 1024 });
+    const got: Buffer[] = [];
+    s.on('data', (c: Buffer) => got.push(c));
+    // a TLS socket hands on a 64 KiB read as four 16 KiB records, one after the other in one turn
+    for (let i = 0; i < 4; i++) conn.emit('data', Buffer.alloc(16 * 1024, i));
+    await nextTurn();
+    expect(got.map((c) => c.length)).toEqual([64 * 1024]);
+    expect([0, 1, 2, 3].map((i) => got[0]?.[i * 16 * 1024])).toEqual([0, 1, 2, 3]);
+    // what arrives in a later turn is handed on then, not held for more
+    conn.emit('data', Buffer.from('later'));
+    await nextTurn();
+    expect(got.map((c) => c.length)).toEqual([64 * 1024, 5]);
+  });
+
+  it('joins at most JOIN_MAX_BYTES (1 MiB): a turn that reads more hands that much on at once', async () => {
+    expect(JOIN_MAX_BYTES).toBe(1024 * 1024);
+    const conn = fakeConnection();
+    const s = new SessionSocket(conn, { maxUnsentBytes: 1024 * 1024 });
+    const got: number[] = [];
+    s.on('data', (c: Buffer) => got.push(c.length));
+    for (let i = 0; i < 80; i++) conn.emit('data', Buffer.alloc(16 * 1024));
+    // handed on already, before the turn ends (the stream emits it on the next tick)
+    await new Promise((r) => process.nextTick(r));
+    expect(got).toEqual([JOIN_MAX_BYTES]);
+    await nextTurn();
+    expect(got).toEqual([JOIN_MAX_BYTES, 256 * 1024]);
+  });
+
+  it('hands on what it holds before the end of the connection', async () => {
+    const conn = fakeConnection();
+    const s = new SessionSocket(conn, { maxUnsentBytes: 1024 * 1024 });
+    const got: string[] = [];
+    s.on('data', (c: Buffer) => got.push(c.toString()));
+    const ended = once(s, 'end');
+    conn.emit('data', Buffer.from('last '));
+    conn.emit('data', Buffer.from('words'));
+    conn.emit('end');
+    await ended;
+    expect(got.join('')).toBe('last words');
   });
 });
