@@ -29,7 +29,7 @@
 // native side with its copy and its round of stream callbacks. The chunks of one turn are joined
 // and handed on at the end of it (setImmediate runs right after the reads of the same turn, so a
 // small message waits for no other event): the agent's CPU per GiB on the CONNECT frontend's bulk
-// paths fell from 2.1-3.4 s to 1.65-1.85 s, and 16 connections went from 294-401 to 458-487 MB/s
+// paths fell from 2.1-3.4 s to 1.6-2.5 s, and 16 connections went from 294-401 to 381-501 MB/s
 // (README, Performance). At most JOIN_MAX_BYTES are joined (more in one turn is handed on at
 // once, in pieces of about that size); a session that stops reading pauses the socket as before.
 import { Duplex } from 'node:stream';
