@@ -1,5 +1,6 @@
 // SessionSocket: the session's writes complete before the peer reads them (so node:http2 goes back
 // to reading at once), up to maxUnsentBytes; beyond that they wait for the connection to drain.
+// Its reads reach the session once per loop turn, joined, at most JOIN_MAX_BYTES at a time.
 import { once } from 'node:events';
 import { createServer as createH2Server } from 'node:http2';
 import { type AddressInfo, createServer, connect as netConnect, type Socket } from 'node:net';
