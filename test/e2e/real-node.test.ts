@@ -348,9 +348,15 @@ describe('a local control plane with one real node', () => {
       const line = out?.split('\n').find((l) => l.includes('DROP'));
       return Number(line?.trim().split(/\s+/)[0]);
     };
+    // A ClusterIP no Service owns: picked from the ones in use, since the apiserver hands them out at
+    // random (a CI run's echo Service once got 10.0.0.250, which this test had taken as free).
+    const owned = new Set(
+      (await core.listServiceForAllNamespaces()).items.flatMap((svc) => svc.spec?.clusterIPs ?? []),
+    );
+    const unowned = Array.from({ length: 50 }, (_, i) => `10.0.0.${254 - i}`).find((ip) => !owned.has(ip));
     const before = await dropped();
-    // a ClusterIP no Service owns is routed towards the host and must die at the veth, in the namespace
-    await expect(getInNode('http://10.0.0.250/')).rejects.toThrow();
+    // it is routed towards the host and must die at the veth, in the namespace
+    await expect(getInNode(`http://${unowned}/`)).rejects.toThrow();
     expect(await dropped()).toBeGreaterThan(before);
   });
 
