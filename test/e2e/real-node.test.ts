@@ -348,7 +348,7 @@ describe('a local control plane with one real node', () => {
       const line = out?.split('\n').find((l) => l.includes('DROP'));
       return Number(line?.trim().split(/\s+/)[0]);
     };
-    // A ClusterIP no Service owns: picked from the ones in use, since the apiserver hands them out at
+    // A ClusterIP no Service owns, found by listing the ones in use: the apiserver hands them out at
     // random (a CI run's echo Service once got 10.0.0.250, which this test had taken as free).
     const owned = new Set(
       (await core.listServiceForAllNamespaces()).items.flatMap((svc) => svc.spec?.clusterIPs ?? []),
