@@ -265,7 +265,7 @@ export async function runFrontendScenarios(ctx: FrontendContext): Promise<void> 
       const bytes = per * streams;
       const runs: Record<
         Side,
-        Array<{ mbps: number; hubS: number; agentS: number; busy: number; machineS: number }>
+        Array<{ mbps: number; hubS: number; agentS: number; clientS: number; busy: number; machineS: number }>
       > = {
         direct: [],
         frontend: [],
@@ -287,6 +287,7 @@ export async function runFrontendScenarios(ctx: FrontendContext): Promise<void> 
             mbps: bytes / 1e3 / res.ms,
             hubS: (c1.hub - c0.hub) / 1e6 / gib,
             agentS: (c1.agent - c0.agent) / 1e6 / gib,
+            clientS: res.cpuMicros / 1e6 / gib,
             busy: machine.busy,
             machineS: machine.cpuS / gib,
           });
@@ -294,7 +295,7 @@ export async function runFrontendScenarios(ctx: FrontendContext): Promise<void> 
           await sleep(100);
         }
       }
-      const med = (k: Side, f: 'mbps' | 'hubS' | 'agentS' | 'busy' | 'machineS'): number =>
+      const med = (k: Side, f: 'mbps' | 'hubS' | 'agentS' | 'clientS' | 'busy' | 'machineS'): number =>
         round(median(runs[k].map((x) => x[f])), 2);
       const ratio = round(med('frontend', 'mbps') / med('direct', 'mbps'), 3);
       const hubCpu = med('frontend', 'hubS');
@@ -350,6 +351,9 @@ export async function runFrontendScenarios(ctx: FrontendContext): Promise<void> 
           konnectivity_server_cpu_s_per_gib: med('anp', 'hubS'),
           agent_cpu_s_per_gib: med('frontend', 'agentS'),
           konnectivity_agent_cpu_s_per_gib: med('anp', 'agentS'),
+          // the client process (its TLS to the frontend), the same program on both paths
+          client_cpu_s_per_gib: med('frontend', 'clientS'),
+          konnectivity_client_cpu_s_per_gib: med('anp', 'clientS'),
           // every process on the machine (clients and targets too), per GiB, and how busy its cores were
           machine_cpu_s_per_gib: med('frontend', 'machineS'),
           konnectivity_machine_cpu_s_per_gib: med('anp', 'machineS'),
@@ -363,8 +367,8 @@ export async function runFrontendScenarios(ctx: FrontendContext): Promise<void> 
         },
         {
           scenario: `${name} vs konnectivity`,
-          tunnel: `${med('frontend', 'mbps')} MB/s; CPU s/GiB hub ${hubCpu} agent ${med('frontend', 'agentS')}; machine ${med('frontend', 'machineS')} s/GiB, ${pct(med('frontend', 'busy'))} busy`,
-          baseline: `konnectivity ${med('anp', 'mbps')} MB/s; CPU s/GiB server ${med('anp', 'hubS')} agent ${med('anp', 'agentS')}; machine ${med('anp', 'machineS')} s/GiB, ${pct(med('anp', 'busy'))} busy`,
+          tunnel: `${med('frontend', 'mbps')} MB/s; CPU s/GiB hub ${hubCpu} agent ${med('frontend', 'agentS')} client ${med('frontend', 'clientS')}; machine ${med('frontend', 'machineS')} s/GiB, ${pct(med('frontend', 'busy'))} busy`,
+          baseline: `konnectivity ${med('anp', 'mbps')} MB/s; CPU s/GiB server ${med('anp', 'hubS')} agent ${med('anp', 'agentS')} client ${med('anp', 'clientS')}; machine ${med('anp', 'machineS')} s/GiB, ${pct(med('anp', 'busy'))} busy`,
           ratio: String(vsAnp),
           target: `≥ ${goal}; CPU/GiB ≤ konnectivity`,
           result: `${verdict(vsAnp >= goal)} rate; ${verdict(cpuMet)} CPU`,
