@@ -5,6 +5,7 @@
 // konnectivity, interleaved; the konnectivity rows carry issue 26's goals.
 import type { ConnectRrResult } from './frontend-client.ts';
 import { type FrontendRun, la, REPEATS, type Side, verdict } from './frontend-run.ts';
+import { machineCores } from './machine-cpu.ts';
 import { median, percentile, round } from './stats.ts';
 
 export async function runLatencyScenarios(run: FrontendRun): Promise<void> {
@@ -138,9 +139,15 @@ export async function runLatencyScenarios(run: FrontendRun): Promise<void> {
     }
     // Opening rate: several openers at once, with resumption (what a pooled hub client does).
     const rates: Record<Side, number[]> = { direct: [], frontend: [], h2: [], grpc: [], anp: [] };
-    const hubUs: number[] = [];
-    const agentUs: number[] = [];
-    const clientUs: number[] = [];
+    // CPU per connection of each side's processes: hub (or konnectivity's server), the cluster side
+    // (agent and targets; for direct, its TLS listener) and the client
+    const perConn: Record<Side, { hub: number[]; agent: number[]; client: number[] }> = {
+      direct: { hub: [], agent: [], client: [] },
+      frontend: { hub: [], agent: [], client: [] },
+      h2: { hub: [], agent: [], client: [] },
+      grpc: { hub: [], agent: [], client: [] },
+      anp: { hub: [], agent: [], client: [] },
+    };
     for (let r = 0; r < REPEATS; r++) {
       for (const k of order(r)) {
         const c0 = await cpu(k);
@@ -148,17 +155,25 @@ export async function runLatencyScenarios(run: FrontendRun): Promise<void> {
         const c1 = await cpu(k);
         const count = res.latencies.length;
         rates[k].push(count / (res.ms / 1000));
-        if (k === 'frontend') {
-          hubUs.push((c1.hub - c0.hub) / count);
-          agentUs.push((c1.agent - c0.agent) / count);
-          clientUs.push(res.cpuMicros / count);
-        }
+        perConn[k].hub.push((c1.hub - c0.hub) / count);
+        perConn[k].agent.push((c1.agent - c0.agent) / count);
+        perConn[k].client.push(res.cpuMicros / count);
         progress(`  connect-rate ${k}: ${(count / (res.ms / 1000)).toFixed(0)}/s`);
       }
     }
+    const hubUs = perConn.frontend.hub;
+    const agentUs = perConn.frontend.agent;
+    const clientUs = perConn.frontend.client;
     const rate = Math.round(median(rates.frontend));
     const hubCap = Math.round(1e6 / median(hubUs));
     const agentCap = Math.round(1e6 / median(agentUs));
+    // The most a path could open on this machine: every core busy with only its processes, at the
+    // CPU per connection measured here (client included: it is the same program on every path).
+    const ceiling = (k: Side): number => {
+      const c = perConn[k];
+      const us = median(c.hub) + median(c.agent) + median(c.client);
+      return us > 0 ? Math.round((machineCores * 1e6) / us) : 0;
+    };
     Object.assign(json, {
       connections_per_second: rate,
       direct_connections_per_second: Math.round(median(rates.direct)),
@@ -174,6 +189,12 @@ export async function runLatencyScenarios(run: FrontendRun): Promise<void> {
       rate_client_cpu_us_per_connection: round(median(clientUs), 0),
       hub_connections_per_cpu_second: hubCap,
       agent_connections_per_cpu_second: agentCap,
+      direct_rate_server_cpu_us_per_connection: round(median(perConn.direct.agent), 0),
+      direct_rate_client_cpu_us_per_connection: round(median(perConn.direct.client), 0),
+      machine_cores: machineCores,
+      ceiling_connections_per_second: ceiling('frontend'),
+      direct_ceiling_connections_per_second: ceiling('direct'),
+      h2_ceiling_tunnels_per_second: ceiling('h2'),
       target: { p50_slowdown: 1.6, p99_slowdown: 2.5, connections_per_second: 1500 },
       met: met && rate >= 1500,
       loadavg_1m: la(),
@@ -181,7 +202,7 @@ export async function runLatencyScenarios(run: FrontendRun): Promise<void> {
     emit(json, {
       scenario: 'frontend-connect-rr',
       tunnel: cells.join('; '),
-      baseline: `${rate}/s opened (h2: ${json.h2_tunnels_per_second}/s) vs direct ${json.direct_connections_per_second}/s (${sizes.rateOpeners} openers); per core: hub ${hubCap}/s, agent ${agentCap}/s`,
+      baseline: `${rate}/s opened (h2: ${json.h2_tunnels_per_second}/s) vs direct ${json.direct_connections_per_second}/s (${sizes.rateOpeners} openers); per core: hub ${hubCap}/s, agent ${agentCap}/s; ceiling on ${machineCores} cores ${json.ceiling_connections_per_second}/s (direct ${json.direct_ceiling_connections_per_second}/s)`,
       ratio: `full handshake ${goalLine}`,
       target: 'p50 ≤ ×1.6, p99 ≤ ×2.5, ≥ 1500/s',
       result: `${verdict(met)} latency; ${verdict(rate >= 1500)} rate`,
@@ -206,6 +227,12 @@ export async function runLatencyScenarios(run: FrontendRun): Promise<void> {
         connections_per_second: rate,
         konnectivity_connections_per_second: anpRate,
         konnectivity_connections_per_second_runs: rates.anp.map(Math.round),
+        ceiling_connections_per_second: ceiling('frontend'),
+        konnectivity_ceiling_connections_per_second: ceiling('anp'),
+        direct_ceiling_connections_per_second: ceiling('direct'),
+        konnectivity_rate_server_cpu_us_per_connection: round(median(perConn.anp.hub), 0),
+        konnectivity_rate_agent_cpu_us_per_connection: round(median(perConn.anp.agent), 0),
+        konnectivity_rate_client_cpu_us_per_connection: round(median(perConn.anp.client), 0),
         h2_p50_us: vsAnp.h2P50,
         h2_p99_us: vsAnp.h2P99,
         h2_tunnels_per_second: h2Rate,
@@ -220,8 +247,8 @@ export async function runLatencyScenarios(run: FrontendRun): Promise<void> {
       },
       {
         scenario: 'frontend-connect-rr vs konnectivity',
-        tunnel: `p50 ${vsAnp.tetherP50} / p99 ${vsAnp.tetherP99} µs; ${rate}/s; over h2 p50 ${vsAnp.h2P50} / p99 ${vsAnp.h2P99} µs; ${h2Rate}/s`,
-        baseline: `konnectivity p50 ${vsAnp.p50} / p99 ${vsAnp.p99} µs; ${anpRate}/s (direct p99 ${vsAnp.directP99} µs)`,
+        tunnel: `p50 ${vsAnp.tetherP50} / p99 ${vsAnp.tetherP99} µs; ${rate}/s, ceiling ${ceiling('frontend')}/s; over h2 p50 ${vsAnp.h2P50} / p99 ${vsAnp.h2P99} µs; ${h2Rate}/s`,
+        baseline: `konnectivity p50 ${vsAnp.p50} / p99 ${vsAnp.p99} µs; ${anpRate}/s, ceiling ${ceiling('anp')}/s (direct p99 ${vsAnp.directP99} µs)`,
         ratio: `p50 ×${round(vsAnp.tetherP50 / vsAnp.p50, 2)}; rate ×${round(rate / anpRate, 2)} (h2: ×${round(vsAnp.h2P50 / vsAnp.p50, 2)}; ×${round(h2Rate / anpRate, 2)})`,
         target: 'p50 ≤ konnectivity, p99 ≤ 2 × direct; rate ≥ konnectivity, ≥ 1000/s',
         result: `HTTP/1.1: ${verdict(latMet)} latency, ${verdict(rateMet)} rate; h2: ${verdict(h2Met)}`,
