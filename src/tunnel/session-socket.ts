@@ -29,14 +29,22 @@
 // native side with its copy and its round of stream callbacks. The chunks of one turn are joined
 // and handed on at the end of it (setImmediate runs right after the reads of the same turn, so a
 // small message waits for no other event): the agent's CPU per GiB on the CONNECT frontend's bulk
-// paths fell from 2.1-3.4 s to 1.6-2.5 s, and 16 connections went from 294-401 to 381-501 MB/s
-// (README, Performance). At most JOIN_MAX_BYTES are joined (more in one turn is handed on at
-// once, in pieces of about that size); a session that stops reading pauses the socket as before.
+// paths fell from 2.1-3.4 s to 1.6-2.5 s on a loaded machine, and stayed within the spread on a
+// quiet one (README, Performance). They are joined into
+// one scratch buffer that the next turn's join reuses: node's stream bridge copies what it is
+// handed before the 'data' event returns, so only a join this stream still holds (the session
+// had stopped reading) needs a buffer of its own. A new buffer per join doubled the external
+// memory the agent allocates per byte, and after a full collection (the idle trim runs one) V8
+// answered with mark-compacts: 63-71 in the benchmark's frontend bulk runs against 24-26 with the
+// scratch, agent 2.7-4.1 against 2.0-3.0 s/GiB on 16 connections. At most JOIN_MAX_BYTES are
+// joined (more in one turn is handed on at once, in pieces of about that size), so a session
+// keeps a scratch of at most JOIN_MAX_BYTES plus one record; a session that stops reading pauses
+// the socket as before.
 import { Duplex } from 'node:stream';
 import { noteRelayedBytes } from './relay-gc.ts';
 
 /** The most one turn's reads are joined into before they are handed on (one copy of this many bytes). */
-export const JOIN_MAX_BYTES = 1024 * 1024;
+export const JOIN_MAX_BYTES = 256 * 1024;
 
 export interface SessionSocketOptions {
   /** bytes waiting to be sent above which the session's writes wait for the socket to drain */
@@ -53,6 +61,8 @@ export class SessionSocket extends Duplex {
   private unread: Buffer[] = [];
   private unreadBytes = 0;
   private flushScheduled = false;
+  /** where a turn's chunks are joined, kept for the next join while nothing holds it */
+  private scratch: Buffer | undefined;
 
   constructor(socket: Duplex, opts: SessionSocketOptions) {
     super({ allowHalfOpen: false, readableHighWaterMark: 256 * 1024 });
@@ -85,9 +95,22 @@ export class SessionSocket extends Duplex {
     this.flushScheduled = false;
     const chunks = this.unread;
     if (chunks.length === 0 || this.destroyed) return;
+    const total = this.unreadBytes;
     this.unread = [];
     this.unreadBytes = 0;
-    if (!this.push(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks))) this.socket.pause();
+    if (chunks.length === 1) {
+      if (!this.push(chunks[0])) this.socket.pause();
+      return;
+    }
+    let scratch = this.scratch;
+    if (scratch === undefined || scratch.length < total) scratch = Buffer.allocUnsafeSlow(total);
+    let at = 0;
+    for (const c of chunks) at += c.copy(scratch, at);
+    const more = this.push(scratch.subarray(0, total));
+    // Read at once (copied by node's stream bridge), the scratch can take the next join; held
+    // in this stream's buffer, it is that chunk now, and the next join needs another.
+    this.scratch = this.readableLength === 0 ? scratch : undefined;
+    if (!more) this.socket.pause();
   };
 
   /** Bytes read from the peer (for keepalive and liveness checks). */

@@ -120,18 +120,56 @@ describe('SessionSocket', () => {
     expect(got.map((c) => c.length)).toEqual([64 * 1024, 5]);
   });
 
-  it('joins at most JOIN_MAX_BYTES (1 MiB): a turn that reads more hands that much on at once', async () => {
-    expect(JOIN_MAX_BYTES).toBe(1024 * 1024);
+  it('joins at most JOIN_MAX_BYTES (256 KiB): a turn that reads more hands that much on at once', async () => {
+    expect(JOIN_MAX_BYTES).toBe(256 * 1024);
     const conn = fakeConnection();
     const s = new SessionSocket(conn, { maxUnsentBytes: 1024 * 1024 });
     const got: number[] = [];
     s.on('data', (c: Buffer) => got.push(c.length));
-    for (let i = 0; i < 80; i++) conn.emit('data', Buffer.alloc(16 * 1024));
+    for (let i = 0; i < 20; i++) conn.emit('data', Buffer.alloc(16 * 1024));
     // handed on already, before the turn ends (the stream emits it on the next tick)
     await new Promise((r) => process.nextTick(r));
     expect(got).toEqual([JOIN_MAX_BYTES]);
     await nextTurn();
-    expect(got).toEqual([JOIN_MAX_BYTES, 256 * 1024]);
+    expect(got).toEqual([JOIN_MAX_BYTES, 64 * 1024]);
+  });
+
+  it('joins every turn into the same scratch while each join is read at once: no new buffer per turn', async () => {
+    const conn = fakeConnection();
+    const s = new SessionSocket(conn, { maxUnsentBytes: 1024 * 1024 });
+    const seen: Array<{ buffer: ArrayBufferLike; first: number[] }> = [];
+    // a reader like node's stream bridge: it takes what it needs while the event lasts
+    s.on('data', (c: Buffer) =>
+      seen.push({ buffer: c.buffer, first: [0, 1, 2, 3].map((i) => c[i * 16 * 1024] ?? -1) }),
+    );
+    for (const turn of [0, 1]) {
+      for (let i = 0; i < 4; i++) conn.emit('data', Buffer.alloc(16 * 1024, turn * 4 + i));
+      await nextTurn();
+    }
+    expect(seen.map((x) => x.first)).toEqual([
+      [0, 1, 2, 3],
+      [4, 5, 6, 7],
+    ]);
+    expect(seen[1]?.buffer === seen[0]?.buffer).toBe(true);
+  });
+
+  it('never writes over a join the session has not read yet: a session that stopped reading gets every turn intact', async () => {
+    const conn = fakeConnection();
+    const s = new SessionSocket(conn, { maxUnsentBytes: 1024 * 1024 });
+    s.pause(); // as node:http2 does while it cannot take more
+    for (const turn of [0, 1, 2]) {
+      for (let i = 0; i < 4; i++) conn.emit('data', Buffer.alloc(1024, turn * 4 + i));
+      await nextTurn();
+    }
+    const got: Buffer[] = [];
+    s.on('data', (c: Buffer) => got.push(Buffer.from(c)));
+    s.resume();
+    await nextTurn();
+    const all = Buffer.concat(got);
+    expect(all.length).toBe(12 * 1024);
+    expect(Array.from({ length: 12 }, (_, i) => all[i * 1024])).toEqual([
+      0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11,
+    ]);
   });
 
   it('hands on what it holds before the end of the connection', async () => {
