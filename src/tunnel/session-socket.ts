@@ -30,16 +30,15 @@
 // and handed on at the end of it (setImmediate runs right after the reads of the same turn, so a
 // small message waits for no other event): the agent's CPU per GiB on the CONNECT frontend's bulk
 // paths fell from 2.1-3.4 s to 1.6-2.5 s on a loaded machine, and stayed within the spread on a
-// quiet one (README, Performance). They are joined into
-// one scratch buffer that the next turn's join reuses: node's stream bridge copies what it is
-// handed before the 'data' event returns, so only a join this stream still holds (the session
-// had stopped reading) needs a buffer of its own. A new buffer per join doubled the external
-// memory the agent allocates per byte, and after a full collection (the idle trim runs one) V8
-// answered with mark-compacts: 63-71 in the benchmark's frontend bulk runs against 24-26 with the
-// scratch, agent 2.7-4.1 against 2.0-3.0 s/GiB on 16 connections. At most JOIN_MAX_BYTES are
-// joined (more in one turn is handed on at once, in pieces of about that size), so a session
-// keeps a scratch of at most JOIN_MAX_BYTES plus one record; a session that stops reading pauses
-// the socket as before.
+// quiet one (README, Performance). They are joined into one scratch buffer that the next turn's
+// join reuses: node's stream bridge copies what it is handed before the 'data' event returns, so
+// only a join this stream still holds (the session had stopped reading) needs a buffer of its
+// own. A new buffer per join doubled the external memory the agent allocates per byte, and after
+// a full collection (the idle trim runs one) V8 answered with mark-compacts: 63-71 in the
+// benchmark's frontend bulk runs against 24-26 with the scratch, agent 2.7-4.1 against 2.0-3.0
+// s/GiB on 16 connections. At most JOIN_MAX_BYTES are joined (more in one turn is handed on at
+// once, in pieces of about that size), so a session keeps a scratch of at most JOIN_MAX_BYTES plus
+// one chunk; a session that stops reading pauses the socket as before.
 import { Duplex } from 'node:stream';
 import { noteRelayedBytes } from './relay-gc.ts';
 
